@@ -1,0 +1,140 @@
+/**
+ * Calendar dates (`YYYY-MM-DD`), "today" in India, and UTC instants.
+ */
+import { DateTime } from 'luxon';
+
+/** The zone whose calendar day decides an IPO's status. */
+export const IST_ZONE = 'Asia/Kolkata';
+
+/** Milliseconds in one day. */
+export const DAY_MS = 86_400_000;
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/**
+ * Tells whether `text` is a real calendar date written `YYYY-MM-DD`
+ * (`2026-02-30` and `2026-2-3` are not).
+ *
+ * @example
+ * ```ts
+ * isCalendarDate('2024-02-29'); // true
+ * isCalendarDate('2026-02-29'); // false
+ * ```
+ */
+export function isCalendarDate(text: string): boolean {
+  return dateToEpochMs(text) !== null;
+}
+
+/**
+ * The instant 00:00:00.000Z of a `YYYY-MM-DD` date, or `null` when it is not a real date.
+ *
+ * @example
+ * ```ts
+ * dateToEpochMs('1970-01-02'); // 86400000
+ * ```
+ */
+export function dateToEpochMs(text: string): number | null {
+  const m = DATE_RE.exec(text);
+  if (m === null) return null;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (month < 1 || month > 12 || day < 1) return null;
+  if (day > daysInMonth(year, month)) return null;
+  // Date.UTC maps years 0-99 to 1900-1999; setUTCFullYear does not.
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  return d.getTime();
+}
+
+/**
+ * Today's calendar day in Asia/Kolkata at `now`, as `YYYY-MM-DD`.
+ *
+ * @example
+ * ```ts
+ * todayInIst(new Date('2026-11-22T19:00:00Z')); // '2026-11-23' (00:30 IST)
+ * ```
+ */
+export function todayInIst(now: Date | number): string {
+  const ms = typeof now === 'number' ? now : now.getTime();
+  const iso = DateTime.fromMillis(ms, { zone: IST_ZONE }).toISODate();
+  if (iso === null) throw new RangeError('todayInIst: the clock gave an invalid time');
+  return iso;
+}
+
+/**
+ * The `YYYY-MM-DD` date that is `days` days after `date` (negative: before).
+ *
+ * @example
+ * ```ts
+ * addDays('2026-03-01', -1); // '2026-02-28'
+ * ```
+ */
+export function addDays(date: string, days: number): string {
+  const ms = dateToEpochMs(date);
+  if (ms === null) throw new RangeError(`addDays: ${date} is not a calendar date`);
+  return epochMsToDate(ms + days * DAY_MS);
+}
+
+/**
+ * The UTC calendar date (`YYYY-MM-DD`) of an instant.
+ *
+ * @example
+ * ```ts
+ * epochMsToDate(0); // '1970-01-01'
+ * ```
+ */
+export function epochMsToDate(ms: number): string {
+  return toIsoUtc(ms).slice(0, 10);
+}
+
+/**
+ * ISO-8601 UTC with milliseconds, as `Date#toISOString` prints it.
+ *
+ * @example
+ * ```ts
+ * toIsoUtc(0); // '1970-01-01T00:00:00.000Z'
+ * ```
+ */
+export function toIsoUtc(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+const INSTANT_RE =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Parses an ISO-8601 instant with `Z` or an offset and at most 3 fractional digits
+ * (`2026-11-18T09:30:00.000Z`, `2026-11-18T15:00+05:30`) into epoch milliseconds, or
+ * `null` when the text is not one or names an impossible date or time.
+ *
+ * @example
+ * ```ts
+ * parseInstant('2026-11-18T15:00:00+05:30'); // Date.UTC(2026, 10, 18, 9, 30)
+ * ```
+ */
+export function parseInstant(text: string): number | null {
+  const m = INSTANT_RE.exec(text);
+  if (m === null) return null;
+  const day = dateToEpochMs(`${m[1]}-${m[2]}-${m[3]}`);
+  if (day === null) return null;
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = Number(m[6] ?? '0');
+  const millis = Number(((m[7] ?? '') + '000').slice(0, 3));
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMin = 0;
+  const zone = m[8] as string;
+  if (zone !== 'Z') {
+    const oh = Number(zone.slice(1, 3));
+    const om = Number(zone.slice(4, 6));
+    if (oh > 23 || om > 59) return null;
+    offsetMin = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  return day + ((hour * 60 + minute - offsetMin) * 60 + second) * 1000 + millis;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}

@@ -1,0 +1,402 @@
+/**
+ * Public types of ipokit: the wire shapes (CONTRACT 1, 3, 5, 7), the records stores keep,
+ * and the Store interface every storage backend implements.
+ */
+
+/** IPO type: mainboard equity, SME, or debt. */
+export type IpoType = 'EQ' | 'SME' | 'DEBT';
+/** An exchange an IPO lists on. */
+export type Exchange = 'nse' | 'bse';
+/** Derived status of an IPO (CONTRACT 2). */
+export type IpoStatus = 'open' | 'upcoming' | 'listed' | 'closed' | 'announced';
+/** Account plan. */
+export type Plan = 'free' | 'paid' | 'pro';
+/** GMP aggregation field. */
+export type GmpField = 'mean' | 'median' | 'min' | 'max' | 'mode';
+/** GMP series bucket size. */
+export type GmpInterval = '5m' | '10m' | '15m' | '30m' | 'hourly' | 'daily' | 'weekly';
+
+/** The three dates that decide an IPO's status. */
+export interface IpoDates {
+  startDate: string | null;
+  endDate: string | null;
+  listingDate: string | null;
+}
+
+/** One event of an IPO's schedule. */
+export interface ScheduleEvent {
+  event: string;
+  date: string;
+}
+
+/**
+ * An IPO as stores keep it: every imported field present (unknown = `null`, lists = `[]`),
+ * exchanges as `nse` before `bse`, the schedule stably sorted by date. The derived fields
+ * (`status`, `isSme`, `lotSize`, `gmp`) are not stored.
+ */
+export interface IpoRecord extends IpoDates {
+  id: string;
+  name: string;
+  symbol: string | null;
+  slug: string;
+  type: IpoType;
+  exchanges: Exchange[];
+  infoUrl: string | null;
+  nseInfoUrl: string | null;
+  prospectusUrl: string | null;
+  logo: string | null;
+  priceRange: string | null;
+  minQty: number | null;
+  minAmount: number | null;
+  issueSize: string | null;
+  listingGain: string | null;
+  schedule: ScheduleEvent[];
+  about: string | null;
+  strengths: string[];
+  risks: string[];
+  mediaCoverageLinks: string[];
+}
+
+/** The five aggregations of one snapshot, in integer paise (already rounded), or null. */
+export type GmpAggregationsPaise = Record<GmpField, number | null>;
+
+/** A GMP snapshot as stores keep it. */
+export interface SnapshotRecord {
+  ipoId: string;
+  /** The snapshot's instant, epoch milliseconds. */
+  timestamp: number;
+  /** Sources that reported a number, ascending by name in code-point order; prices in paise. */
+  sources: Array<{ name: string; paise: number }>;
+  /** Aggregations across `sources`, each rounded once to whole paise; all null without sources. */
+  aggregations: GmpAggregationsPaise;
+}
+
+/** The GMP snapshot of the wire (CONTRACT 1). */
+export interface GmpSnapshot {
+  lastUpdatedAt: string;
+  aggregations: Record<GmpField, number | null>;
+  sources: Array<{ name: string; gmpPrice: number }>;
+}
+
+/** The IPO object of the wire, keys in this order (CONTRACT 1). */
+export interface Ipo {
+  id: string;
+  name: string;
+  symbol: string | null;
+  slug: string;
+  type: IpoType;
+  isSme: boolean;
+  exchanges: Exchange[];
+  infoUrl: string | null;
+  nseInfoUrl: string | null;
+  prospectusUrl: string | null;
+  logo: string | null;
+  startDate: string | null;
+  endDate: string | null;
+  listingDate: string | null;
+  priceRange: string | null;
+  minQty: number | null;
+  lotSize: number | null;
+  minAmount: number | null;
+  issueSize: string | null;
+  listingGain: string | null;
+  status: IpoStatus;
+  schedule: ScheduleEvent[];
+  about: string | null;
+  strengths: string[];
+  risks: string[];
+  mediaCoverageLinks: string[];
+  /** Present only when includeGmp=true was asked for and allowed. */
+  gmp?: GmpSnapshot | null;
+}
+
+/** Body of `GET /ipos`. */
+export interface ListResponse {
+  meta: {
+    count: number;
+    countOnPage: number;
+    totalPages: number;
+    page: number;
+    limit: number;
+    /** Only on the keyless partial response. */
+    info?: string;
+  };
+  ipos: Ipo[];
+}
+
+/** Body of `GET /ipos/{identifier}`. */
+export interface IpoResponse {
+  ipo: Ipo;
+}
+
+/** Body of `GET /ipos/{identifier}/gmp`. */
+export interface GmpSeries {
+  ipoId: string;
+  symbol: string | null;
+  interval: GmpInterval;
+  field: GmpField;
+  series: Array<{ timestamp: string; price: number | null }>;
+  meta: { from: string; to: string; count: number };
+}
+
+/** Every error body (CONTRACT 7), keys in this order. */
+export interface ErrorBody {
+  status: string;
+  title: string;
+  detail: string;
+  code: string;
+  meta?: { parameter: string } | { quotaPerMinute: number; expiresIn: number };
+}
+
+/** An account as stores keep it. */
+export interface AccountRecord {
+  id: string;
+  name: string;
+  plan: Plan;
+  gmpAddon: boolean;
+  /** ISO-8601 UTC with milliseconds. */
+  createdAt: string;
+}
+
+/** An API key as stores keep it: never the key itself, only its SHA-256. */
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  /** Lowercase hex SHA-256 of the whole key. */
+  hash: string;
+  /** The key's first 12 characters, for lists. */
+  prefix: string;
+  label: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** What a key lookup yields: the key and its account's plan, read together. */
+export interface KeyGrant {
+  keyId: string;
+  accountId: string;
+  plan: Plan;
+  gmpAddon: boolean;
+  revoked: boolean;
+}
+
+/** Largest number of active keys per plan, handed to the store for its atomic check. */
+export type ActiveKeyLimits = Readonly<Record<Plan, number>>;
+
+/** The filters, order and page of a list query, already validated by the core. */
+export interface ListQuery {
+  status: IpoStatus;
+  /** Today in Asia/Kolkata, `YYYY-MM-DD`: status is derived against it (CONTRACT 2). */
+  today: string;
+  /** Types to keep, or null for all. */
+  types: IpoType[] | null;
+  source: Exchange | null;
+  /** startDate >= this. */
+  startDate: string | null;
+  /** endDate <= this. */
+  endDate: string | null;
+  /** startDate falls in this year (four digits). */
+  year: string | null;
+  /** Matches to skip: (page - 1) * limit. May exceed the count, and 2^31. */
+  offset: number;
+  limit: number;
+  /** When a number: also return each IPO's latest snapshot at or before this instant (ms). */
+  gmpAt: number | null;
+}
+
+/** One IPO with, when asked, its latest visible snapshot (null: none yet). */
+export interface IpoRow {
+  ipo: IpoRecord;
+  gmp?: SnapshotRecord | null;
+}
+
+/** A GMP bucket query: snapshots of one IPO with `from <= timestamp <= to`. */
+export interface GmpBucketQuery {
+  ipoId: string;
+  field: GmpField;
+  /** Inclusive bounds, epoch ms. The core has already cut `to` at now. */
+  from: number;
+  to: number;
+  /** Bucket width in ms; a bucket starts at `origin + k * size`. */
+  size: number;
+  origin: number;
+}
+
+/**
+ * One bucket that holds at least one snapshot: the exact sum (paise) and count of the
+ * non-null values of the field. `sum` is a bigint when it leaves the safe-integer range.
+ */
+export interface GmpBucket {
+  start: number;
+  sum: number | bigint;
+  count: number;
+}
+
+/** One sliding window a request draws on. */
+export interface RateLimitWindow {
+  /** Owner of the window, e.g. `acct:<id>`, `gmp:<id>`, `addr:<address>`. */
+  key: string;
+  /** Finite, >= 0. */
+  quota: number;
+}
+
+/** What a window looks like after a rate-limit hit, for the headers and the 429 body. */
+export interface RateLimitWindowState {
+  /** Hits inside the window at `now`, after charging this request if it was admitted. */
+  count: number;
+  /** Timestamp (ms) of the oldest hit inside the window, or null when it is empty. */
+  oldest: number | null;
+  /**
+   * When `count >= quota`: the timestamp of the hit whose leaving brings the window
+   * below quota (the `(count - quota)`-th oldest, 0-based); otherwise null.
+   */
+  blocking: number | null;
+}
+
+/** Result of {@link Store.hitRateLimit}. */
+export interface RateLimitOutcome {
+  admitted: boolean;
+  windows: RateLimitWindowState[];
+}
+
+/** Result of {@link Store.writeDataset}: conflicts with stored data; empty means written. */
+export type DatasetConflict =
+  | { kind: 'unknown-ipo'; snapshot: number }
+  | { kind: 'symbol-taken'; ipo: number; holder: string }
+  | { kind: 'slug-taken'; ipo: number; holder: string };
+
+/**
+ * The storage contract. Every method returns a Promise; a method with more than one input
+ * takes one object. Failures of the backend (connection, query, timeout) MUST reject, ideally
+ * with `IpokitError` code `ERR:UNAVAILABLE` and the original error as `cause`; the core
+ * answers them with 503. Run `testStore` from `@ipokit/core/testing` to check a store.
+ *
+ * Times are epoch milliseconds unless named `...At` (ISO strings). Strings compare by code
+ * point; `symbol` and `slug` lookups fold ASCII case only.
+ */
+export interface Store {
+  /**
+   * Upserts IPOs (replacing the stored IPO with the same id, whole) and snapshots
+   * (replacing the stored one with the same `ipoId` and `timestamp`) in one atomic step:
+   * a concurrent reader MUST see all of it or none of it.
+   *
+   * Before writing, in the same atomic step, it MUST check the result against what is
+   * stored and return every conflict: a snapshot whose `ipoId` is neither in `ipos` nor
+   * stored; an IPO whose symbol (ASCII case folded) or slug is held by a stored IPO whose
+   * id is not in `ipos`. When any conflict is returned nothing is written. The input is
+   * already valid and free of duplicates within itself.
+   */
+  writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Promise<DatasetConflict[]>;
+
+  /**
+   * Deletes the IPOs with these ids and all their snapshots, atomically; unknown ids are
+   * skipped. Resolves to how many IPOs and snapshots were removed.
+   */
+  deleteIpos(ids: string[]): Promise<{ ipos: number; snapshots: number }>;
+
+  /**
+   * The IPOs whose derived status on `query.today` is `query.status` and that match every
+   * filter, in the contract's order for that status, `offset` skipped, at most `limit`
+   * returned, with `count` the number of all matches. It MUST NOT fail when `offset` is
+   * past the end (an empty page). With `gmpAt` set each row carries `gmp`: the latest
+   * snapshot with `timestamp <= gmpAt`, or null.
+   */
+  listIpos(query: ListQuery): Promise<{ count: number; rows: IpoRow[] }>;
+
+  /**
+   * The IPO named by `identifier`: the one whose id equals it exactly, else the one whose
+   * symbol equals it ignoring ASCII case, else the one whose slug does; null when none.
+   * With `gmpAt` set the row carries `gmp` as in {@link Store.listIpos}.
+   */
+  findIpo(query: { identifier: string; gmpAt: number | null }): Promise<IpoRow | null>;
+
+  /**
+   * The buckets that hold at least one snapshot of `ipoId` in `[from, to]`, ascending by
+   * start; for each, the exact integer sum and count of the field's non-null values.
+   */
+  gmpBuckets(query: GmpBucketQuery): Promise<GmpBucket[]>;
+
+  /** Stores a new account. Ids are unique (the core generates them). */
+  insertAccount(account: AccountRecord): Promise<void>;
+
+  /** The account with this id, or null. */
+  getAccount(id: string): Promise<AccountRecord | null>;
+
+  /**
+   * Changes plan and/or add-on. Atomically with the change, it MUST refuse (`'too-many-keys'`,
+   * nothing changed) when the account would hold more active keys than `maxActiveKeys`
+   * allows for its new plan, even when keys are being created concurrently.
+   */
+  updateAccount(input: {
+    id: string;
+    plan?: Plan;
+    gmpAddon?: boolean;
+    maxActiveKeys: ActiveKeyLimits;
+  }): Promise<AccountRecord | 'not-found' | 'too-many-keys'>;
+
+  /**
+   * Stores a new key for `key.accountId`. Atomically (two concurrent calls must not both
+   * pass), it MUST refuse with `'too-many-keys'` when the account already holds
+   * `maxActiveKeys[plan]` active keys, and with `'not-found'` when the account is unknown.
+   */
+  insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits }): Promise<'ok' | 'not-found' | 'too-many-keys'>;
+
+  /** The account's keys ordered by `createdAt`, then `id`; null when the account is unknown. */
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[] | null>;
+
+  /**
+   * Marks the key revoked at `at` (keeping an earlier revocation as it is). Resolves to
+   * false when no key has this id.
+   */
+  revokeApiKey(input: { id: string; at: string }): Promise<boolean>;
+
+  /** The key with this SHA-256 hex, with its account's current plan, or null. */
+  findApiKey(hash: string): Promise<KeyGrant | null>;
+
+  /**
+   * Charges one request to sliding windows of `windowMs`, atomically across all of them
+   * and across every process sharing the store. A hit at t is inside the window at `now`
+   * while `now - t < windowMs`. The request is admitted only when every window holds fewer
+   * than `quota` hits; then `now` is recorded in each window; a refused request records
+   * nothing. A window MUST keep no more than `quota` hits (older ones may be dropped), and
+   * the store MUST eventually forget windows whose hits have all left. Resolves to the
+   * decision and each window's state after it, in the order of `windows`.
+   */
+  hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome>;
+
+  /** Frees what the store itself holds (timers, caches); never a client it was given. */
+  close?(): Promise<void>;
+}
+
+/** A source's price in a dataset snapshot: rupees with at most 2 decimals, or null. */
+export interface DatasetSource {
+  name: string;
+  gmpPrice: number | null;
+}
+
+/** A GMP snapshot as a dataset gives it. */
+export interface DatasetSnapshot {
+  ipoId: string;
+  /** ISO-8601 instant with `Z` or an offset, at most 3 fractional digits. */
+  timestamp: string;
+  sources: DatasetSource[];
+}
+
+/**
+ * An IPO as a dataset gives it: `id`, `name`, `slug` and `type` are required, everything
+ * else may be omitted (read as null, lists as []). `status`, `isSme`, `lotSize` and `gmp`
+ * are ignored when present, so the API's own output imports back.
+ */
+export type DatasetIpo = Pick<IpoRecord, 'id' | 'name' | 'slug' | 'type'> &
+  Partial<Omit<IpoRecord, 'id' | 'name' | 'slug' | 'type'>> & {
+    status?: unknown;
+    isSme?: unknown;
+    lotSize?: unknown;
+    gmp?: unknown;
+  };
+
+/** A dataset (CONTRACT 9): both parts optional. */
+export interface Dataset {
+  ipos?: DatasetIpo[];
+  gmp?: DatasetSnapshot[];
+}
