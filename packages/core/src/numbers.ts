@@ -69,7 +69,7 @@ export function roundDiv(numerator: number | bigint, denominator: number): numbe
     r -= denominator;
   }
   if (r * 2 >= denominator) q += 1;
-  return neg ? -q : q;
+  return neg && q !== 0 ? -q : q;
 }
 
 /**
@@ -106,7 +106,8 @@ export function roundHalfAway2(value: number): number {
   const kept = BigInt(whole + (frac + '00').slice(0, 2));
   const up = (frac[2] ?? '0') >= '5';
   const hundredths = up ? kept + 1n : kept;
-  const result = Number(hundredths) / 100;
+  // Number() of the decimal text is the double nearest the decimal, exactly once rounded.
+  const result = Number(`${hundredths / 100n}.${String(hundredths % 100n).padStart(2, '0')}`);
   return neg && result !== 0 ? -result : result;
 }
 

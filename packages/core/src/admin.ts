@@ -1,0 +1,248 @@
+/**
+ * Data in and account administration (CONTRACT 8, 9): importing and deleting IPOs,
+ * accounts, and API keys. Every failure is an `IpokitError`.
+ */
+import { MAX_DATASET_PROBLEMS, validateDataset } from './dataset.js';
+import { IpokitError, isIpokitError, type DatasetProblem } from './errors.js';
+import { invalidateKeyCache } from './key-cache.js';
+import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
+import type { AccountRecord, ActiveKeyLimits, DatasetConflict, Plan, Store } from './types.js';
+
+/** Active keys an account may hold, per plan. */
+export const MAX_ACTIVE_KEYS: ActiveKeyLimits = Object.freeze({ free: 1, paid: Infinity, pro: Infinity });
+
+/** Options of the admin functions. */
+export interface AdminOptions {
+  /** The clock for `createdAt`/`revokedAt`. Default `() => new Date()`. */
+  now?: () => Date;
+}
+
+/** An account, as the admin functions return it. */
+export type Account = AccountRecord;
+
+/** A key as listed: never the key itself. */
+export interface ApiKeyInfo {
+  id: string;
+  prefix: string;
+  label: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** A newly created key: the only time `key` is seen. */
+export interface CreatedApiKey {
+  id: string;
+  key: string;
+  prefix: string;
+  label: string;
+  accountId: string;
+  createdAt: string;
+}
+
+const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
+
+/**
+ * Validates a whole dataset (a parsed JSON object) and upserts it: nothing is written
+ * unless every record is valid and consistent with what is stored.
+ *
+ * @example
+ * ```ts
+ * const { ipos, snapshots } = await importDataset(store, JSON.parse(await readFile('data.json', 'utf8')));
+ * ```
+ */
+export async function importDataset(store: Store, dataset: unknown): Promise<{ ipos: number; snapshots: number }> {
+  const { ipos, snapshots } = validateDataset(dataset);
+  const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots }));
+  if (conflicts.length > 0) {
+    const problems = conflictProblems(conflicts, ipos, snapshots);
+    throw new IpokitError('ERR:DATASET', `The dataset has ${problems.length} problem(s) with stored data; nothing was written.`, {
+      problems: problems.slice(0, MAX_DATASET_PROBLEMS),
+      problemCount: problems.length,
+    });
+  }
+  return { ipos: ipos.length, snapshots: snapshots.length };
+}
+
+/**
+ * Deletes IPOs (with their snapshots) by id; unknown ids are skipped.
+ *
+ * @example
+ * ```ts
+ * await deleteIpos(store, ['2023552877']); // { ipos: 1, snapshots: 412 }
+ * ```
+ */
+export async function deleteIpos(store: Store, ids: readonly string[]): Promise<{ ipos: number; snapshots: number }> {
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
+    throw new IpokitError('ERR:BADPARAM', 'deleteIpos needs an array of IPO ids.', { parameter: 'ids' });
+  }
+  return storeCall(() => store.deleteIpos([...new Set(ids)]));
+}
+
+/**
+ * Creates an account.
+ *
+ * @example
+ * ```ts
+ * const acct = await createAccount(store, { name: 'Acme', plan: 'pro', gmpAddon: true });
+ * ```
+ */
+export async function createAccount(
+  store: Store,
+  input: { name: string; plan: Plan; gmpAddon?: boolean },
+  options: AdminOptions = {},
+): Promise<Account> {
+  const name = text('name', input?.name, 200);
+  const plan = planOf(input.plan);
+  const gmpAddon = input.gmpAddon ?? false;
+  if (typeof gmpAddon !== 'boolean') throw bad('gmpAddon', 'gmpAddon must be a boolean.');
+  const account: AccountRecord = { id: randomId('acct'), name, plan, gmpAddon, createdAt: clock(options) };
+  await storeCall(() => store.insertAccount(account));
+  return { ...account };
+}
+
+/**
+ * Changes an account's plan and/or GMP add-on. Moving an account with more than one
+ * active key to the free plan is refused with `ERR:PLAN`. Takes effect at once for every
+ * router built on this store object.
+ *
+ * @example
+ * ```ts
+ * await updateAccount(store, { accountId: acct.id, plan: 'paid' });
+ * ```
+ */
+export async function updateAccount(store: Store, input: { accountId: string; plan?: Plan; gmpAddon?: boolean }): Promise<Account> {
+  const id = text('accountId', input?.accountId, 200);
+  const patch: { plan?: Plan; gmpAddon?: boolean } = {};
+  if (input.plan !== undefined) patch.plan = planOf(input.plan);
+  if (input.gmpAddon !== undefined) {
+    if (typeof input.gmpAddon !== 'boolean') throw bad('gmpAddon', 'gmpAddon must be a boolean.');
+    patch.gmpAddon = input.gmpAddon;
+  }
+  const result = await storeCall(() => store.updateAccount({ id, ...patch, maxActiveKeys: MAX_ACTIVE_KEYS }));
+  invalidateKeyCache(store);
+  if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(id)}.`);
+  if (result === 'too-many-keys') {
+    throw new IpokitError('ERR:PLAN', 'The free plan allows one active key: revoke the others before moving to it.');
+  }
+  return { ...result };
+}
+
+/**
+ * Creates an API key for an account. The free plan holds at most one active key.
+ * The returned `key` is shown only here: the store keeps its SHA-256 and prefix.
+ *
+ * @example
+ * ```ts
+ * const { key } = await createApiKey(store, { accountId: acct.id, label: 'prod server' });
+ * ```
+ */
+export async function createApiKey(
+  store: Store,
+  input: { accountId: string; label: string },
+  options: AdminOptions = {},
+): Promise<CreatedApiKey> {
+  const accountId = text('accountId', input?.accountId, 200);
+  const label = text('label', input.label, 100);
+  const key = generateApiKey();
+  const record = {
+    id: randomId('key'),
+    accountId,
+    hash: hashApiKey(key),
+    prefix: key.slice(0, KEY_PREFIX_LENGTH),
+    label,
+    createdAt: clock(options),
+    revokedAt: null,
+  };
+  const result = await storeCall(() => store.insertApiKey({ key: record, maxActiveKeys: MAX_ACTIVE_KEYS }));
+  if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
+  if (result === 'too-many-keys') {
+    throw new IpokitError('ERR:PLAN', 'The free plan allows one active key: revoke it or upgrade before creating another.');
+  }
+  return { id: record.id, key, prefix: record.prefix, label, accountId, createdAt: record.createdAt };
+}
+
+/**
+ * Lists an account's keys, ordered by creation: labels and prefixes, never whole keys.
+ *
+ * @example
+ * ```ts
+ * const keys = await listApiKeys(store, { accountId: acct.id });
+ * ```
+ */
+export async function listApiKeys(store: Store, input: { accountId: string }): Promise<ApiKeyInfo[]> {
+  const accountId = text('accountId', input?.accountId, 200);
+  const keys = await storeCall(() => store.listApiKeys(accountId));
+  if (keys === null) throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
+  return keys.map((k) => ({ id: k.id, prefix: k.prefix, label: k.label, createdAt: k.createdAt, revokedAt: k.revokedAt }));
+}
+
+/**
+ * Revokes a key by id. Revoking twice is a no-op; an unknown id is `ERR:NOTFOUND`.
+ * Takes effect at once for every router built on this store object.
+ *
+ * @example
+ * ```ts
+ * await revokeApiKey(store, created.id);
+ * ```
+ */
+export async function revokeApiKey(store: Store, id: string, options: AdminOptions = {}): Promise<void> {
+  const keyId = text('id', id, 200);
+  const found = await storeCall(() => store.revokeApiKey({ id: keyId, at: clock(options) }));
+  invalidateKeyCache(store);
+  if (!found) throw new IpokitError('ERR:NOTFOUND', `No API key has the id ${JSON.stringify(keyId)}.`);
+}
+
+function conflictProblems(
+  conflicts: readonly DatasetConflict[],
+  ipos: ReadonlyArray<{ symbol: string | null; slug: string }>,
+  snapshots: ReadonlyArray<{ ipoId: string }>,
+): DatasetProblem[] {
+  const ordered = [...conflicts].sort((a, b) => rank(a) - rank(b));
+  return ordered.map((c) => {
+    if (c.kind === 'unknown-ipo') {
+      const ipoId = snapshots[c.snapshot]?.ipoId ?? '';
+      return { path: `gmp[${c.snapshot}].ipoId`, message: `ipoId ${JSON.stringify(ipoId)} names no IPO in the dataset or the store` };
+    }
+    if (c.kind === 'symbol-taken') {
+      return { path: `ipos[${c.ipo}].symbol`, message: `symbol ${JSON.stringify(ipos[c.ipo]?.symbol)} is already held by the stored IPO ${JSON.stringify(c.holder)}` };
+    }
+    return { path: `ipos[${c.ipo}].slug`, message: `slug ${JSON.stringify(ipos[c.ipo]?.slug)} is already held by the stored IPO ${JSON.stringify(c.holder)}` };
+  });
+}
+
+/** Dataset order: IPOs (symbol before slug) before snapshots. */
+function rank(c: DatasetConflict): number {
+  if (c.kind === 'unknown-ipo') return 3 * 2 ** 32 + c.snapshot;
+  return c.ipo * 2 + (c.kind === 'slug-taken' ? 1 : 0);
+}
+
+/** Runs a store call; a failure that is not already an `IpokitError` becomes `ERR:UNAVAILABLE`. */
+async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isIpokitError(err)) throw err;
+    throw new IpokitError('ERR:UNAVAILABLE', 'The store failed.', { cause: err });
+  }
+}
+
+function clock(options: AdminOptions): string {
+  return (options.now ?? (() => new Date()))().toISOString();
+}
+
+function planOf(plan: unknown): Plan {
+  const found = PLANS.find((p) => p === plan);
+  if (found === undefined) throw bad('plan', 'plan must be free, paid or pro.');
+  return found;
+}
+
+function text(name: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' || value.length === 0 || [...value].length > max || !value.isWellFormed()) {
+    throw bad(name, `${name} must be a string of 1 to ${max} characters.`);
+  }
+  return value;
+}
+
+function bad(parameter: string, message: string): IpokitError {
+  return new IpokitError('ERR:BADPARAM', message, { parameter });
+}

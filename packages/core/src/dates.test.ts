@@ -1,0 +1,54 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { addDays, dateToEpochMs, isCalendarDate, parseInstant, todayInIst } from './dates.js';
+
+describe('calendar dates', () => {
+  it('accepts only real YYYY-MM-DD dates', () => {
+    expect(isCalendarDate('2024-02-29')).toBe(true);
+    expect(isCalendarDate('2026-02-29')).toBe(false);
+    expect(isCalendarDate('2026-02-30')).toBe(false);
+    expect(isCalendarDate('2026-13-01')).toBe(false);
+    expect(isCalendarDate('0000-00-00')).toBe(false);
+    expect(isCalendarDate('2026-2-3')).toBe(false);
+    expect(isCalendarDate('2026-02-03 ')).toBe(false);
+    expect(isCalendarDate('0001-01-01')).toBe(true);
+  });
+
+  it('agree with Date for every day from 1900 to 2200 (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1900, 0, 1) / 86_400_000, max: Date.UTC(2200, 0, 1) / 86_400_000 }), (day) => {
+        const iso = new Date(day * 86_400_000).toISOString().slice(0, 10);
+        expect(dateToEpochMs(iso)).toBe(day * 86_400_000);
+        expect(addDays(iso, 1)).toBe(new Date((day + 1) * 86_400_000).toISOString().slice(0, 10));
+      }),
+    );
+  });
+
+  it('today is the IST calendar day', () => {
+    expect(todayInIst(new Date('2026-11-22T18:29:59.999Z'))).toBe('2026-11-22');
+    expect(todayInIst(new Date('2026-11-22T18:30:00.000Z'))).toBe('2026-11-23');
+    expect(todayInIst(Date.UTC(2026, 0, 1, 0, 0))).toBe('2026-01-01');
+  });
+});
+
+describe('parseInstant', () => {
+  it('takes Z or an offset and at most 3 fractional digits', () => {
+    expect(parseInstant('2026-11-18T09:30:00.000Z')).toBe(Date.UTC(2026, 10, 18, 9, 30));
+    expect(parseInstant('2026-11-18T15:00:00+05:30')).toBe(Date.UTC(2026, 10, 18, 9, 30));
+    expect(parseInstant('2026-11-18T09:30Z')).toBe(Date.UTC(2026, 10, 18, 9, 30));
+    expect(parseInstant('2026-11-18T09:30:00.5Z')).toBe(Date.UTC(2026, 10, 18, 9, 30, 0, 500));
+    expect(parseInstant('2026-11-18T09:30:00.0001Z')).toBeNull();
+    expect(parseInstant('2026-11-18T09:30:00')).toBeNull();
+    expect(parseInstant('2026-11-18T24:00:00Z')).toBeNull();
+    expect(parseInstant('2026-02-30T00:00:00Z')).toBeNull();
+    expect(parseInstant('2026-11-18 09:30:00Z')).toBeNull();
+  });
+
+  it('agrees with Date.parse on ISO strings (property)', () => {
+    fc.assert(
+      fc.property(fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }), (d) => {
+        expect(parseInstant(d.toISOString())).toBe(d.getTime());
+      }),
+    );
+  });
+});

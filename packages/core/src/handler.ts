@@ -1,0 +1,247 @@
+/**
+ * The one request handler every adapter calls (CONTRACT 10): it takes a small request
+ * object and resolves to status, headers and body bytes. It never rejects.
+ */
+import { todayInIst, toIsoUtc } from './dates.js';
+import { IpokitError, isIpokitError, type ErrorCode } from './errors.js';
+import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from './gmp.js';
+import { lookupKey } from './key-cache.js';
+import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
+import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
+import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
+import { normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
+import { errorBody, toWireIpo } from './serialize.js';
+import { deriveStatus } from './status.js';
+import { WINDOW_MS } from './sliding-window.js';
+import type { ErrorBody, GmpSeries, IpoResponse, KeyGrant, ListResponse, Store } from './types.js';
+
+/** The request as an adapter hands it to the core. */
+export interface HandlerRequest {
+  /** HTTP method, e.g. `GET`. */
+  method: string;
+  /** The request-target as sent (mount path and query included), for `maxUrlLength`. */
+  url: string;
+  /** The path below the mount, still percent-encoded, e.g. `/ORBIT/gmp`. */
+  path: string;
+  /** The raw query string without `?`. */
+  query: string;
+  /** Request headers; only `x-api-key` is read. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The framework's client address (`req.ip`, `ctx.ip`). */
+  clientAddress: string | undefined;
+}
+
+/** What the adapter sends back: status, headers and the body bytes as a string. */
+export interface HandlerResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The handler function built by {@link createIpoHandler}. */
+export type IpoHandler = (request: HandlerRequest) => Promise<HandlerResponse>;
+
+/** The message of the keyless partial list. */
+export const KEYLESS_INFO = 'To get all IPOs, please provide a valid API key.';
+
+/** Loose bound for identifiers: anything else can be no id, symbol or slug. */
+const IDENTIFIER_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,127}$/;
+
+/**
+ * Builds the request handler of the three routes over a store. Settings are checked
+ * here, so a bad option throws at start-up rather than on a request.
+ *
+ * @example
+ * ```ts
+ * const handle = createIpoHandler(memoryStore());
+ * const res = await handle({ method: 'GET', url: '/ipos?status=open', path: '/', query: 'status=open', headers: {}, clientAddress: '127.0.0.1' });
+ * res.status; // 200
+ * ```
+ */
+export function createIpoHandler(store: Store, options: IpoRouterOptions = {}): IpoHandler {
+  const settings = resolveOptions(options);
+  return (request) => handle(store, settings, request);
+}
+
+/** A failure of the store (or its timeout): answered 503. */
+class StoreFailure extends Error {}
+
+async function handle(store: Store, s: ResolvedOptions, req: HandlerRequest): Promise<HandlerResponse> {
+  let rateHeaders: Record<string, string> = {};
+  try {
+    const now = s.now().getTime();
+    if (!Number.isFinite(now)) throw new Error('the clock option returned an invalid Date');
+
+    // 1. Path and method: no window counts these.
+    if (Buffer.byteLength(req.url, 'utf8') > s.maxUrlLength) {
+      return error(414, 'ERR:URITOOLONG', `The request-target is longer than ${s.maxUrlLength} bytes: shorten the query.`);
+    }
+    const route = routePath(req.path);
+    if (route.kind === 'unknown') return error(404, 'ERR:NOTFOUND', 'No such route: use /, /{identifier} or /{identifier}/gmp.');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const res = error(405, 'ERR:METHOD', `The method ${quote(req.method)} is not allowed: use GET or HEAD.`);
+      res.headers['Allow'] = 'GET, HEAD';
+      return res;
+    }
+
+    // 2. Key.
+    const address = normalizeClientAddress(req.clientAddress);
+    const key = apiKeyOf(req.headers);
+    let grant: KeyGrant | null = null;
+    if (key !== null) {
+      grant = await guard(s, () => lookupKey(store, key, now, s.keyCacheTtlMs));
+      if (grant?.revoked === true) grant = null;
+    }
+    if (grant === null && (key !== null || route.kind !== 'list')) {
+      const limited = await limit(store, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false }), now);
+      rateHeaders = limited.headers;
+      if (limited.refused !== undefined) return limited.refused;
+      return error(401, 'ERR:INVLDKEY', key === null ? 'An API key is required: send it in the x-api-key header.' : 'The API key is not valid or has been revoked: send a valid key in the x-api-key header.', undefined, rateHeaders);
+    }
+
+    // 3. Rate limit.
+    const account = grant === null ? null : { id: grant.accountId, plan: grant.plan };
+    const windows = drawnWindows({ limits: s.limits, account, address, gmpRoute: route.kind === 'gmp' });
+    const limited = await limit(store, s, windows, now);
+    rateHeaders = limited.headers;
+    if (limited.refused !== undefined) return limited.refused;
+
+    // 4-6. Parameters, plan, lookup.
+    const query = parseQuery(req.query);
+    const body = await answer(store, s, route, query, grant, now);
+    return json(200, body, rateHeaders);
+  } catch (err) {
+    if (isIpokitError(err, 'ERR:BADPARAM')) {
+      return error(400, 'ERR:BADPARAM', err.message, { parameter: err.parameter ?? 'unknown' }, rateHeaders);
+    }
+    if (isIpokitError(err, 'ERR:PLAN') || isIpokitError(err, 'ERR:NOTFOUND')) {
+      return error(err.code === 'ERR:PLAN' ? 403 : 404, err.code, err.message, undefined, rateHeaders);
+    }
+    if (err instanceof StoreFailure) {
+      s.onError(err.cause);
+      return error(503, 'ERR:UNAVAILABLE', 'The IPO data store is unavailable right now: retry in a few seconds.');
+    }
+    s.onError(err);
+    return error(500, 'ERR:INTERNAL', 'The server failed to answer: retry later, and report it if it persists.');
+  }
+}
+
+type Query = Map<string, string[]>;
+
+async function answer(store: Store, s: ResolvedOptions, route: Route, query: Query, grant: KeyGrant | null, now: number): Promise<ListResponse | IpoResponse | GmpSeries> {
+  const today = todayInIst(now);
+  const gmpAllowed = grant !== null && grant.plan === 'pro' && grant.gmpAddon;
+  if (route.kind === 'list') {
+    const p = parseListParams(query);
+    if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
+    const limit = grant === null ? 1 : Math.min(p.limit, s.maxListLimit[grant.plan]);
+    const page = grant === null ? 1 : p.page;
+    const { count, rows } = await guard(s, () =>
+      store.listIpos({
+        status: p.status, today, types: p.types, source: p.source, startDate: p.startDate, endDate: p.endDate,
+        year: p.year, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null,
+      }),
+    );
+    const ipos = rows.map((r) => toWireIpo(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined));
+    const meta: ListResponse['meta'] = { count, countOnPage: ipos.length, totalPages: Math.ceil(count / limit), page, limit };
+    if (grant === null) meta.info = KEYLESS_INFO;
+    return { meta, ipos };
+  }
+  if (route.kind === 'ipo') {
+    const p = parseIpoParams(route.rawIdentifier, query);
+    if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
+    const row = await findIpo(store, s, p.identifier, p.includeGmp ? now : null);
+    return { ipo: toWireIpo(row.ipo, deriveStatus(row.ipo, today), p.includeGmp ? (row.gmp ?? null) : undefined) };
+  }
+  if (route.kind !== 'gmp') throw new Error('unreachable route');
+  const p = parseGmpParams(route.rawIdentifier, query);
+  const range = resolveGmpRange({ from: p.from, to: p.to, now });
+  checkBucketCap(range, p.interval, s.maxGmpBuckets);
+  if (today > s.gmpPreviewEnds && !gmpAllowed) {
+    throw planError(`The GMP series needs the pro plan with the GMP add-on since the free preview ended on ${s.gmpPreviewEnds}.`);
+  }
+  const { ipo } = await findIpo(store, s, p.identifier, null);
+  const to = Math.min(range.end, now); // snapshots after now are invisible
+  const grid = BUCKET_GRIDS[p.interval];
+  const buckets = range.start > to ? [] : await guard(s, () => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }));
+  const series = toSeriesPoints(buckets);
+  return {
+    ipoId: ipo.id,
+    symbol: ipo.symbol,
+    interval: p.interval,
+    field: p.field,
+    series,
+    meta: { from: toIsoUtc(range.start), to: toIsoUtc(range.end), count: series.length },
+  };
+}
+
+async function findIpo(store: Store, s: ResolvedOptions, identifier: string, gmpAt: number | null) {
+  const row = IDENTIFIER_RE.test(identifier) ? await guard(s, () => store.findIpo({ identifier, gmpAt })) : null;
+  if (row === null) throw new IpokitError('ERR:NOTFOUND', `No IPO has the identifier ${quote(identifier)}: use an IPO id, symbol or slug.`);
+  return row;
+}
+
+/** Charges the windows; a refusal comes back as the finished 429 response. */
+async function limit(store: Store, s: ResolvedOptions, windows: DrawnWindow[], now: number): Promise<{ headers: Record<string, string>; refused?: HandlerResponse }> {
+  if (windows.length === 0) return { headers: {} };
+  let outcome;
+  try {
+    outcome = await guard(s, () => store.hitRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }));
+  } catch (err) {
+    if (!(err instanceof StoreFailure) || !s.limiterFailOpen) throw err;
+    s.onError(err.cause);
+    return { headers: {} };
+  }
+  const report = reportRateLimit(windows, outcome, now);
+  if (report.refusal === undefined) return { headers: report.headers };
+  const refused = error(429, 'ERR:RATELIMIT', `The per-minute allowance of ${report.refusal.quotaPerMinute} requests is used up: retry in ${report.refusal.expiresIn} s.`, report.refusal, report.headers);
+  return { headers: report.headers, refused };
+}
+
+/** Runs a store call with the timeout; any failure becomes a {@link StoreFailure}. */
+async function guard<T>(s: ResolvedOptions, call: () => Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new StoreFailure('store call timed out', { cause: new IpokitError('ERR:UNAVAILABLE', `A store call took longer than ${s.storeTimeoutMs} ms.`) }));
+    }, s.storeTimeoutMs);
+  });
+  try {
+    return await Promise.race([
+      Promise.resolve().then(call).catch((err: unknown) => {
+        throw new StoreFailure('store call failed', { cause: err });
+      }),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function apiKeyOf(headers: HandlerRequest['headers']): string | null {
+  const value = headers['x-api-key'];
+  const key = Array.isArray(value) ? value.join(', ') : value;
+  return key === undefined || key === '' ? null : key;
+}
+
+function planError(detail: string): IpokitError {
+  return new IpokitError('ERR:PLAN', detail);
+}
+
+function error(status: number, code: ErrorCode, detail: string, meta?: ErrorBody['meta'], headers: Record<string, string> = {}): HandlerResponse {
+  return json(status, errorBody(status, code, detail, meta), headers);
+}
+
+function json(status: number, body: unknown, extra: Record<string, string>): HandlerResponse {
+  const text = JSON.stringify(body);
+  return {
+    status,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'private, no-store',
+      'Content-Length': String(Buffer.byteLength(text, 'utf8')),
+      ...extra,
+    },
+    body: text,
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Router settings (CONTRACT 11): defaults, merging of partial objects, and validation.
+ */
+import { dateToEpochMs } from './dates.js';
+import { IpokitError } from './errors.js';
+import type { Plan } from './types.js';
+
+/** Quotas of one plan's two windows, per 60 s. `Infinity` turns a window off. */
+export interface PlanLimits {
+  perMinute: number;
+  gmpPerMinute: number;
+}
+
+/** Quotas per plan, and for callers without a valid key. */
+export interface LimitSettings {
+  free: PlanLimits;
+  paid: PlanLimits;
+  pro: PlanLimits;
+  keyless: { perMinute: number };
+}
+
+/** Options of `ipoRouter` in every adapter, and of the core handler. */
+export interface IpoRouterOptions {
+  /** The clock; read once per request. Default `() => new Date()`. */
+  now?: () => Date;
+  /** Quotas; a partial object is merged into the defaults, e.g. `{ paid: { perMinute: 600 } }`. */
+  limits?: {
+    free?: Partial<PlanLimits>;
+    paid?: Partial<PlanLimits>;
+    pro?: Partial<PlanLimits>;
+    keyless?: { perMinute?: number };
+  };
+  /** Largest effective list `limit` per plan, merged into `{ free: 1, paid: 100, pro: 100 }`. */
+  maxListLimit?: Partial<Record<Plan, number>>;
+  /** Last IST day (`YYYY-MM-DD`) of the free GMP preview. Default `'2026-09-30'`. */
+  gmpPreviewEnds?: string;
+  /** Largest GMP series, in buckets. Default 20,000. */
+  maxGmpBuckets?: number;
+  /** Longest request-target, in bytes. Default 4,096. */
+  maxUrlLength?: number;
+  /** A store call that takes longer answers 503. Default 5,000. */
+  storeTimeoutMs?: number;
+  /** How stale another process's view of a revoked key or plan change may be. Default 5,000; 0 disables caching. */
+  keyCacheTtlMs?: number;
+  /** When the store cannot count hits: false answers 503, true admits the request. Default false. */
+  limiterFailOpen?: boolean;
+  /** Receives every unexpected error (the 500s and 503s). Default: `console.error`. */
+  onError?: (error: unknown) => void;
+}
+
+/** Settings with every default applied. */
+export interface ResolvedOptions {
+  now: () => Date;
+  limits: LimitSettings;
+  maxListLimit: Record<Plan, number>;
+  gmpPreviewEnds: string;
+  maxGmpBuckets: number;
+  maxUrlLength: number;
+  storeTimeoutMs: number;
+  keyCacheTtlMs: number;
+  limiterFailOpen: boolean;
+  onError: (error: unknown) => void;
+}
+
+/** The defaults of CONTRACT 11. */
+export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError'>> = Object.freeze({
+  limits: {
+    free: { perMinute: 6, gmpPerMinute: 3 },
+    paid: { perMinute: 6, gmpPerMinute: 3 },
+    pro: { perMinute: 6, gmpPerMinute: 3 },
+    keyless: { perMinute: 6 },
+  },
+  maxListLimit: { free: 1, paid: 100, pro: 100 },
+  gmpPreviewEnds: '2026-09-30',
+  maxGmpBuckets: 20_000,
+  maxUrlLength: 4_096,
+  storeTimeoutMs: 5_000,
+  keyCacheTtlMs: 5_000,
+  limiterFailOpen: false,
+});
+
+/**
+ * Applies defaults and checks every setting; a bad one throws `IpokitError`
+ * `ERR:BADPARAM` naming it, when the router is built rather than on a request.
+ *
+ * @example
+ * ```ts
+ * resolveOptions({ limits: { paid: { perMinute: 600 } } }).limits.paid; // { perMinute: 600, gmpPerMinute: 3 }
+ * ```
+ */
+export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions {
+  const d = DEFAULT_OPTIONS;
+  const plan = (p: Plan): PlanLimits => ({
+    perMinute: quota(`limits.${p}.perMinute`, options.limits?.[p]?.perMinute ?? d.limits[p].perMinute),
+    gmpPerMinute: quota(`limits.${p}.gmpPerMinute`, options.limits?.[p]?.gmpPerMinute ?? d.limits[p].gmpPerMinute),
+  });
+  const maxList = (p: Plan): number =>
+    positiveInteger(`maxListLimit.${p}`, options.maxListLimit?.[p] ?? d.maxListLimit[p]);
+  const gmpPreviewEnds = options.gmpPreviewEnds ?? d.gmpPreviewEnds;
+  if (typeof gmpPreviewEnds !== 'string' || dateToEpochMs(gmpPreviewEnds) === null) {
+    throw badOption('gmpPreviewEnds', 'must be a calendar date written YYYY-MM-DD');
+  }
+  const now = options.now ?? (() => new Date());
+  if (typeof now !== 'function') throw badOption('now', 'must be a function returning a Date');
+  const onError = options.onError ?? ((error: unknown) => console.error('[ipokit]', error));
+  if (typeof onError !== 'function') throw badOption('onError', 'must be a function');
+  const failOpen = options.limiterFailOpen ?? d.limiterFailOpen;
+  if (typeof failOpen !== 'boolean') throw badOption('limiterFailOpen', 'must be a boolean');
+  return {
+    now,
+    limits: {
+      free: plan('free'),
+      paid: plan('paid'),
+      pro: plan('pro'),
+      keyless: { perMinute: quota('limits.keyless.perMinute', options.limits?.keyless?.perMinute ?? d.limits.keyless.perMinute) },
+    },
+    maxListLimit: { free: maxList('free'), paid: maxList('paid'), pro: maxList('pro') },
+    gmpPreviewEnds,
+    maxGmpBuckets: positiveInteger('maxGmpBuckets', options.maxGmpBuckets ?? d.maxGmpBuckets),
+    maxUrlLength: positiveInteger('maxUrlLength', options.maxUrlLength ?? d.maxUrlLength),
+    storeTimeoutMs: positiveInteger('storeTimeoutMs', options.storeTimeoutMs ?? d.storeTimeoutMs),
+    keyCacheTtlMs: nonNegativeInteger('keyCacheTtlMs', options.keyCacheTtlMs ?? d.keyCacheTtlMs),
+    limiterFailOpen: failOpen,
+    onError,
+  };
+}
+
+function quota(name: string, value: unknown): number {
+  if (value === Infinity) return value;
+  return positiveInteger(name, value, 'must be a whole number of requests >= 1, or Infinity to turn the window off');
+}
+
+function positiveInteger(name: string, value: unknown, why = 'must be a whole number >= 1'): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw badOption(name, why);
+  return value;
+}
+
+function nonNegativeInteger(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw badOption(name, 'must be a whole number >= 0');
+  }
+  return value;
+}
+
+function badOption(name: string, why: string): IpokitError {
+  return new IpokitError('ERR:BADPARAM', `ipoRouter option ${name} ${why}.`, { parameter: name });
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { parseGmpParams, parseIpoParams, parseListParams } from './params.js';
+import { parseQuery } from './request.js';
+
+const list = (q: string) => parseListParams(parseQuery(q));
+const failsOn = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    return (err as { parameter?: string }).parameter;
+  }
+  return undefined;
+};
+
+describe('parseListParams', () => {
+  it('parses every parameter, enumerations ignoring case', () => {
+    expect(list('status=LISTED&type=eq,Sme,EQ&source=NSE&startDate=2026-01-01&endDate=2026-12-31&year=2026&page=0002&limit=10&includeGmp=TRUE')).toEqual({
+      status: 'listed', types: ['EQ', 'SME'], source: 'nse', startDate: '2026-01-01', endDate: '2026-12-31',
+      year: '2026', page: 2, limit: 10, includeGmp: true,
+    });
+    expect(list('status=open')).toMatchObject({ types: null, source: null, page: 1, limit: 3, includeGmp: false });
+  });
+
+  it('takes limits however long, page up to 1,000,000,000', () => {
+    expect(list('status=open&limit=99999999999999999999999').limit).toBe(Infinity);
+    expect(list('status=open&page=1000000000').page).toBe(1_000_000_000);
+    expect(failsOn(() => list('status=open&page=1000000001'))).toBe('page');
+    expect(failsOn(() => list('status=open&page=000000000000000000001000000001'))).toBe('page');
+    expect(list('status=open&page=000000000000000000001').page).toBe(1);
+  });
+
+  it('refuses bad values, naming the parameter', () => {
+    const cases: Array<[string, string]> = [
+      ['', 'status'], ['status=', 'status'], ['status=opened', 'status'], ['status=open&status=listed', 'status'],
+      ['status=open&type=', 'type'], ['status=open&type=EQ,,SME', 'type'], ['status=open&type=EQ,', 'type'], ['status=open&type=IPO', 'type'],
+      ['status=open&source=nyse', 'source'], ['status=open&startDate=2026-02-30', 'startDate'], ['status=open&endDate=2026-2-3', 'endDate'],
+      ['status=open&startDate=0000-00-00', 'startDate'], ['status=open&year=24', 'year'], ['status=open&year=02024', 'year'],
+      ['status=open&page=0', 'page'], ['status=open&page=-1', 'page'], ['status=open&page=%2B1', 'page'], ['status=open&page=1.5', 'page'],
+      ['status=open&page=+1', 'page'], ['status=open&limit=0', 'limit'], ['status=open&limit=1e2', 'limit'], ['status=open&includeGmp=yes', 'includeGmp'],
+      ['status=open&includeGmp=1', 'includeGmp'], ['status=%E0%A4', 'status'],
+    ];
+    for (const [q, parameter] of cases) expect(failsOn(() => list(q)), q).toBe(parameter);
+  });
+
+  it('answers the first invalid parameter in the order the interface lists them', () => {
+    expect(failsOn(() => list('includeGmp=x&limit=x&page=x&year=x&endDate=x&startDate=x&source=x&type=x&status=x'))).toBe('status');
+    expect(failsOn(() => list('includeGmp=x&limit=x&page=x&year=x&endDate=x&startDate=x&source=x&type=x&status=open'))).toBe('type');
+    expect(failsOn(() => list('includeGmp=x&limit=x&page=x&year=x&endDate=x&startDate=x&source=x&status=open'))).toBe('source');
+    expect(failsOn(() => list('includeGmp=x&limit=x&page=1&status=open'))).toBe('limit');
+  });
+
+  it('ignores parameters it does not list, repeated or not, and names are case-sensitive', () => {
+    expect(list('status=open&foo=1&foo=2&Status=x&STATUS=y').status).toBe('open');
+  });
+});
+
+describe('parseIpoParams and parseGmpParams', () => {
+  it('decode the identifier once', () => {
+    expect(parseIpoParams('a%2Fb', parseQuery('')).identifier).toBe('a/b');
+    expect(parseIpoParams('%2541', parseQuery('')).identifier).toBe('%41');
+    expect(failsOn(() => parseIpoParams('%E0%A4', parseQuery('includeGmp=x')))).toBe('identifier');
+  });
+
+  it('default to daily means and check identifier, interval, field, from, to in order', () => {
+    expect(parseGmpParams('X', parseQuery(''))).toEqual({ identifier: 'X', interval: 'daily', field: 'mean', from: null, to: null });
+    expect(parseGmpParams('X', parseQuery('interval=HOURLY&field=Median')).interval).toBe('hourly');
+    expect(failsOn(() => parseGmpParams('X', parseQuery('to=x&from=x&field=x&interval=x')))).toBe('interval');
+    expect(failsOn(() => parseGmpParams('X', parseQuery('to=x&from=x&field=x')))).toBe('field');
+    expect(failsOn(() => parseGmpParams('X', parseQuery('to=x&from=x')))).toBe('from');
+    expect(failsOn(() => parseGmpParams('X', parseQuery('to=2026-13-01')))).toBe('to');
+    expect(failsOn(() => parseGmpParams('X', parseQuery('interval=1h')))).toBe('interval');
+  });
+});

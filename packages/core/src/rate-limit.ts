@@ -1,0 +1,96 @@
+/**
+ * Which windows a request draws on, and what the response says about them (CONTRACT 8):
+ * `RateLimit-*` headers and the 429 body.
+ */
+import { WINDOW_MS } from './sliding-window.js';
+import type { LimitSettings } from './options.js';
+import type { Plan, RateLimitOutcome, RateLimitWindow } from './types.js';
+
+/** A window with its role, as the handler builds it. */
+export interface DrawnWindow extends RateLimitWindow {
+  /** True for the GMP route's own window, which wins ties. */
+  gmp: boolean;
+}
+
+/** What the response tells about the limits. */
+export interface RateLimitReport {
+  headers: Record<string, string>;
+  /** Present when the request was refused. */
+  refusal?: { quotaPerMinute: number; expiresIn: number };
+}
+
+/**
+ * The finite windows a request draws on: the account's (or the client address's without
+ * a valid key) and, on the GMP route with a key, the account's GMP window.
+ *
+ * @example
+ * ```ts
+ * drawnWindows({ limits, account: { id: 'a1', plan: 'pro' }, address: '1.2.3.4', gmpRoute: true });
+ * // [{ key: 'acct:a1', quota: 6, gmp: false }, { key: 'gmp:a1', quota: 3, gmp: true }]
+ * ```
+ */
+export function drawnWindows(input: {
+  limits: LimitSettings;
+  account: { id: string; plan: Plan } | null;
+  address: string;
+  gmpRoute: boolean;
+}): DrawnWindow[] {
+  const { limits, account } = input;
+  const windows: DrawnWindow[] = [];
+  if (account === null) {
+    windows.push({ key: `addr:${input.address}`, quota: limits.keyless.perMinute, gmp: false });
+  } else {
+    windows.push({ key: `acct:${account.id}`, quota: limits[account.plan].perMinute, gmp: false });
+    if (input.gmpRoute) windows.push({ key: `gmp:${account.id}`, quota: limits[account.plan].gmpPerMinute, gmp: true });
+  }
+  return windows.filter((w) => w.quota !== Infinity);
+}
+
+/**
+ * Headers and, on refusal, the 429 meta from a store's outcome. Admitted: the window
+ * closest to refusing (fewest remaining, the GMP window on ties). Refused: the refusing
+ * window with the longer wait (the GMP window on equal waits), plus `Retry-After`.
+ *
+ * @example
+ * ```ts
+ * reportRateLimit(windows, outcome, now).headers['RateLimit-Remaining']; // '5'
+ * ```
+ */
+export function reportRateLimit(windows: readonly DrawnWindow[], outcome: RateLimitOutcome, now: number): RateLimitReport {
+  if (windows.length === 0) return { headers: {} };
+  const secondsUntil = (t: number): number => Math.max(0, Math.ceil((t + WINDOW_MS - now) / 1000));
+  let chosen = -1;
+  if (outcome.admitted) {
+    let best = Infinity;
+    windows.forEach((w, i) => {
+      const remaining = Math.max(0, w.quota - (outcome.windows[i]?.count ?? 0));
+      if (remaining < best || (remaining === best && w.gmp)) {
+        best = remaining;
+        chosen = i;
+      }
+    });
+  } else {
+    let longest = -Infinity;
+    windows.forEach((w, i) => {
+      const blocking = outcome.windows[i]?.blocking ?? null;
+      if (blocking === null) return;
+      const wait = blocking + WINDOW_MS - now;
+      if (wait > longest || (wait === longest && w.gmp)) {
+        longest = wait;
+        chosen = i;
+      }
+    });
+  }
+  const window = windows[chosen];
+  const state = outcome.windows[chosen];
+  if (window === undefined || state === undefined) throw new Error('rate limit outcome does not match its windows');
+  const headers: Record<string, string> = {
+    'RateLimit-Limit': String(window.quota),
+    'RateLimit-Remaining': String(Math.max(0, window.quota - state.count)),
+    'RateLimit-Reset': String(state.oldest === null ? 0 : secondsUntil(state.oldest)),
+  };
+  if (outcome.admitted) return { headers };
+  const expiresIn = Math.max(1, secondsUntil(state.blocking as number));
+  headers['Retry-After'] = String(expiresIn);
+  return { headers, refusal: { quotaPerMinute: window.quota, expiresIn } };
+}

@@ -1,0 +1,149 @@
+/**
+ * Reading a request as it came (CONTRACT 10): the path below the mount and the raw query
+ * string. The framework's parsed query and params are never used, so that every
+ * framework gives the same answer.
+ */
+
+/** Which of the three operations a path names, or none. */
+export type Route =
+  | { kind: 'list' }
+  | { kind: 'ipo'; rawIdentifier: string }
+  | { kind: 'gmp'; rawIdentifier: string }
+  | { kind: 'unknown' };
+
+/**
+ * Routes a path below the mount (`/`, `/ORBIT`, `/ORBIT/gmp`; one trailing slash is
+ * tolerated; an empty segment is an unknown path). The identifier is returned as sent
+ * (still percent-encoded): a malformed encoding is a parameter error, found later.
+ *
+ * @example
+ * ```ts
+ * routePath('/ORBIT/gmp/'); // { kind: 'gmp', rawIdentifier: 'ORBIT' }
+ * ```
+ */
+export function routePath(path: string): Route {
+  let p = path === '' ? '/' : path;
+  if (p[0] !== '/') return { kind: 'unknown' };
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  if (p === '/') return { kind: 'list' };
+  const segments = p.slice(1).split('/');
+  if (segments.some((s) => s === '')) return { kind: 'unknown' };
+  const first = segments[0] as string;
+  if (segments.length === 1) return { kind: 'ipo', rawIdentifier: first };
+  if (segments.length === 2 && decodeComponent(segments[1] as string) === 'gmp') {
+    return { kind: 'gmp', rawIdentifier: first };
+  }
+  return { kind: 'unknown' };
+}
+
+/**
+ * The raw query string split into parameters: name -> every raw value sent for it, in
+ * order (`+` and percent-encoding not yet decoded). Names that cannot be decoded can
+ * name no known parameter and are dropped.
+ *
+ * @example
+ * ```ts
+ * parseQuery('status=open&status=listed&x').get('status'); // ['open', 'listed']
+ * ```
+ */
+export function parseQuery(query: string): Map<string, string[]> {
+  const params = new Map<string, string[]>();
+  if (query === '') return params;
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq < 0 ? part : part.slice(0, eq);
+    const rawValue = eq < 0 ? '' : part.slice(eq + 1);
+    const name = decodeQueryComponent(rawName);
+    if (name === null) continue;
+    const values = params.get(name);
+    if (values === undefined) params.set(name, [rawValue]);
+    else values.push(rawValue);
+  }
+  return params;
+}
+
+/**
+ * Percent-decodes a query name or value once, `+` meaning a space; null when the encoding
+ * is malformed (a lone `%`, or bytes that are not UTF-8).
+ *
+ * @example
+ * ```ts
+ * decodeQueryComponent('a+b%21'); // 'a b!'
+ * ```
+ */
+export function decodeQueryComponent(raw: string): string | null {
+  return decodeComponent(raw.includes('+') ? raw.replace(/\+/g, ' ') : raw);
+}
+
+/**
+ * Percent-decodes a path segment once; null when the encoding is malformed.
+ *
+ * @example
+ * ```ts
+ * decodeComponent('a%2Fb'); // 'a/b'
+ * ```
+ */
+export function decodeComponent(raw: string): string | null {
+  if (!raw.includes('%')) return raw;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Normalises a client address for rate limiting: `::ffff:1.2.3.4` is `1.2.3.4`, IPv6
+ * addresses count by their /64 prefix, and a zone index (`%eth0`) is dropped.
+ *
+ * @example
+ * ```ts
+ * normalizeClientAddress('2001:db8:1:2:aaaa::1'); // '2001:db8:1:2::/64'
+ * ```
+ */
+export function normalizeClientAddress(address: string | undefined): string {
+  if (address === undefined || address === '') return 'unknown';
+  let a = address.trim().toLowerCase();
+  const zone = a.indexOf('%');
+  if (zone >= 0) a = a.slice(0, zone);
+  if (a.startsWith('[') && a.endsWith(']')) a = a.slice(1, -1);
+  if (!a.includes(':')) return a; // IPv4 (or an opaque name)
+  const g = expandIpv6(a);
+  if (g === null) return a;
+  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
+    const hi = g[6] as number;
+    const lo = g[7] as number;
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return `${g.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (an IPv4 tail allowed), or null. */
+function expandIpv6(address: string): number[] | null {
+  let text = address;
+  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (v4 !== null) {
+    const b = v4.slice(1, 5).map(Number) as [number, number, number, number];
+    if (b.some((x) => x > 255)) return null;
+    text = `${text.slice(0, v4.index)}${((b[0] << 8) | b[1]).toString(16)}:${((b[2] << 8) | b[3]).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const head = parseGroups(halves[0] as string);
+  const tail = halves.length === 2 ? parseGroups(halves[1] as string) : [];
+  if (head === null || tail === null) return null;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
+  return [...head, ...new Array<number>(halves.length === 2 ? missing : 0).fill(0), ...tail];
+}
+
+function parseGroups(text: string): number[] | null {
+  if (text === '') return [];
+  const out: number[] = [];
+  for (const group of text.split(':')) {
+    if (!/^[0-9a-f]{1,4}$/.test(group)) return null;
+    out.push(parseInt(group, 16));
+  }
+  return out;
+}
