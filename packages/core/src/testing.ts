@@ -1,0 +1,76 @@
+/**
+ * `@ipokit/core/testing`: the storage conformance suite, the reference store it is
+ * checked against, the reference implementations of the store queries, and fast-check
+ * arbitraries of valid records. Needs `vitest` and `fast-check` (optional peer
+ * dependencies); nothing here is imported by `@ipokit/core` itself.
+ *
+ * @example
+ * ```ts
+ * // my-store.test.ts: a store passes when every check of the suite passes
+ * import { testStore } from '@ipokit/core/testing';
+ * import { memoryStore } from '@ipokit/storage-memory';
+ *
+ * testStore({ name: 'memoryStore', createStore: () => memoryStore(), destroyStore: (store) => store.close?.() });
+ * ```
+ */
+export { testStore, type TestStoreOptions } from './testing/store-suite.js';
+export { referenceStore } from './testing/reference-store.js';
+export { asciiLower, latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
+export {
+  ARBITRARY_DAYS,
+  ARBITRARY_FIRST_DAY,
+  ARBITRARY_FIRST_INSTANT,
+  ARBITRARY_INSTANT_DAYS,
+  datasetArbitrary,
+  instantArbitrary,
+  ipoDatesArbitrary,
+  ipoIdArbitrary,
+  ipoNameArbitrary,
+  ipoRecordArbitrary,
+  ipoRecordsArbitrary,
+  isoDateArbitrary,
+  makeIpo,
+  makeSnapshot,
+  slugArbitrary,
+  snapshotRecordArbitrary,
+  symbolArbitrary,
+  textArbitrary,
+  toDataset,
+  type DatasetArbitraryOptions,
+  type DateRangeOptions,
+  type RecordDataset,
+} from './testing/arbitraries.js';
+export {
+  STORE_FAULT_SECRET,
+  httpChecks,
+  runCheck,
+  testHttp,
+  type CheckContext,
+  type HttpCheck,
+  type HttpResult,
+  type HttpTarget,
+  type RawRequestOptions,
+  type RequestOptions,
+  type StartedTarget,
+  type StoreFault,
+  type StoreMethod,
+  type TestClock,
+  type TestHttpOptions,
+} from './testing/http-suite.js';
+export {
+  EXPECTED_ORDER,
+  FIXTURE_NOW,
+  FIXTURE_TODAY,
+  FUTURE_SNAPSHOT_AT,
+  IPO_IDS,
+  bucketOf,
+  expectedIpo,
+  expectedSeries,
+  expectedSnapshot,
+  fixtureDataset,
+  fixtureStatus,
+  seedFixture,
+  type FixtureKeys,
+  type SeededFixture,
+  type SeriesQuery,
+} from './testing/http-fixture.js';

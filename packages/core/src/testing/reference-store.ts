@@ -1,0 +1,174 @@
+/**
+ * A deliberately naive in-memory Store: arrays and linear scans over the reference
+ * implementations, no indexes. It is the oracle the storage suite is checked against,
+ * not a store to run a service on (use `@ipokit/storage-memory`).
+ *
+ * Every method does all its work synchronously inside one `async` function body, so
+ * each call is atomic: JavaScript runs no other code until the body returns.
+ */
+import { asciiLower, referenceBuckets, referenceFind, referenceList } from '../reference.js';
+import { slidingWindowHit } from '../sliding-window.js';
+import { compareCodePoints } from '../status.js';
+import type {
+  AccountRecord,
+  ActiveKeyLimits,
+  ApiKeyRecord,
+  DatasetConflict,
+  GmpBucket,
+  GmpBucketQuery,
+  IpoRecord,
+  IpoRow,
+  KeyGrant,
+  ListQuery,
+  Plan,
+  RateLimitOutcome,
+  RateLimitWindow,
+  SnapshotRecord,
+  Store,
+} from '../types.js';
+
+/**
+ * A fresh, empty reference store. Records are copied in and out, so callers can never
+ * change what it holds by mutating objects.
+ *
+ * @example
+ * ```ts
+ * import { referenceStore, testStore } from '@ipokit/core/testing';
+ * testStore({ name: 'referenceStore', createStore: () => referenceStore() });
+ * ```
+ */
+export function referenceStore(): Store {
+  let ipos: IpoRecord[] = [];
+  let snapshots: SnapshotRecord[] = [];
+  const accounts: AccountRecord[] = [];
+  const keys: ApiKeyRecord[] = [];
+  const windows = new Map<string, number[]>();
+
+  const activeKeys = (accountId: string): number =>
+    keys.filter((k) => k.accountId === accountId && k.revokedAt === null).length;
+
+  return {
+    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Promise<DatasetConflict[]> {
+      const writtenIds = new Set(input.ipos.map((i) => i.id));
+      const storedIds = new Set(ipos.map((i) => i.id));
+      const conflicts: DatasetConflict[] = [];
+      input.ipos.forEach((ipo, index) => {
+        const others = ipos.filter((s) => !writtenIds.has(s.id));
+        if (ipo.symbol !== null) {
+          const folded = asciiLower(ipo.symbol);
+          const holder = others.find((s) => s.symbol !== null && asciiLower(s.symbol) === folded);
+          if (holder !== undefined) conflicts.push({ kind: 'symbol-taken', ipo: index, holder: holder.id });
+        }
+        const slugHolder = others.find((s) => s.slug === ipo.slug);
+        if (slugHolder !== undefined) conflicts.push({ kind: 'slug-taken', ipo: index, holder: slugHolder.id });
+      });
+      input.snapshots.forEach((s, index) => {
+        if (!writtenIds.has(s.ipoId) && !storedIds.has(s.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: index });
+      });
+      if (conflicts.length > 0) return conflicts;
+
+      ipos = ipos.filter((i) => !writtenIds.has(i.id)).concat(input.ipos.map(copy));
+      for (const s of input.snapshots) {
+        snapshots = snapshots.filter((t) => !(t.ipoId === s.ipoId && t.timestamp === s.timestamp)).concat(copy(s));
+      }
+      return [];
+    },
+
+    async deleteIpos(ids: string[]): Promise<{ ipos: number; snapshots: number }> {
+      const gone = new Set(ids);
+      const before = { ipos: ipos.length, snapshots: snapshots.length };
+      ipos = ipos.filter((i) => !gone.has(i.id));
+      snapshots = snapshots.filter((s) => !gone.has(s.ipoId));
+      return { ipos: before.ipos - ipos.length, snapshots: before.snapshots - snapshots.length };
+    },
+
+    async listIpos(query: ListQuery): Promise<{ count: number; rows: IpoRow[] }> {
+      return copy(referenceList(ipos, query, snapshots));
+    },
+
+    async findIpo(query: { identifier: string; gmpAt: number | null }): Promise<IpoRow | null> {
+      return copy(referenceFind(ipos, query.identifier, query.gmpAt, snapshots));
+    },
+
+    async gmpBuckets(query: GmpBucketQuery): Promise<GmpBucket[]> {
+      return referenceBuckets(snapshots, query);
+    },
+
+    async insertAccount(account: AccountRecord): Promise<void> {
+      accounts.push(copy(account));
+    },
+
+    async getAccount(id: string): Promise<AccountRecord | null> {
+      const found = accounts.find((a) => a.id === id);
+      return found === undefined ? null : copy(found);
+    },
+
+    async updateAccount(input: {
+      id: string;
+      plan?: Plan;
+      gmpAddon?: boolean;
+      maxActiveKeys: ActiveKeyLimits;
+    }): Promise<AccountRecord | 'not-found' | 'too-many-keys'> {
+      const account = accounts.find((a) => a.id === input.id);
+      if (account === undefined) return 'not-found';
+      const plan = input.plan ?? account.plan;
+      if (activeKeys(account.id) > input.maxActiveKeys[plan]) return 'too-many-keys';
+      account.plan = plan;
+      if (input.gmpAddon !== undefined) account.gmpAddon = input.gmpAddon;
+      return copy(account);
+    },
+
+    async insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits }): Promise<'ok' | 'not-found' | 'too-many-keys'> {
+      const account = accounts.find((a) => a.id === input.key.accountId);
+      if (account === undefined) return 'not-found';
+      if (activeKeys(account.id) >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
+      keys.push(copy(input.key));
+      return 'ok';
+    },
+
+    async listApiKeys(accountId: string): Promise<ApiKeyRecord[] | null> {
+      if (!accounts.some((a) => a.id === accountId)) return null;
+      return keys
+        .filter((k) => k.accountId === accountId)
+        .sort((a, b) => compareCodePoints(a.createdAt, b.createdAt) || compareCodePoints(a.id, b.id))
+        .map(copy);
+    },
+
+    async revokeApiKey(input: { id: string; at: string }): Promise<boolean> {
+      const key = keys.find((k) => k.id === input.id);
+      if (key === undefined) return false;
+      key.revokedAt ??= input.at;
+      return true;
+    },
+
+    async findApiKey(hash: string): Promise<KeyGrant | null> {
+      const key = keys.find((k) => k.hash === hash);
+      const account = key === undefined ? undefined : accounts.find((a) => a.id === key.accountId);
+      if (key === undefined || account === undefined) return null;
+      return { keyId: key.id, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: key.revokedAt !== null };
+    },
+
+    async hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome> {
+      const { now, windowMs } = input;
+      const result = slidingWindowHit({
+        hits: input.windows.map((w) => windows.get(w.key) ?? []),
+        quotas: input.windows.map((w) => w.quota),
+        now,
+        windowMs,
+      });
+      if (result.admitted) input.windows.forEach((w, i) => windows.set(w.key, result.hits[i] ?? []));
+      // Forget windows whose hits have all left.
+      for (const [key, hits] of windows) {
+        if (hits.every((t) => now - t >= windowMs)) windows.delete(key);
+      }
+      return { admitted: result.admitted, windows: result.windows };
+    },
+
+    async close(): Promise<void> {},
+  };
+}
+
+/** A deep copy of plain data (records hold only JSON values). */
+function copy<T>(value: T): T {
+  return structuredClone(value);
+}
