@@ -1,0 +1,210 @@
+/**
+ * The embedded default store: everything in this process's memory, indexed for the hot
+ * reads (list pages, identifier lookups, GMP series, key lookups, rate limits).
+ *
+ * Atomicity: every method does all its work synchronously inside its `async` body and
+ * awaits nothing, so JavaScript runs no other call of the store in between; each call is
+ * one atomic step, and a reader sees a write whole or not at all.
+ */
+import { IpokitError } from '@ipokit/core';
+import type {
+  AccountRecord,
+  ActiveKeyLimits,
+  ApiKeyRecord,
+  DatasetConflict,
+  GmpBucket,
+  GmpBucketQuery,
+  IpoRecord,
+  IpoRow,
+  KeyGrant,
+  ListQuery,
+  Plan,
+  RateLimitOutcome,
+  RateLimitWindow,
+  SnapshotRecord,
+  Store,
+} from '@ipokit/core';
+import { AccountTable } from './account-table.js';
+import { IpoTable } from './ipo-table.js';
+import { DEFAULT_SWEEP_EVERY, RateWindows } from './rate-windows.js';
+import { SnapshotTable } from './snapshot-table.js';
+
+/**
+ * Options of {@link memoryStore}.
+ *
+ * @example
+ * ```ts
+ * const store = memoryStore({ rateLimitSweepEvery: 10_000 });
+ * ```
+ */
+export interface MemoryStoreOptions {
+  /**
+   * Fewest rate-limit hits between two sweeps that forget windows whose hits have all
+   * left (default 1,024). A sweep also waits for as many hits as there are windows, so
+   * its cost stays O(1) per hit; memory stays bounded by the windows active in the last
+   * minute, about twice over, plus this number.
+   */
+  rateLimitSweepEvery?: number;
+}
+
+/**
+ * Creates an in-memory {@link Store}: the embedded default for a single process. Data
+ * lives as long as the store object; `close()` releases it, after which every call
+ * rejects with `IpokitError` code `ERR:UNAVAILABLE`.
+ *
+ * Records given to the store are copied, so callers may change their objects afterwards.
+ * Records it returns are the stored objects themselves: treat them as read-only.
+ *
+ * Costs (n IPOs, s snapshots of one IPO, p rows on a page): a list page is two binary
+ * searches and one pass over the IPOs that can have the asked status on that day, with
+ * no allocation for IPOs off the page (without filters, O(log n + p) for most statuses);
+ * an identifier lookup is O(1); a GMP series is O(log s + snapshots in range); the
+ * latest snapshot is O(log s); key lookups and limit checks are O(1); a rate-limit hit is
+ * O(quota) plus an amortised O(1) sweep. Writes are O(size of the write) and leave the
+ * indexes to be rebuilt, O(n log n), by the next read that needs them.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createAccount, createApiKey, importDataset } from '@ipokit/core';
+ * import { ipoRouter } from '@ipokit/express';
+ * import { memoryStore } from '@ipokit/storage-memory';
+ *
+ * const app = express();
+ * const store = memoryStore();
+ * await importDataset(store, { ipos: [{ id: '1', name: 'Orbit Ltd', slug: 'orbit', type: 'EQ', symbol: 'ORBIT' }] });
+ * const account = await createAccount(store, { name: 'Acme', plan: 'pro', gmpAddon: true });
+ * const { key } = await createApiKey(store, { accountId: account.id, label: 'prod server' }); // shown once
+ * app.use('/ipos', ipoRouter(store));
+ * ```
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): Store {
+  const sweepEvery = options.rateLimitSweepEvery ?? DEFAULT_SWEEP_EVERY;
+  if (!Number.isSafeInteger(sweepEvery) || sweepEvery < 1) {
+    throw new IpokitError('ERR:BADPARAM', 'rateLimitSweepEvery must be a whole number of at least 1.', { parameter: 'rateLimitSweepEvery' });
+  }
+  const ipos = new IpoTable();
+  const snapshots = new SnapshotTable();
+  const accounts = new AccountTable();
+  const windows = new RateWindows(sweepEvery);
+  let closed = false;
+
+  const open = (): void => {
+    if (closed) throw new IpokitError('ERR:UNAVAILABLE', 'The memory store is closed: create a new one.');
+  };
+  const withGmp = (ipo: IpoRecord, gmpAt: number | null): IpoRow => (gmpAt === null ? { ipo } : { ipo, gmp: snapshots.latest(ipo.id, gmpAt) });
+
+  return {
+    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Promise<DatasetConflict[]> {
+      open();
+      const conflicts = ipos.conflicts(input.ipos);
+      const writing = new Set<string>();
+      for (const ipo of input.ipos) writing.add(ipo.id);
+      input.snapshots.forEach((s, index) => {
+        if (!writing.has(s.ipoId) && !ipos.has(s.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: index });
+      });
+      if (conflicts.length > 0) return conflicts;
+      // Copy everything before changing anything: a copy cannot fail halfway through a write.
+      const newIpos = input.ipos.map(copyIpo);
+      const newSnapshots = input.snapshots.map(copySnapshot);
+      ipos.put(newIpos);
+      for (const s of newSnapshots) snapshots.put(s);
+      return [];
+    },
+
+    async deleteIpos(ids: string[]): Promise<{ ipos: number; snapshots: number }> {
+      open();
+      let ipoCount = 0;
+      let snapshotCount = 0;
+      for (const id of ids) {
+        if (!ipos.delete(id)) continue;
+        ipoCount++;
+        snapshotCount += snapshots.deleteIpo(id);
+      }
+      return { ipos: ipoCount, snapshots: snapshotCount };
+    },
+
+    async listIpos(query: ListQuery): Promise<{ count: number; rows: IpoRow[] }> {
+      open();
+      const page = ipos.list(query);
+      return { count: page.count, rows: page.ipos.map((ipo) => withGmp(ipo, query.gmpAt)) };
+    },
+
+    async findIpo(query: { identifier: string; gmpAt: number | null }): Promise<IpoRow | null> {
+      open();
+      const ipo = ipos.find(query.identifier);
+      return ipo === null ? null : withGmp(ipo, query.gmpAt);
+    },
+
+    async gmpBuckets(query: GmpBucketQuery): Promise<GmpBucket[]> {
+      open();
+      return snapshots.buckets(query);
+    },
+
+    async insertAccount(account: AccountRecord): Promise<void> {
+      open();
+      accounts.insertAccount(account);
+    },
+
+    async getAccount(id: string): Promise<AccountRecord | null> {
+      open();
+      return accounts.getAccount(id);
+    },
+
+    async updateAccount(input: { id: string; plan?: Plan; gmpAddon?: boolean; maxActiveKeys: ActiveKeyLimits }): Promise<AccountRecord | 'not-found' | 'too-many-keys'> {
+      open();
+      return accounts.updateAccount(input);
+    },
+
+    async insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits }): Promise<'ok' | 'not-found' | 'too-many-keys'> {
+      open();
+      return accounts.insertApiKey(input);
+    },
+
+    async listApiKeys(accountId: string): Promise<ApiKeyRecord[] | null> {
+      open();
+      return accounts.listApiKeys(accountId);
+    },
+
+    async revokeApiKey(input: { id: string; at: string }): Promise<boolean> {
+      open();
+      return accounts.revokeApiKey(input);
+    },
+
+    async findApiKey(hash: string): Promise<KeyGrant | null> {
+      open();
+      return accounts.findApiKey(hash);
+    },
+
+    async hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome> {
+      open();
+      return windows.hit(input);
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      ipos.clear();
+      snapshots.clear();
+      accounts.clear();
+      windows.clear();
+    },
+  };
+}
+
+/** A deep copy of an IPO record (its arrays and schedule events are the only nested values). */
+function copyIpo(ipo: IpoRecord): IpoRecord {
+  return {
+    ...ipo,
+    exchanges: [...ipo.exchanges],
+    schedule: ipo.schedule.map((event) => ({ ...event })),
+    strengths: [...ipo.strengths],
+    risks: [...ipo.risks],
+    mediaCoverageLinks: [...ipo.mediaCoverageLinks],
+  };
+}
+
+/** A deep copy of a snapshot record. */
+function copySnapshot(snapshot: SnapshotRecord): SnapshotRecord {
+  return { ...snapshot, sources: snapshot.sources.map((source) => ({ ...source })), aggregations: { ...snapshot.aggregations } };
+}

@@ -1,0 +1,176 @@
+/**
+ * The GMP snapshots of a memory store, per IPO. Writes go to a Map keyed by timestamp
+ * (so a snapshot with the same instant replaces the old one); reads use a columnar copy
+ * sorted by timestamp, rebuilt lazily for the IPOs a write touched: one Float64Array of
+ * timestamps and one per aggregation field (NaN for null). A series or a latest-snapshot
+ * query is then a binary search plus, for the series, one pass over the range.
+ */
+import type { GmpBucket, GmpBucketQuery, GmpField, SnapshotRecord } from '@ipokit/core';
+import { lowerBound, upperBound } from './sorted.js';
+
+/** The aggregation fields, in the order their columns are kept. */
+const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
+
+/** One IPO's snapshots sorted by timestamp, in columns. */
+interface Columns {
+  timestamps: Float64Array;
+  values: Record<GmpField, Float64Array>;
+  records: SnapshotRecord[];
+}
+
+/** One IPO's snapshots: the writable map and its lazily built columns. */
+interface SnapshotSet {
+  byTime: Map<number, SnapshotRecord>;
+  columns: Columns | null;
+}
+
+/**
+ * Every stored snapshot, grouped by IPO id. Records are kept as given to {@link put}
+ * (the caller hands over objects it no longer mutates) and returned as they are stored.
+ *
+ * @example
+ * ```ts
+ * const table = new SnapshotTable();
+ * table.put({ ipoId: 'a1', timestamp: 0, sources: [], aggregations: { mean: null, median: null, min: null, max: null, mode: null } });
+ * table.latest('a1', 0)?.timestamp; // 0
+ * ```
+ */
+export class SnapshotTable {
+  private sets = new Map<string, SnapshotSet>();
+
+  /**
+   * Stores a snapshot, replacing the one of the same IPO and instant.
+   *
+   * @example
+   * ```ts
+   * table.put(snapshot);
+   * ```
+   */
+  put(snapshot: SnapshotRecord): void {
+    let set = this.sets.get(snapshot.ipoId);
+    if (set === undefined) {
+      set = { byTime: new Map(), columns: null };
+      this.sets.set(snapshot.ipoId, set);
+    }
+    set.byTime.set(snapshot.timestamp, snapshot);
+    set.columns = null;
+  }
+
+  /**
+   * Removes every snapshot of an IPO; resolves to how many there were.
+   *
+   * @example
+   * ```ts
+   * table.deleteIpo('a1'); // 3
+   * ```
+   */
+  deleteIpo(ipoId: string): number {
+    const set = this.sets.get(ipoId);
+    if (set === undefined) return 0;
+    this.sets.delete(ipoId);
+    return set.byTime.size;
+  }
+
+  /**
+   * The latest snapshot of an IPO with `timestamp <= at`, or null: one binary search.
+   *
+   * @example
+   * ```ts
+   * table.latest('a1', Date.now()); // the newest visible snapshot, or null
+   * ```
+   */
+  latest(ipoId: string, at: number): SnapshotRecord | null {
+    const columns = this.columnsOf(ipoId);
+    if (columns === null) return null;
+    const i = upperBound(columns.timestamps, at) - 1;
+    return i >= 0 ? (columns.records[i] as SnapshotRecord) : null;
+  }
+
+  /**
+   * The buckets of a series query (see `Store.gmpBuckets`): a binary search for the
+   * range, then one pass. Sums are exact: a bucket's sum switches to a bigint when it
+   * would leave the safe-integer range, and back to a number when it ends inside it.
+   *
+   * @example
+   * ```ts
+   * table.buckets({ ipoId: 'a1', field: 'mean', from: 0, to: Date.now(), size: 86_400_000, origin: 0 });
+   * ```
+   */
+  buckets(query: GmpBucketQuery): GmpBucket[] {
+    const { from, to, size, origin } = query;
+    const columns = this.columnsOf(query.ipoId);
+    if (columns === null || !(from <= to)) return [];
+    const timestamps = columns.timestamps;
+    const values = columns.values[query.field];
+    const lo = lowerBound(timestamps, from);
+    const hi = upperBound(timestamps, to, lo);
+    const out: GmpBucket[] = [];
+    let start = NaN;
+    let sum = 0;
+    let big: bigint | null = null;
+    let count = 0;
+    for (let i = lo; i < hi; i++) {
+      const t = timestamps[i] as number;
+      const bucket = origin + Math.floor((t - origin) / size) * size;
+      if (bucket !== start) {
+        if (i > lo) out.push({ start, sum: finish(sum, big), count });
+        start = bucket;
+        sum = 0;
+        big = null;
+        count = 0;
+      }
+      const v = values[i] as number;
+      if (v !== v) continue; // NaN: the field is null in this snapshot
+      count++;
+      if (big !== null) {
+        big += BigInt(v);
+      } else {
+        const next = sum + v;
+        // Both operands are safe integers, so the float sum is exact whenever the true
+        // sum is safe; outside that range redo it exactly.
+        if (Number.isSafeInteger(next)) sum = next;
+        else big = BigInt(sum) + BigInt(v);
+      }
+    }
+    if (hi > lo) out.push({ start, sum: finish(sum, big), count });
+    return out;
+  }
+
+  /**
+   * Forgets everything.
+   *
+   * @example
+   * ```ts
+   * table.clear();
+   * ```
+   */
+  clear(): void {
+    this.sets = new Map();
+  }
+
+  private columnsOf(ipoId: string): Columns | null {
+    const set = this.sets.get(ipoId);
+    if (set === undefined) return null;
+    set.columns ??= buildColumns(set.byTime);
+    return set.columns;
+  }
+}
+
+function buildColumns(byTime: Map<number, SnapshotRecord>): Columns {
+  const records = [...byTime.values()].sort((a, b) => a.timestamp - b.timestamp);
+  const n = records.length;
+  const timestamps = new Float64Array(n);
+  const values = {} as Record<GmpField, Float64Array>;
+  for (const field of FIELDS) values[field] = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = records[i] as SnapshotRecord;
+    timestamps[i] = r.timestamp;
+    for (const field of FIELDS) values[field][i] = r.aggregations[field] ?? NaN;
+  }
+  return { timestamps, values, records };
+}
+
+function finish(sum: number, big: bigint | null): number | bigint {
+  if (big === null) return sum;
+  return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+}
