@@ -1,0 +1,157 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Express } from 'express';
+import { describe, expect, it } from 'vitest';
+import type { IpoRouterOptions, Store } from '@ipokit/core';
+import { memoryStore } from '@ipokit/storage-memory';
+import { FIXTURE_NOW, seedFixture, testHttp, type HttpTarget, type StartedTarget } from '@ipokit/core/testing';
+import { ipoRouter } from './index.js';
+
+/** Express 5, the router mounted at /ipos, on 127.0.0.1 port 0. */
+const express5: HttpTarget = {
+  name: 'express 5',
+  start: (store, options) => {
+    const app = express();
+    app.use('/ipos', ipoRouter(store, options));
+    return listen(app, '/ipos');
+  },
+};
+
+testHttp({ target: express5, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
+
+describe('express adapter', () => {
+  const clock = (): IpoRouterOptions => ({ now: () => new Date(FIXTURE_NOW), limits: {} });
+
+  it('MUST take the client address from X-Forwarded-For only when the app trusts the proxy', async () => {
+    await withApp(
+      (app, store) => {
+        app.set('trust proxy', true);
+        app.use('/ipos', ipoRouter(store, clock()));
+      },
+      async (base) => {
+        const from = (address: string): Promise<number> => status(`${base}/ipos?status=open`, { 'x-forwarded-for': address });
+        for (let i = 0; i < 6; i++) expect(await from('203.0.113.7')).toBe(200);
+        expect(await from('203.0.113.7')).toBe(429);
+        // the IPv4-mapped form is the same address
+        expect(await from('::ffff:203.0.113.7')).toBe(429);
+        expect(await from('203.0.113.8')).toBe(200);
+        // IPv6 addresses count by their /64
+        for (let i = 0; i < 6; i++) expect(await from(`2001:db8:1:2::${i + 1}`)).toBe(200);
+        expect(await from('2001:db8:1:2:ffff::9')).toBe(429);
+        expect(await from('2001:db8:1:3::1')).toBe(200);
+      },
+    );
+  });
+
+  it('MUST ignore X-Forwarded-For without trust proxy, so a caller cannot dodge the keyless limit', async () => {
+    await withApp(
+      (app, store) => {
+        app.use('/ipos', ipoRouter(store, clock()));
+      },
+      async (base) => {
+        for (let i = 0; i < 6; i++) expect(await status(`${base}/ipos?status=open`, { 'x-forwarded-for': `198.51.100.${i}` })).toBe(200);
+        expect(await status(`${base}/ipos?status=open`, { 'x-forwarded-for': '198.51.100.99' })).toBe(429);
+        expect(await status(`${base}/ipos?status=open`)).toBe(429);
+      },
+    );
+  });
+
+  it('MUST work inside an app with its own middleware and routes, and leave other paths alone', async () => {
+    await withApp(
+      (app, store) => {
+        app.use((_req, res, next) => {
+          res.setHeader('x-app', 'before');
+          next();
+        });
+        app.use(express.json());
+        app.get('/health', (_req, res) => {
+          res.type('text/plain').send('ok');
+        });
+        app.use('/ipos', ipoRouter(store, { now: () => new Date(FIXTURE_NOW) }));
+        app.get('/iposX', (_req, res) => {
+          res.type('text/plain').send('app iposX');
+        });
+        app.get('/other', (_req, res) => {
+          res.type('text/plain').send('app other');
+        });
+        app.use((_req, res) => {
+          res.status(404).type('text/plain').send('app 404');
+        });
+      },
+      async (base) => {
+        expect(await text(`${base}/health`)).toEqual([200, 'ok']);
+        expect(await text(`${base}/other`)).toEqual([200, 'app other']);
+        expect(await text(`${base}/iposX`)).toEqual([200, 'app iposX']);
+        expect(await text(`${base}/nowhere`)).toEqual([404, 'app 404']);
+        const list = await fetch(`${base}/ipos?status=open`);
+        expect(list.status).toBe(200);
+        expect(list.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(list.headers.get('x-app')).toBe('before');
+        expect(((await list.json()) as { meta: { count: number } }).meta.count).toBe(4);
+        // unknown paths under the mount are the router's 404, not the app's
+        const unknown = await fetch(`${base}/ipos/a/b/c`);
+        expect(unknown.status).toBe(404);
+        expect(((await unknown.json()) as { code: string }).code).toBe('ERR:NOTFOUND');
+        // a JSON body parsed by the app's middleware does not change the 405
+        const post = await fetch(`${base}/ipos?status=open`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+        expect(post.status).toBe(405);
+        expect(post.headers.get('allow')).toBe('GET, HEAD');
+      },
+    );
+  });
+
+  it('MUST measure maxUrlLength on the whole request-target, deeper mount path included', async () => {
+    await withApp(
+      (app, store) => {
+        app.use('/api/v1/ipos', ipoRouter(store, { now: () => new Date(FIXTURE_NOW), maxUrlLength: 40 }));
+      },
+      async (base) => {
+        const prefix = '/api/v1/ipos?status=open&x=';
+        expect(await status(`${base}${prefix}${'x'.repeat(40 - prefix.length)}`)).toBe(200);
+        expect(await status(`${base}${prefix}${'x'.repeat(41 - prefix.length)}`)).toBe(414);
+      },
+    );
+  });
+});
+
+async function listen(app: Express, mount: string): Promise<StartedTarget> {
+  const server = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}${mount}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err === undefined ? resolve() : reject(err)));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function withApp(build: (app: Express, store: Store) => void, fn: (origin: string) => Promise<void>): Promise<void> {
+  const store = memoryStore();
+  await seedFixture(store);
+  const app = express();
+  build(app, store);
+  const server = await listen(app, '');
+  try {
+    await fn(server.baseUrl);
+  } finally {
+    await server.close();
+    await store.close?.();
+  }
+}
+
+async function status(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(url, { headers });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function text(url: string): Promise<[number, string]> {
+  const res = await fetch(url);
+  return [res.status, await res.text()];
+}
