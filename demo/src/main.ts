@@ -1,0 +1,49 @@
+/**
+ * `npm start`: the demo server as a command. PORT (default 3000) and IPOKIT_DATASET
+ * (a dataset JSON file instead of the generated one) come from the environment.
+ */
+import { isIpokitError } from '@ipokit/core';
+import { DemoError, startDemo, type Demo } from './server.js';
+
+
+async function main(): Promise<void> {
+  const port = Number(process.env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`PORT must be a port number, got ${JSON.stringify(process.env.PORT)}.`);
+    process.exit(1);
+  }
+  const datasetFile = process.env.IPOKIT_DATASET || undefined;
+  let demo: Demo;
+  try {
+    demo = await startDemo({ port, ...(datasetFile === undefined ? {} : { datasetFile }) });
+  } catch (err) {
+    if (err instanceof DemoError) {
+      console.error(err.message);
+    } else if (isIpokitError(err, 'ERR:DATASET')) {
+      console.error(`IPOKIT_DATASET file ${datasetFile} is not a valid dataset (${err.problemCount} problem(s)):`);
+      for (const p of err.problems ?? []) console.error(`  ${p.path}: ${p.message}`);
+      if ((err.problemCount ?? 0) > (err.problems?.length ?? 0)) console.error(`  ... and ${(err.problemCount ?? 0) - (err.problems?.length ?? 0)} more`);
+    } else {
+      console.error(err);
+    }
+    process.exit(1);
+  }
+  console.log(`ipokit demo serving ${datasetFile ?? 'a generated dataset'} at ${demo.url}/ipos`);
+  console.log('');
+  console.log('API keys (shown once; default limits: 6 requests/min, GMP 3/min):');
+  console.log(`  free  ${demo.keys.free}`);
+  console.log(`  paid  ${demo.keys.paid}`);
+  console.log(`  pro   ${demo.keys.pro}   (with the GMP add-on)`);
+  console.log('');
+  console.log('Try:');
+  for (const c of demo.curls) console.log(`  ${c}`);
+  const stop = () => {
+    // Stop accepting connections; in-flight requests finish, then the process exits.
+    demo.server.close(() => process.exit(0));
+    demo.server.closeIdleConnections();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+void main();
