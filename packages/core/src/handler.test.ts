@@ -1,0 +1,164 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createAccount, createApiKey } from './admin.js';
+import { compareCodePoints, deriveStatus } from './status.js';
+import { createIpoHandler, type HandlerRequest } from './handler.js';
+import { datasetArbitrary, ARBITRARY_FIRST_DAY, ARBITRARY_DAYS } from './testing/arbitraries.js';
+import { referenceStore } from './testing/reference-store.js';
+import type { IpoRecord, IpoStatus, IpoType, ListResponse } from './types.js';
+import { addDays } from './dates.js';
+
+// Properties of the list route through the whole handler (parsing, plans, paging),
+// over random datasets. The expected answer is computed here from the contract's words,
+// independently of the stores and of the reference implementations.
+
+const STATUSES: readonly IpoStatus[] = ['announced', 'upcoming', 'open', 'closed', 'listed'];
+const TYPES: readonly IpoType[] = ['EQ', 'SME', 'DEBT'];
+const DAY_MS = 86_400_000;
+
+interface Filters {
+  status: IpoStatus;
+  types: IpoType[] | null;
+  source: 'nse' | 'bse' | null;
+  startDate: string | null;
+  endDate: string | null;
+  year: string | null;
+}
+
+/** The contract's order, spelled out (CONTRACT 3). */
+function naiveCompare(status: IpoStatus): (a: IpoRecord, b: IpoRecord) => number {
+  const text = (x: string | null, y: string | null): number => (x === y ? 0 : (x ?? '') < (y ?? '') ? -1 : 1);
+  return (a, b) => {
+    let c = 0;
+    if (status === 'upcoming' || status === 'open') c = text(a.startDate, b.startDate);
+    else if (status === 'announced') c = compareCodePoints(a.name, b.name);
+    else if (status === 'closed') c = text(b.endDate ?? b.startDate, a.endDate ?? a.startDate);
+    else c = text(b.listingDate, a.listingDate);
+    return c !== 0 ? c : compareCodePoints(a.id, b.id);
+  };
+}
+
+function naiveMatches(ipos: readonly IpoRecord[], f: Filters, today: string): IpoRecord[] {
+  return ipos
+    .filter(
+      (ipo) =>
+        deriveStatus(ipo, today) === f.status &&
+        (f.types === null || f.types.includes(ipo.type)) &&
+        (f.source === null || ipo.exchanges.includes(f.source)) &&
+        (f.startDate === null || (ipo.startDate !== null && ipo.startDate >= f.startDate)) &&
+        (f.endDate === null || (ipo.endDate !== null && ipo.endDate <= f.endDate)) &&
+        (f.year === null || (ipo.startDate !== null && ipo.startDate.slice(0, 4) === f.year)),
+    )
+    .sort(naiveCompare(f.status));
+}
+
+const dayArb = fc.integer({ min: -5, max: ARBITRARY_DAYS + 5 }).map((n) => addDays(ARBITRARY_FIRST_DAY, n));
+const filtersArb: fc.Arbitrary<Filters> = fc.record({
+  status: fc.constantFrom(...STATUSES),
+  types: fc.option(fc.subarray([...TYPES], { minLength: 1 }), { nil: null }),
+  source: fc.constantFrom(null, 'nse' as const, 'bse' as const),
+  startDate: fc.option(dayArb, { nil: null }),
+  endDate: fc.option(dayArb, { nil: null }),
+  year: fc.constantFrom(null, '2026', '2027', '2025'),
+});
+
+/** The query string of filters, with the enumerations in random letter case. */
+function queryOf(f: Filters, casing: boolean[], extra: string): string {
+  const cased = (s: string, i: number): string => (casing[i % casing.length] ? s.toUpperCase() : s.toLowerCase());
+  const parts = [`status=${cased(f.status, 0)}`];
+  if (f.types !== null) parts.push(`type=${f.types.map((t, i) => cased(t, i + 1)).join('%2C')}`);
+  if (f.source !== null) parts.push(`source=${cased(f.source, 2)}`);
+  if (f.startDate !== null) parts.push(`startDate=${f.startDate}`);
+  if (f.endDate !== null) parts.push(`endDate=${f.endDate}`);
+  if (f.year !== null) parts.push(`year=${f.year}`);
+  return parts.join('&') + extra;
+}
+
+function request(query: string, key: string | null): HandlerRequest {
+  return { method: 'GET', url: `/ipos?${query}`, path: '/', query, headers: key === null ? {} : { 'x-api-key': key }, clientAddress: '192.0.2.1' };
+}
+
+describe('list route through the handler (properties)', () => {
+  it('iterating every page returns every match exactly once, in the contract order; totalPages = ceil(count/limit); filters = the naive filter', async () => {
+    const arb = fc.record({
+      dataset: datasetArbitrary({ maxIpos: 30, maxSnapshots: 0 }),
+      filters: filtersArb,
+      casing: fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+      limit: fc.integer({ min: 1, max: 150 }),
+      todayOffset: fc.integer({ min: -3, max: ARBITRARY_DAYS + 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(arb, async ({ dataset, filters, casing, limit, todayOffset }) => {
+        const store = referenceStore();
+        expect(await store.writeDataset(dataset)).toEqual([]);
+        const today = addDays(ARBITRARY_FIRST_DAY, todayOffset);
+        // 06:30 UTC is 12:00 in Asia/Kolkata on the same calendar day.
+        const now = new Date(Date.parse(`${today}T06:30:00Z`));
+        const account = await createAccount(store, { name: 'p', plan: 'paid' });
+        const { key } = await createApiKey(store, { accountId: account.id, label: 'k' });
+        const handle = createIpoHandler(store, { now: () => now, limits: { paid: { perMinute: Infinity }, keyless: { perMinute: Infinity } } });
+        const expected = naiveMatches(dataset.ipos, filters, today);
+        const effective = Math.min(limit, 100);
+        const seen: string[] = [];
+        let totalPages = Infinity;
+        for (let page = 1; page <= totalPages + 1; page++) {
+          const res = await handle(request(queryOf(filters, casing, `&limit=${limit}&page=${page}`), key));
+          expect(res.status).toBe(200);
+          const body = JSON.parse(res.body) as ListResponse;
+          expect(body.meta.count).toBe(expected.length);
+          expect(body.meta.limit).toBe(effective);
+          expect(body.meta.page).toBe(page);
+          expect(body.meta.totalPages).toBe(Math.ceil(expected.length / effective));
+          expect(body.meta.countOnPage).toBe(body.ipos.length);
+          totalPages = body.meta.totalPages;
+          if (page <= totalPages) expect(body.ipos.length).toBe(page < totalPages ? effective : expected.length - (totalPages - 1) * effective);
+          else expect(body.ipos).toEqual([]);
+          for (const ipo of body.ipos) {
+            expect(ipo.status).toBe(filters.status);
+            seen.push(ipo.id);
+          }
+        }
+        expect(seen).toEqual(expected.map((ipo) => ipo.id));
+
+        // Without a key: the first match only, limit 1, page 1, whatever was asked.
+        const keyless = await handle(request(queryOf(filters, casing, `&limit=${limit}&page=3`), null));
+        const partial = JSON.parse(keyless.body) as ListResponse;
+        expect(keyless.status).toBe(200);
+        expect(partial.meta).toEqual({
+          count: expected.length,
+          countOnPage: Math.min(1, expected.length),
+          totalPages: expected.length,
+          page: 1,
+          limit: 1,
+          info: 'To get all IPOs, please provide a valid API key.',
+        });
+        expect(partial.ipos.map((ipo) => ipo.id)).toEqual(expected.slice(0, 1).map((ipo) => ipo.id));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a free key gets pages of one, and its pages still cover every match once', async () => {
+    await fc.assert(
+      fc.asyncProperty(datasetArbitrary({ maxIpos: 12, maxSnapshots: 0 }), fc.constantFrom(...STATUSES), async (dataset, status) => {
+        const store = referenceStore();
+        expect(await store.writeDataset(dataset)).toEqual([]);
+        const today = addDays(ARBITRARY_FIRST_DAY, 10);
+        const now = new Date(Date.parse(`${today}T06:30:00Z`) + DAY_MS / 4);
+        const account = await createAccount(store, { name: 'f', plan: 'free' });
+        const { key } = await createApiKey(store, { accountId: account.id, label: 'k' });
+        const handle = createIpoHandler(store, { now: () => now, limits: { free: { perMinute: Infinity } } });
+        const expected = naiveMatches(dataset.ipos, { status, types: null, source: null, startDate: null, endDate: null, year: null }, today);
+        const seen: string[] = [];
+        for (let page = 1; page <= expected.length; page++) {
+          const body = JSON.parse((await handle(request(`status=${status}&limit=50&page=${page}`, key))).body) as ListResponse;
+          expect(body.meta.limit).toBe(1);
+          expect(body.meta.totalPages).toBe(expected.length);
+          seen.push(...body.ipos.map((ipo) => ipo.id));
+        }
+        expect(seen).toEqual(expected.map((ipo) => ipo.id));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
