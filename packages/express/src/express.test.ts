@@ -1,29 +1,38 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
+import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
 import { memoryStore } from '@ipokit/storage-memory';
 import { FIXTURE_NOW, seedFixture, testHttp, type HttpTarget, type StartedTarget } from '@ipokit/core/testing';
 import { ipoRouter } from './index.js';
 
-/** Express 5, the router mounted at /ipos, on 127.0.0.1 port 0. */
-const express5: HttpTarget = {
-  name: 'express 5',
-  start: (store, options) => {
-    const app = express();
-    app.use('/ipos', ipoRouter(store, options));
-    return listen(app, '/ipos');
-  },
-};
+// The adapter supports Express 4.18+ and 5: both run the whole suite.
+const frameworks = [
+  { name: 'express 5', create: (): Express => express() },
+  { name: 'express 4', create: (): Express => express4() },
+];
 
-testHttp({ target: express5, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
+for (const framework of frameworks) {
+  /** The router mounted at /ipos, on 127.0.0.1 port 0. */
+  const target: HttpTarget = {
+    name: framework.name,
+    start: (store, options) => {
+      const app = framework.create();
+      app.use('/ipos', ipoRouter(store, options));
+      return listen(app, '/ipos');
+    },
+  };
+  testHttp({ target, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
+}
 
-describe('express adapter', () => {
+describe.each(frameworks)('express adapter on $name', ({ create }) => {
   const clock = (): IpoRouterOptions => ({ now: () => new Date(FIXTURE_NOW), limits: {} });
 
   it('MUST take the client address from X-Forwarded-For only when the app trusts the proxy', async () => {
     await withApp(
+      create,
       (app, store) => {
         app.set('trust proxy', true);
         app.use('/ipos', ipoRouter(store, clock()));
@@ -45,6 +54,7 @@ describe('express adapter', () => {
 
   it('MUST ignore X-Forwarded-For without trust proxy, so a caller cannot dodge the keyless limit', async () => {
     await withApp(
+      create,
       (app, store) => {
         app.use('/ipos', ipoRouter(store, clock()));
       },
@@ -58,6 +68,7 @@ describe('express adapter', () => {
 
   it('MUST work inside an app with its own middleware and routes, and leave other paths alone', async () => {
     await withApp(
+      create,
       (app, store) => {
         app.use((_req, res, next) => {
           res.setHeader('x-app', 'before');
@@ -102,6 +113,7 @@ describe('express adapter', () => {
 
   it('MUST measure maxUrlLength on the whole request-target, deeper mount path included', async () => {
     await withApp(
+      create,
       (app, store) => {
         app.use('/api/v1/ipos', ipoRouter(store, { now: () => new Date(FIXTURE_NOW), maxUrlLength: 40 }));
       },
@@ -131,10 +143,14 @@ async function listen(app: Express, mount: string): Promise<StartedTarget> {
   };
 }
 
-async function withApp(build: (app: Express, store: Store) => void, fn: (origin: string) => Promise<void>): Promise<void> {
+async function withApp(
+  create: () => Express,
+  build: (app: Express, store: Store) => void,
+  fn: (origin: string) => Promise<void>,
+): Promise<void> {
   const store = memoryStore();
   await seedFixture(store);
-  const app = express();
+  const app = create();
   build(app, store);
   const server = await listen(app, '');
   try {

@@ -32,7 +32,11 @@ export function ipoRouter(store: Store, options: IpoRouterOptions = {}): IpoRequ
   return (req, res, next) => {
     // req.url is the target below the mount; req.originalUrl is the target as sent.
     // Node keeps an absolute-form target (`GET http://host/ipos/X`, RFC 9112 3.2.2) as is.
-    const url = req.url.replace(ABSOLUTE_FORM, '');
+    let url = req.url.replace(ABSOLUTE_FORM, '');
+    const sent = req.originalUrl.replace(ABSOLUTE_FORM, '');
+    // Express 4 strips the slash after the mount too (`/ipos//gmp` -> `/gmp`): put it back.
+    const mount = sent.endsWith(url) ? sent.slice(0, sent.length - url.length) : '';
+    if (mount.endsWith('/')) url = sent.slice(mount.length - 1);
     const q = url.indexOf('?');
     handle({
       method: req.method,
