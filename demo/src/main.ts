@@ -1,6 +1,7 @@
 /**
  * `npm start`: the demo server as a command. PORT (default 3000) and IPOKIT_DATASET
- * (a dataset JSON file instead of the generated one) come from the environment.
+ * (a dataset JSON file instead of the generated one) come from the environment;
+ * `npm start -- --koa` (or IPOKIT_FRAMEWORK=koa) serves it with Koa instead of Express.
  */
 import { isIpokitError } from '@ipokit/core';
 import { DemoError, startDemo, type Demo } from './server.js';
@@ -12,10 +13,11 @@ async function main(): Promise<void> {
     console.error(`PORT must be a port number, got ${JSON.stringify(process.env.PORT)}.`);
     process.exit(1);
   }
+  const framework = frameworkOf(process.argv.slice(2), process.env.IPOKIT_FRAMEWORK);
   const datasetFile = process.env.IPOKIT_DATASET || undefined;
   let demo: Demo;
   try {
-    demo = await startDemo({ port, ...(datasetFile === undefined ? {} : { datasetFile }) });
+    demo = await startDemo({ port, framework, ...(datasetFile === undefined ? {} : { datasetFile }) });
   } catch (err) {
     if (err instanceof DemoError) {
       console.error(err.message);
@@ -28,7 +30,7 @@ async function main(): Promise<void> {
     }
     process.exit(1);
   }
-  console.log(`ipokit demo serving ${datasetFile ?? 'a generated dataset'} at ${demo.url}/ipos`);
+  console.log(`ipokit demo serving ${datasetFile ?? 'a generated dataset'} with ${framework === 'koa' ? 'Koa' : 'Express'} at ${demo.url}/ipos`);
   console.log('');
   console.log('API keys (shown once; default limits: 6 requests/min, GMP 3/min):');
   console.log(`  free  ${demo.keys.free}`);
@@ -44,6 +46,22 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** `--koa` / `--express` on the command line, else IPOKIT_FRAMEWORK, else Express. */
+function frameworkOf(args: string[], env: string | undefined): 'express' | 'koa' {
+  const usage = 'Usage: npm start [-- --express | --koa]  (or IPOKIT_FRAMEWORK=express|koa)';
+  let chosen: string | undefined = env === undefined || env === '' ? undefined : env.toLowerCase();
+  for (const arg of args) {
+    if (arg === '--koa' || arg === '--express') chosen = arg.slice(2);
+    else {
+      console.error(`Unknown argument ${JSON.stringify(arg)}.\n${usage}`);
+      process.exit(1);
+    }
+  }
+  if (chosen === undefined || chosen === 'express' || chosen === 'koa') return chosen ?? 'express';
+  console.error(`IPOKIT_FRAMEWORK must be express or koa, got ${JSON.stringify(env)}.\n${usage}`);
+  process.exit(1);
 }
 
 void main();

@@ -3,10 +3,12 @@
  * with Express on PORT (default 3000), and prints one key per plan and three curl lines.
  */
 import { readFile } from 'node:fs/promises';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import express from 'express';
+import Koa from 'koa';
 import { createAccount, createApiKey, importDataset, todayInIst, type Dataset, type Plan, type Store } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
+import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { generateDataset } from './generate.js';
 
@@ -30,21 +32,34 @@ export interface Demo {
  * await demo.close();
  * ```
  */
-export async function startDemo(options: { port: number; datasetFile?: string; now?: () => Date }): Promise<Demo> {
+export async function startDemo(options: { port: number; datasetFile?: string; now?: () => Date; framework?: 'express' | 'koa' }): Promise<Demo> {
   const now = options.now ?? (() => new Date());
   const store = memoryStore();
   const dataset = options.datasetFile === undefined ? generateDataset({ today: todayInIst(now()), now: now().getTime() }) : await readDataset(options.datasetFile);
   await importDataset(store, dataset);
   const keys = await createKeys(store);
 
-  const app = express();
-  app.get('/', (_req, res) => {
-    res.json({ service: 'ipokit demo', routes: ['/ipos?status=listed', '/ipos/{identifier}', '/ipos/{identifier}/gmp'] });
-  });
-  app.use('/ipos', ipoRouter(store, { now }));
+  const home = { service: 'ipokit demo', routes: ['/ipos?status=listed', '/ipos/{identifier}', '/ipos/{identifier}/gmp'] };
+  let handler: Parameters<typeof createServer>[1];
+  if (options.framework === 'koa') {
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      if (ctx.path !== '/') return next();
+      ctx.body = home;
+    });
+    app.use(koaIpoRouter(store, { now, prefix: '/ipos' }));
+    handler = app.callback();
+  } else {
+    const app = express();
+    app.get('/', (_req, res) => {
+      res.json(home);
+    });
+    app.use('/ipos', ipoRouter(store, { now }));
+    handler = app;
+  }
 
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(options.port, '127.0.0.1', () => resolve(s)).on('error', reject);
+    const s = createServer(handler).listen(options.port, '127.0.0.1', () => resolve(s)).on('error', reject);
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;

@@ -56,6 +56,14 @@ export interface HttpTarget {
   /** Shown in the describe block, e.g. `'express 5'`. */
   name: string;
   start(store: Store, options: IpoRouterOptions): Promise<StartedTarget>;
+  /**
+   * Starts the router inside an app of the framework's own, in this order: a middleware
+   * that sets the response header `x-app: before` on every response; `GET /health`
+   * answering 200 `ok` (text/plain); the router at `/ipos`; `GET /iposX` answering 200
+   * `app iposX` and `GET /other` answering 200 `app other`; last, a handler answering
+   * every other request 404 `app 404` (text/plain). `baseUrl` is the router's mount URL.
+   */
+  startInApp(store: Store, options: IpoRouterOptions): Promise<StartedTarget>;
 }
 
 /** A response as the checks see it. */
@@ -143,6 +151,8 @@ export interface CheckContext {
    * Rate-limit state lives in the store and survives.
    */
   restart(options?: IpoRouterOptions): Promise<void>;
+  /** Like {@link CheckContext.restart}, with the router inside an app ({@link HttpTarget.startInApp}). */
+  restartInApp(options?: IpoRouterOptions): Promise<void>;
 }
 
 /** One conformance check. */
@@ -227,13 +237,14 @@ export async function runCheck(options: TestHttpOptions, check: HttpCheck): Prom
         state.errors.push(error);
       },
     };
-    const start = async (extra: IpoRouterOptions): Promise<void> => {
+    const start = async (extra: IpoRouterOptions, inApp = false): Promise<void> => {
       if (server.current !== null) {
         const running = server.current;
         server.current = null;
         await running.close();
       }
-      server.current = await options.target.start(routed, { ...base, ...extra });
+      const target = options.target;
+      server.current = await (inApp ? target.startInApp(routed, { ...base, ...extra }) : target.start(routed, { ...base, ...extra }));
     };
     await start(check.options ?? {});
     const baseUrl = (): string => {
@@ -267,6 +278,7 @@ export async function runCheck(options: TestHttpOptions, check: HttpCheck): Prom
         state.fault = f;
       },
       restart: (o) => start(o ?? {}),
+      restartInApp: (o) => start(o ?? {}, true),
     };
     await check.fn(ctx);
     if (check.expectsErrors !== true) expect(state.errors, 'onError must not be called').toEqual([]);
@@ -1850,6 +1862,40 @@ function ipoChecks(): HttpCheck[] {
           expect(absolute.status, absolute.text.slice(0, 200)).toBe(200);
           expect(absolute.text).toBe(origin.text);
         }
+      },
+    },
+    {
+      id: 'app-embedded',
+      name: 'MUST work inside an app with its own middleware and routes before and after it, and leave other paths to the app',
+      async fn(ctx) {
+        await ctx.restartInApp();
+        const origin = new URL(ctx.baseUrl).origin;
+        const text = async (path: string): Promise<[number, string, string | undefined]> => {
+          const res = await fetchResult(origin + path);
+          return [res.status, res.text, res.headers['x-app']];
+        };
+        expect(await text('/health')).toEqual([200, 'ok', 'before']);
+        expect(await text('/other')).toEqual([200, 'app other', 'before']);
+        expect(await text('/iposX')).toEqual([200, 'app iposX', 'before']);
+        expect(await text('/iposX/ORBIT')).toEqual([404, 'app 404', 'before']);
+        expect(await text('/nowhere')).toEqual([404, 'app 404', 'before']);
+        // (the mount path's letter case is the framework's business: koa-mount is case-sensitive)
+        for (const mount of ['/ipos', '/ipos/']) {
+          const list = await fetchResult(`${origin}${mount}?status=open`, { key: ctx.keys.paid });
+          expect(list.status).toBe(200);
+          expect(list.headers['content-type']).toBe('application/json; charset=utf-8');
+          expect(list.headers['x-app']).toBe('before');
+          expect((list.json as ListResponse).meta.count).toBe(EXPECTED_ORDER.open.length);
+        }
+        const one = await fetchResult(`${origin}/ipos/ORBIT/`, { key: ctx.keys.paid });
+        expect(one.status).toBe(200);
+        expect((one.json as IpoResponse).ipo.symbol).toBe('ORBIT');
+        // unknown paths and other methods under the mount are the router's, not the app's
+        expectError(await fetchResult(`${origin}/ipos/a/b/c`), 404);
+        const post = await fetchResult(`${origin}/ipos?status=open`, { method: 'POST' });
+        expectError(post, 405);
+        expect(post.headers['allow']).toBe('GET, HEAD');
+        expect(post.headers['x-app']).toBe('before');
       },
     },
     {

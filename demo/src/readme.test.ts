@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The README's Express and Koa blocks run as pasted: each is written to a file, run with
+// Node, and the curl line it prints must answer 200 with the IPO.
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The first ```ts block after the heading. */
+async function block(heading: string): Promise<string> {
+  const readme = await readFile(`${ROOT}README.md`, 'utf8');
+  const at = readme.indexOf(`\n## ${heading}\n`);
+  if (at < 0) throw new Error(`README has no heading "${heading}"`);
+  const m = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
+  if (m === null) throw new Error(`README has no ts block after "${heading}"`);
+  return m[1]!;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+describe.each([
+  ['Use it in your Express app', 'express'],
+  ['With Koa', 'koa'],
+])('README block "%s"', (heading, name) => {
+  it('runs as pasted and prints a curl line that works', async () => {
+    const file = `${ROOT}demo/src/.readme-${name}-${process.pid}.mts`;
+    await writeFile(file, await block(heading));
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+      });
+      const m = /^curl -s '([^']+)' -H 'x-api-key: (ipk_[A-Za-z0-9]{32})'$/.exec(line);
+      expect(m, line).not.toBeNull();
+      const res = await fetch(m![1]!.replace('localhost', '127.0.0.1'), { headers: { 'x-api-key': m![2]! } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { ipo: { symbol: string; gmp?: { aggregations: { mean: number } } } };
+      expect(body.ipo.symbol).toBe('ORBIT');
+      if (name === 'express') expect(body.ipo.gmp?.aggregations.mean).toBe(41.25);
+    } finally {
+      child.kill();
+      await rm(file, { force: true });
+    }
+  });
+});

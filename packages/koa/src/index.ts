@@ -1,0 +1,87 @@
+/**
+ * @ipokit/koa: the ipokit IPO API as Koa middleware (Koa 2.13+ and 3).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { createIpoHandler, IpokitError, type IpoRouterOptions, type Store } from '@ipokit/core';
+
+export type { IpoRouterOptions } from '@ipokit/core';
+
+/** Options of the Koa router: the core's, plus the path it answers under. */
+export interface KoaIpoRouterOptions extends IpoRouterOptions {
+  /**
+   * The path the router answers under, e.g. `'/ipos'`, matched as Express's `app.use(path)`
+   * does: ignoring case, at a segment boundary. Other requests go to the next middleware.
+   * Default none: every request is the router's (for `koa-mount`).
+   */
+  prefix?: string;
+}
+
+/** What the router reads and sets on a Koa context (Koa 2.13+ and 3 both fit). */
+export interface KoaContextLike {
+  method: string;
+  /** The raw path, below koa-mount's mount when there is one. */
+  path: string;
+  querystring: string;
+  originalUrl: string;
+  headers: IncomingHttpHeaders;
+  /** The client address; follows `app.proxy`. */
+  ip: string;
+  status: number;
+  body: unknown;
+  set(fields: { [name: string]: string }): void;
+}
+
+/** A Koa middleware function, as `app.use` takes it. */
+export type IpoMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<void>;
+
+/**
+ * The three IPO routes as Koa middleware. The client address is `ctx.ip`, so it follows
+ * the app's `proxy` setting. Bad requests are answered here (400/404/...); errors from
+ * middleware after it propagate to Koa untouched.
+ *
+ * @example
+ * ```ts
+ * import Koa from 'koa';
+ * import { memoryStore } from '@ipokit/storage-memory';
+ * import { ipoRouter } from '@ipokit/koa';
+ *
+ * const app = new Koa();
+ * app.use(ipoRouter(memoryStore(), { prefix: '/ipos' })); // or: app.use(mount('/ipos', ipoRouter(store)))
+ * app.listen(3000);
+ * ```
+ */
+export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoMiddleware {
+  const { prefix, ...coreOptions } = options;
+  const mount = normalizePrefix(prefix);
+  const handle = createIpoHandler(store, coreOptions);
+  return async (ctx, next) => {
+    let path = ctx.path;
+    if (mount !== '') {
+      const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
+      if (!under) return void (await next());
+      path = path.slice(mount.length) || '/';
+    }
+    const result = await handle({
+      method: ctx.method,
+      url: ctx.originalUrl,
+      path,
+      query: ctx.querystring,
+      headers: ctx.headers,
+      clientAddress: ctx.ip,
+    });
+    // Status and headers before the body, so Koa keeps our Content-Type; for HEAD Koa
+    // sends the headers (Content-Length of this body) and no body.
+    ctx.status = result.status;
+    ctx.set(result.headers);
+    ctx.body = result.body;
+  };
+}
+
+function normalizePrefix(prefix: string | undefined): string {
+  if (prefix === undefined) return '';
+  if (typeof prefix !== 'string' || (prefix !== '' && !prefix.startsWith('/')) || /[?#]/.test(prefix)) {
+    const got = JSON.stringify(prefix) ?? String(prefix);
+    throw new IpokitError('ERR:BADPARAM', `ipoRouter option prefix must be a path starting with "/", e.g. "/ipos" (got ${got}).`, { parameter: 'prefix' });
+  }
+  return prefix.replace(/\/+$/, '').toLowerCase();
+}
