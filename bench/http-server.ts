@@ -5,8 +5,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
+import Koa from 'koa';
+import KoaRouter from '@koa/router';
 import { createAccount, createApiKey, importDataset } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
+import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { generateDataset } from '../demo/src/generate.js';
 
@@ -26,6 +29,23 @@ const contenders: Record<string, (ctx: Ctx) => Server> = {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     });
+    return app.listen(0, '127.0.0.1');
+  },
+  /** Our Koa router with a prefix. */
+  'ipokit-koa': ({ store }) => {
+    const app = new Koa();
+    app.use(koaIpoRouter(store, { prefix: '/ipos', now: () => new Date(NOW), limits: { paid: { perMinute: Infinity } } }));
+    return app.listen(0, '127.0.0.1');
+  },
+  /** The floor on Koa: Koa 3 + @koa/router sending the same bytes, prebuilt. */
+  'bare-koa': ({ body }) => {
+    const app = new Koa();
+    const router = new KoaRouter();
+    router.get('/ipos/:id', (ctx) => {
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = body;
+    });
+    app.use(router.routes());
     return app.listen(0, '127.0.0.1');
   },
 };
