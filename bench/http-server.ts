@@ -77,4 +77,6 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port, key, id })}\n`);
 }
 
+// Exit cleanly on a signal, so `node --cpu-prof` writes its profile.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(0));
 await main();
