@@ -1,0 +1,6 @@
+/**
+ * @ipokit/storage-postgres: the ipokit Store on PostgreSQL, shared by every app instance.
+ */
+export { postgresStore, type PostgresStoreOptions } from './postgres-store.js';
+export { migrate, DEFAULT_SCHEMA, SCHEMA_VERSION, type SchemaOptions } from './migrations.js';
+export type { PostgresClient } from './client.js';

@@ -1,0 +1,499 @@
+/**
+ * The PostgreSQL store: every filter, order, page, lookup, bucket and rate-limit decision
+ * runs in SQL, so any number of app instances share one database with exact results.
+ */
+import { IpokitError } from '@ipokit/core';
+import type {
+  AccountRecord,
+  ActiveKeyLimits,
+  ApiKeyRecord,
+  DatasetConflict,
+  GmpBucket,
+  GmpBucketQuery,
+  GmpField,
+  IpoRecord,
+  IpoRow,
+  IpoStatus,
+  KeyGrant,
+  ListQuery,
+  Plan,
+  RateLimitOutcome,
+  RateLimitWindow,
+  SnapshotRecord,
+  Store,
+} from '@ipokit/core';
+import { Database, type PostgresClient, type Transaction } from './client.js';
+import { advisoryKey, SCHEMA_VERSION, schemaIdentifier, type SchemaOptions } from './migrations.js';
+
+/**
+ * Options of {@link postgresStore}.
+ *
+ * @example
+ * ```ts
+ * postgresStore({ client: pool, schema: 'ipokit', rateLimitSweepEvery: 1000 });
+ * ```
+ */
+export interface PostgresStoreOptions extends SchemaOptions {
+  /** A `pg.Pool` (recommended), a `pg.Client` or a PGlite instance; never closed by the store. */
+  client: PostgresClient;
+  /**
+   * Every this many rate-limit hits (per store object), the hit also forgets up to 1,000
+   * windows whose hits have all left, by an index range scan. Default 1,000.
+   */
+  rateLimitSweepEvery?: number;
+}
+
+/** Rows per statement when an import is written. */
+const IPO_BATCH = 2_000;
+const SNAPSHOT_BATCH = 5_000;
+
+const FIELD_COLUMN: Readonly<Record<GmpField, string>> = {
+  mean: 'agg_mean',
+  median: 'agg_median',
+  min: 'agg_min',
+  max: 'agg_max',
+  mode: 'agg_mode',
+};
+
+/** Status predicates on day `t` (a parameter), equal to CONTRACT 2 for data that follows
+ * its transitions (the import refuses any other), written so that each uses its index. */
+const notListed = (t: string): string => `coalesce(listing_date, '~') > ${t}`;
+const STATUS_SQL: Readonly<Record<IpoStatus, { where: (t: () => string) => string; order: ReadonlyArray<readonly [string, '' | ' DESC']> }>> = {
+  listed: { where: (t) => `listing_date <= ${t()}`, order: [['listing_date', ' DESC'], ['id', '']] },
+  closed: { where: (t) => `${notListed(t())} AND closing_date < ${t()}`, order: [['closing_date', ' DESC'], ['id', '']] },
+  open: { where: (t) => `${notListed(t())} AND closing_date >= ${t()} AND start_date <= ${t()}`, order: [['start_date', ''], ['id', '']] },
+  upcoming: { where: (t) => `start_date > ${t()}`, order: [['start_date', ''], ['id', '']] },
+  announced: { where: () => 'start_date IS NULL', order: [['name', ''], ['id', '']] },
+};
+
+const SNAPSHOT_COLUMNS = 'ts::float8 AS ts, sources, agg_mean::float8 AS mean, agg_median::float8 AS median, agg_min::float8 AS min, agg_max::float8 AS max, agg_mode::float8 AS mode';
+
+/**
+ * Creates a {@link Store} on PostgreSQL. Run {@link migrate} first (once per deploy);
+ * a store on a database that is not migrated rejects every call with `ERR:UNAVAILABLE`
+ * and a message saying so. Every failure of the database rejects with `IpokitError`
+ * code `ERR:UNAVAILABLE` (a 503 to HTTP callers), the driver's error as `cause`.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import { migrate, postgresStore } from '@ipokit/storage-postgres';
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+ * await migrate(pool);
+ * const store = postgresStore({ client: pool });
+ * app.use('/ipos', ipoRouter(store));
+ * ```
+ */
+export function postgresStore(options: PostgresStoreOptions): Store {
+  if (options === null || typeof options !== 'object') {
+    throw new IpokitError('ERR:BADPARAM', 'postgresStore needs { client }, e.g. postgresStore({ client: pool }).', { parameter: 'client' });
+  }
+  const s = schemaIdentifier(options.schema);
+  const db = new Database(options.client);
+  const sweepEvery = options.rateLimitSweepEvery ?? 1_000;
+  if (!Number.isInteger(sweepEvery) || sweepEvery < 1) {
+    throw new IpokitError('ERR:BADPARAM', 'rateLimitSweepEvery must be an integer >= 1.', { parameter: 'rateLimitSweepEvery' });
+  }
+  let hitsSinceSweep = 0;
+  let closed = false;
+  let ready: Promise<void> | null = null;
+
+  /** Checks once that the schema is migrated far enough; a failure is retried next call. */
+  const ensureReady = async (): Promise<void> => {
+    if (closed) throw new IpokitError('ERR:UNAVAILABLE', 'The PostgreSQL store is closed.');
+    ready ??= checkSchema(db, s).catch((err: unknown) => {
+      ready = null;
+      throw err;
+    });
+    return ready;
+  };
+  const query = async <R>(text: string, params: unknown[] = []): Promise<R[]> => {
+    await ensureReady();
+    return db.query<R>(text, params);
+  };
+  const transaction = async <T>(fn: (tx: Transaction) => Promise<T>): Promise<T> => {
+    await ensureReady();
+    return db.transaction(fn);
+  };
+
+  return {
+    async writeDataset({ ipos, snapshots }) {
+      return transaction(async (tx) => {
+        // One writer at a time per schema: the conflict check and the writes are one step.
+        await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`${s}.data`));
+        const conflicts = await findConflicts(tx, s, ipos, snapshots);
+        if (conflicts.length > 0) return conflicts;
+        for (let i = 0; i < ipos.length; i += IPO_BATCH) {
+          await tx.query(UPSERT_IPOS(s), [JSON.stringify(ipos.slice(i, i + IPO_BATCH).map(ipoRow))]);
+        }
+        for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) {
+          await tx.query(UPSERT_SNAPSHOTS(s), [JSON.stringify(snapshots.slice(i, i + SNAPSHOT_BATCH).map(snapshotRow))]);
+        }
+        return [];
+      });
+    },
+
+    async deleteIpos(ids) {
+      return transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`${s}.data`));
+        const [row] = await tx.query<{ ipos: number; snapshots: number }>(
+          `WITH gone_snapshots AS (DELETE FROM ${s}.snapshots WHERE ipo_id = ANY ($1::text[]) RETURNING 1),
+                gone_ipos AS (DELETE FROM ${s}.ipos WHERE id = ANY ($1::text[]) RETURNING 1)
+           SELECT (SELECT count(*) FROM gone_ipos)::int AS ipos, (SELECT count(*) FROM gone_snapshots)::int AS snapshots`,
+          [ids],
+        );
+        return { ipos: Number(row?.ipos ?? 0), snapshots: Number(row?.snapshots ?? 0) };
+      });
+    },
+
+    async listIpos(q) {
+      const { where, order } = STATUS_SQL[q.status];
+      const params: unknown[] = [];
+      const param = (value: unknown): string => `$${params.push(value)}`;
+      let today: string | undefined;
+      const filters = [where(() => (today ??= param(q.today)))];
+      if (q.types !== null) filters.push(`type = ANY (${param(q.types)}::text[])`);
+      if (q.source === 'nse') filters.push('on_nse');
+      if (q.source === 'bse') filters.push('on_bse');
+      if (q.startDate !== null) filters.push(`start_date >= ${param(q.startDate)}`);
+      if (q.endDate !== null) filters.push(`end_date <= ${param(q.endDate)}`);
+      if (q.year !== null) filters.push(`start_date BETWEEN ${param(`${q.year}-01-01`)} AND ${param(`${q.year}-12-31`)}`);
+      const match = filters.join(' AND ');
+      const limit = param(String(q.limit));
+      const offset = param(String(q.offset));
+      const gmp = q.gmpAt === null ? null : param(q.gmpAt);
+      // The count and the page in one round trip; the page is ordered by its index and
+      // the latest visible snapshot of each row is one index probe (no query per row).
+      const columns = order.map(([c]) => c).filter((c) => c !== 'id');
+      const orderBy = (prefix: string): string => order.map(([c, dir]) => `${prefix}${c}${dir}`).join(', ');
+      // The count and the page in one round trip; the page is read in its index's order
+      // and the latest visible snapshot of each row is one index probe (no query per row).
+      const rows = await query<PageRow>(
+        `SELECT c.n, p.doc, ${gmp === null ? 'NULL::float8 AS ts' : `g.ts, g.sources, g.mean, g.median, g.min, g.max, g.mode`}
+         FROM (SELECT count(*)::int AS n FROM ${s}.ipos WHERE ${match}) AS c
+         LEFT JOIN LATERAL (
+           SELECT id, ${columns.join(', ')}, doc FROM ${s}.ipos WHERE ${match}
+           ORDER BY ${orderBy('')} LIMIT ${limit}::bigint OFFSET ${offset}::bigint
+         ) AS p ON true
+         ${gmp === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots WHERE ipo_id = p.id AND ts <= ${gmp}::bigint ORDER BY ts DESC LIMIT 1) AS g ON true`}
+         ORDER BY ${orderBy('p.')}`,
+        params,
+      );
+      const out: IpoRow[] = [];
+      for (const r of rows) {
+        if (r.doc === null) continue;
+        const ipo = parseDoc(r.doc);
+        out.push(gmp === null ? { ipo } : { ipo, gmp: snapshotOf(r, ipo.id) });
+      }
+      return { count: Number(rows[0]?.n ?? 0), rows: out };
+    },
+
+    async findIpo({ identifier, gmpAt }) {
+      const folded = asciiLower(identifier);
+      const rows = await query<PageRow>(
+        `SELECT f.doc, ${gmpAt === null ? 'NULL::float8 AS ts' : 'g.ts, g.sources, g.mean, g.median, g.min, g.max, g.mode'}
+         FROM (
+           SELECT id, doc FROM (
+             SELECT 1 AS rank, id, doc FROM ${s}.ipos WHERE id = $1
+             UNION ALL SELECT 2, id, doc FROM ${s}.ipos WHERE symbol_folded = $2
+             UNION ALL SELECT 3, id, doc FROM ${s}.ipos WHERE slug = $2
+           ) AS candidates ORDER BY rank LIMIT 1
+         ) AS f
+         ${gmpAt === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots WHERE ipo_id = f.id AND ts <= $3::bigint ORDER BY ts DESC LIMIT 1) AS g ON true`}`,
+        gmpAt === null ? [identifier, folded] : [identifier, folded, gmpAt],
+      );
+      const r = rows[0];
+      if (r === undefined || r.doc === null) return null;
+      const ipo = parseDoc(r.doc);
+      return gmpAt === null ? { ipo } : { ipo, gmp: snapshotOf(r, ipo.id) };
+    },
+
+    async gmpBuckets(q: GmpBucketQuery): Promise<GmpBucket[]> {
+      const column = FIELD_COLUMN[q.field];
+      // Integer arithmetic on epoch ms: start = origin + floor((ts - origin) / size) * size.
+      const rows = await query<{ start: number; sum: string; count: number }>(
+        `SELECT start::float8 AS start, coalesce(sum(v), 0)::text AS sum, count(v)::int AS count
+         FROM (
+           SELECT ts - (((ts - $4::bigint) % $5::bigint) + $5::bigint) % $5::bigint AS start, ${column} AS v
+           FROM ${s}.snapshots WHERE ipo_id = $1 AND ts BETWEEN $2::bigint AND $3::bigint
+         ) AS b
+         GROUP BY start ORDER BY start`,
+        [q.ipoId, q.from, q.to, q.origin, q.size],
+      );
+      return rows.map((r) => ({ start: Number(r.start), sum: exactSum(r.sum), count: Number(r.count) }));
+    },
+
+    async insertAccount(account) {
+      await query(`INSERT INTO ${s}.accounts (id, name, plan, gmp_addon, created_at) VALUES ($1, $2, $3, $4, $5)`, [
+        account.id,
+        account.name,
+        account.plan,
+        account.gmpAddon,
+        account.createdAt,
+      ]);
+    },
+
+    async getAccount(id) {
+      const rows = await query<AccountRow>(`SELECT * FROM ${s}.accounts WHERE id = $1`, [id]);
+      return rows[0] === undefined ? null : accountOf(rows[0]);
+    },
+
+    async updateAccount(input) {
+      const rows = await query<AccountRow>(`SELECT * FROM ${s}.update_account($1, $2, $3, $4, $5, $6)`, [
+        input.id,
+        input.plan ?? null,
+        input.gmpAddon ?? null,
+        ...limits(input.maxActiveKeys),
+      ]);
+      const r = rows[0];
+      if (r === undefined) return 'not-found';
+      if (r.plan === null) return 'too-many-keys';
+      return accountOf(r);
+    },
+
+    async insertApiKey({ key, maxActiveKeys }) {
+      const rows = await query<{ result: 'ok' | 'not-found' | 'too-many-keys' }>(
+        `SELECT ${s}.insert_api_key($1, $2, $3, $4, $5, $6, $7, $8, $9) AS result`,
+        [key.id, key.accountId, key.hash, key.prefix, key.label, key.createdAt, ...limits(maxActiveKeys)],
+      );
+      return rows[0]?.result ?? 'not-found';
+    },
+
+    async listApiKeys(accountId) {
+      // The account joined to its keys: no row means no account, a row of NULLs no keys.
+      const rows = await query<Omit<KeyRow, 'id'> & { id: string | null }>(
+        `SELECT k.id, k.account_id, k.hash, k.prefix, k.label, k.created_at, k.revoked_at
+         FROM ${s}.accounts a LEFT JOIN ${s}.api_keys k ON k.account_id = a.id
+         WHERE a.id = $1 ORDER BY k.created_at, k.id`,
+        [accountId],
+      );
+      if (rows.length === 0) return null;
+      return rows.filter((r): r is KeyRow => r.id !== null).map(keyOf);
+    },
+
+    async revokeApiKey({ id, at }) {
+      const rows = await query<{ id: string }>(
+        `UPDATE ${s}.api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id`,
+        [id, at],
+      );
+      return rows.length > 0;
+    },
+
+    async findApiKey(hash): Promise<KeyGrant | null> {
+      const rows = await query<{ key_id: string; account_id: string; plan: Plan; gmp_addon: boolean; revoked: boolean }>(
+        `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.gmp_addon, k.revoked_at IS NOT NULL AS revoked
+         FROM ${s}.api_keys k JOIN ${s}.accounts a ON a.id = k.account_id WHERE k.hash = $1`,
+        [hash],
+      );
+      const r = rows[0];
+      return r === undefined ? null : { keyId: r.key_id, accountId: r.account_id, plan: r.plan, gmpAddon: r.gmp_addon, revoked: r.revoked };
+    },
+
+    async hitRateLimit({ now, windowMs, windows }: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome> {
+      if (windows.length === 0) return { admitted: true, windows: [] };
+      hitsSinceSweep += 1;
+      const sweep = hitsSinceSweep >= sweepEvery;
+      if (sweep) hitsSinceSweep = 0;
+      const rows = await query<{ admitted: boolean; hit_count: number; oldest: number | null; blocking: number | null }>(
+        `SELECT admitted, hit_count, oldest, blocking FROM ${s}.hit_rate_limit($1::float8, $2::float8, $3::text[], $4::float8[], $5)`,
+        [now, windowMs, windows.map((w) => w.key), windows.map((w) => w.quota), sweep],
+      );
+      return {
+        admitted: rows.every((r) => r.admitted),
+        windows: rows.map((r) => ({
+          count: Number(r.hit_count),
+          oldest: r.oldest === null ? null : Number(r.oldest),
+          blocking: r.blocking === null ? null : Number(r.blocking),
+        })),
+      };
+    },
+
+    async close() {
+      closed = true;
+    },
+  };
+}
+
+interface PageRow {
+  n?: number;
+  doc: IpoRecord | string | null;
+  ts: number | null;
+  sources?: Array<{ name: string; paise: number }> | string;
+  mean?: number | null;
+  median?: number | null;
+  min?: number | null;
+  max?: number | null;
+  mode?: number | null;
+}
+
+interface AccountRow {
+  id: string;
+  name: string;
+  plan: Plan | null;
+  gmp_addon: boolean;
+  created_at: string;
+}
+
+interface KeyRow {
+  id: string;
+  account_id: string;
+  hash: string;
+  prefix: string;
+  label: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+async function checkSchema(db: Database, s: string): Promise<void> {
+  let version: number | null;
+  try {
+    const rows = await db.query<{ v: number | null }>(`SELECT max(version)::int AS v FROM ${s}.migrations`);
+    version = rows[0]?.v ?? null;
+  } catch (err) {
+    const code = (err as { cause?: { code?: string } }).cause?.code;
+    // 42P01 undefined_table, 3F000 invalid_schema_name: never migrated
+    if (code === '42P01' || code === '3F000') version = null;
+    else throw err;
+  }
+  if (version === null || version < SCHEMA_VERSION) {
+    throw new IpokitError(
+      'ERR:UNAVAILABLE',
+      `The PostgreSQL schema ${s} is ${version === null ? 'not migrated' : `at version ${version}`}; this version of @ipokit/storage-postgres needs version ${SCHEMA_VERSION}: run migrate(client) first.`,
+    );
+  }
+}
+
+async function findConflicts(
+  tx: Transaction,
+  s: string,
+  ipos: readonly IpoRecord[],
+  snapshots: readonly SnapshotRecord[],
+): Promise<DatasetConflict[]> {
+  const conflicts: DatasetConflict[] = [];
+  const ids = ipos.map((ipo) => ipo.id);
+  const incoming = new Set(ids);
+  const outside = [...new Set(snapshots.map((x) => x.ipoId).filter((id) => !incoming.has(id)))];
+  if (outside.length > 0) {
+    const rows = await tx.query<{ id: string }>(`SELECT id FROM ${s}.ipos WHERE id = ANY ($1::text[])`, [outside]);
+    const stored = new Set(rows.map((r) => r.id));
+    snapshots.forEach((x, i) => {
+      if (!incoming.has(x.ipoId) && !stored.has(x.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: i });
+    });
+  }
+  if (ipos.length > 0) {
+    const symbols = ipos.map((ipo) => (ipo.symbol === null ? null : asciiLower(ipo.symbol)));
+    const rows = await tx.query<{ id: string; symbol_folded: string | null; slug: string }>(
+      `SELECT id, symbol_folded, slug FROM ${s}.ipos
+       WHERE (symbol_folded = ANY ($1::text[]) OR slug = ANY ($2::text[])) AND NOT (id = ANY ($3::text[]))`,
+      [symbols.filter((x) => x !== null), ipos.map((ipo) => ipo.slug), ids],
+    );
+    const bySymbol = new Map<string, string>();
+    const bySlug = new Map<string, string>();
+    for (const r of rows) {
+      if (r.symbol_folded !== null) bySymbol.set(r.symbol_folded, r.id);
+      bySlug.set(r.slug, r.id);
+    }
+    ipos.forEach((ipo, i) => {
+      const symbol = symbols[i];
+      const symbolHolder = symbol === null || symbol === undefined ? undefined : bySymbol.get(symbol);
+      if (symbolHolder !== undefined) conflicts.push({ kind: 'symbol-taken', ipo: i, holder: symbolHolder });
+      const slugHolder = bySlug.get(ipo.slug);
+      if (slugHolder !== undefined) conflicts.push({ kind: 'slug-taken', ipo: i, holder: slugHolder });
+    });
+  }
+  return conflicts;
+}
+
+const UPSERT_IPOS = (s: string): string => `
+INSERT INTO ${s}.ipos (id, name, symbol_folded, slug, type, on_nse, on_bse, start_date, end_date, listing_date, doc)
+SELECT id, name, symbol_folded, slug, type, on_nse, on_bse, start_date, end_date, listing_date, doc
+FROM json_to_recordset($1::json) AS x(
+  id text, name text, symbol_folded text, slug text, type text, on_nse boolean, on_bse boolean,
+  start_date text, end_date text, listing_date text, doc json
+)
+ON CONFLICT (id) DO UPDATE SET
+  name = excluded.name, symbol_folded = excluded.symbol_folded, slug = excluded.slug, type = excluded.type,
+  on_nse = excluded.on_nse, on_bse = excluded.on_bse, start_date = excluded.start_date,
+  end_date = excluded.end_date, listing_date = excluded.listing_date, doc = excluded.doc`;
+
+const UPSERT_SNAPSHOTS = (s: string): string => `
+INSERT INTO ${s}.snapshots (ipo_id, ts, sources, agg_mean, agg_median, agg_min, agg_max, agg_mode)
+SELECT ipo_id, ts, sources, agg_mean, agg_median, agg_min, agg_max, agg_mode
+FROM json_to_recordset($1::json) AS x(
+  ipo_id text, ts bigint, sources json, agg_mean bigint, agg_median bigint, agg_min bigint, agg_max bigint, agg_mode bigint
+)
+ON CONFLICT (ipo_id, ts) DO UPDATE SET
+  sources = excluded.sources, agg_mean = excluded.agg_mean, agg_median = excluded.agg_median,
+  agg_min = excluded.agg_min, agg_max = excluded.agg_max, agg_mode = excluded.agg_mode`;
+
+function ipoRow(ipo: IpoRecord): Record<string, unknown> {
+  return {
+    id: ipo.id,
+    name: ipo.name,
+    symbol_folded: ipo.symbol === null ? null : asciiLower(ipo.symbol),
+    slug: ipo.slug,
+    type: ipo.type,
+    on_nse: ipo.exchanges.includes('nse'),
+    on_bse: ipo.exchanges.includes('bse'),
+    start_date: ipo.startDate,
+    end_date: ipo.endDate,
+    listing_date: ipo.listingDate,
+    doc: ipo,
+  };
+}
+
+function snapshotRow(x: SnapshotRecord): Record<string, unknown> {
+  const a = x.aggregations;
+  return { ipo_id: x.ipoId, ts: x.timestamp, sources: x.sources, agg_mean: a.mean, agg_median: a.median, agg_min: a.min, agg_max: a.max, agg_mode: a.mode };
+}
+
+/** pg and PGlite both parse `json` columns; a driver configured not to gives text. */
+function parseDoc(doc: IpoRecord | string): IpoRecord {
+  return typeof doc === 'string' ? (JSON.parse(doc) as IpoRecord) : doc;
+}
+
+function snapshotOf(r: PageRow, ipoId: string): SnapshotRecord | null {
+  if (r.ts === null || r.ts === undefined) return null;
+  const num = (v: number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
+  const sources = typeof r.sources === 'string' ? (JSON.parse(r.sources) as SnapshotRecord['sources']) : (r.sources ?? []);
+  return {
+    ipoId,
+    timestamp: Number(r.ts),
+    sources,
+    aggregations: { mean: num(r.mean), median: num(r.median), min: num(r.min), max: num(r.max), mode: num(r.mode) },
+  };
+}
+
+function accountOf(r: AccountRow): AccountRecord {
+  return { id: r.id, name: r.name, plan: r.plan as Plan, gmpAddon: r.gmp_addon, createdAt: r.created_at };
+}
+
+function keyOf(r: KeyRow): ApiKeyRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    hash: r.hash,
+    prefix: r.prefix,
+    label: r.label,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+/** Active-key limits as float8 parameters (`Infinity` included). */
+function limits(max: ActiveKeyLimits): [number | string, number | string, number | string] {
+  const f = (n: number): number | string => (n === Infinity ? 'Infinity' : n);
+  return [f(max.free), f(max.paid), f(max.pro)];
+}
+
+/** A decimal sum as a number while it is a safe integer, else a bigint. */
+function exactSum(text: string): number | bigint {
+  const big = BigInt(text);
+  return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+}
+
+/** A-Z to a-z and nothing else, as CONTRACT 4 folds identifiers. */
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
