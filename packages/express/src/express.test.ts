@@ -1,55 +1,17 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express, { type Express } from 'express';
-import express4 from 'express4';
+import type { Express } from 'express';
 import { describe, expect, it } from 'vitest';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
 import { memoryStore } from '@ipokit/storage-memory';
-import { FIXTURE_NOW, seedFixture, testHttp, type HttpTarget, type StartedTarget } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, testHttp } from '@ipokit/core/testing';
 import { ipoRouter } from './index.js';
+import { EXPRESS_VERSIONS, expressTarget, listen } from './test-target.js';
 
 // The adapter supports Express 4.18+ and 5: both run the whole suite.
-const frameworks = [
-  { name: 'express 5', create: (): Express => express() },
-  { name: 'express 4', create: (): Express => express4() },
-];
-
-for (const framework of frameworks) {
-  /** The router mounted at /ipos, on 127.0.0.1 port 0. */
-  const target: HttpTarget = {
-    name: framework.name,
-    start: (store, options) => {
-      const app = framework.create();
-      app.use('/ipos', ipoRouter(store, options));
-      return listen(app, '/ipos');
-    },
-    startInApp: (store, options) => {
-      const app = framework.create();
-      app.use((_req, res, next) => {
-        res.setHeader('x-app', 'before');
-        next();
-      });
-      app.use(express.json());
-      app.get('/health', (_req, res) => {
-        res.type('text/plain').send('ok');
-      });
-      app.use('/ipos', ipoRouter(store, options));
-      app.get('/iposX', (_req, res) => {
-        res.type('text/plain').send('app iposX');
-      });
-      app.get('/other', (_req, res) => {
-        res.type('text/plain').send('app other');
-      });
-      app.use((_req, res) => {
-        res.status(404).type('text/plain').send('app 404');
-      });
-      return listen(app, '/ipos');
-    },
-  };
-  testHttp({ target, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
+for (const framework of EXPRESS_VERSIONS) {
+  testHttp({ target: expressTarget(framework), createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
 }
 
-describe.each(frameworks)('express adapter on $name', ({ create }) => {
+describe.each(EXPRESS_VERSIONS)('express adapter on $name', ({ create }) => {
   const clock = (): IpoRouterOptions => ({ now: () => new Date(FIXTURE_NOW), limits: {} });
 
   it('MUST take the client address from X-Forwarded-For only when the app trusts the proxy', async () => {
@@ -102,23 +64,6 @@ describe.each(frameworks)('express adapter on $name', ({ create }) => {
     );
   });
 });
-
-async function listen(app: Express, mount: string): Promise<StartedTarget> {
-  const server = http.createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}${mount}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err === undefined ? resolve() : reject(err)));
-        server.closeAllConnections();
-      }),
-  };
-}
 
 async function withApp(
   create: () => Express,

@@ -1,46 +1,19 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import Koa2 from 'koa2';
 import mount from 'koa-mount';
 import { describe, expect, it } from 'vitest';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, testHttp, type HttpTarget, type StartedTarget } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, testHttp } from '@ipokit/core/testing';
 import { memoryStore } from '@ipokit/storage-memory';
-import { ipoRouter, type KoaContextLike } from './index.js';
+import { ipoRouter } from './index.js';
+import { KOA_VERSIONS, koaTargets, listen } from './test-target.js';
 
 // The adapter supports Koa 2.13+ and 3: both run the whole suite, with `prefix`; Koa 3
 // runs it once more unprefixed under koa-mount.
-const frameworks = [
-  { name: 'koa 3', create: (): Koa => new Koa() },
-  { name: 'koa 2', create: (): Koa => new Koa2() },
-];
-
-for (const framework of frameworks) {
-  const target: HttpTarget = {
-    name: `${framework.name}, prefix`,
-    start: (store, options) => {
-      const app = framework.create();
-      app.use(ipoRouter(store, { ...options, prefix: '/ipos' }));
-      return listen(app, '/ipos');
-    },
-    startInApp: (store, options) => listen(inApp(framework.create(), ipoRouter(store, { ...options, prefix: '/ipos' })), '/ipos'),
-  };
+for (const target of koaTargets()) {
   testHttp({ target, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
 }
 
-const mounted: HttpTarget = {
-  name: 'koa 3, koa-mount',
-  start: (store, options) => {
-    const app = new Koa();
-    app.use(mount('/ipos', ipoRouter(store, options)));
-    return listen(app, '/ipos');
-  },
-  startInApp: (store, options) => listen(inApp(new Koa(), mount('/ipos', ipoRouter(store, options))), '/ipos'),
-};
-testHttp({ target: mounted, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
-
-describe.each(frameworks)('koa adapter on $name', ({ create }) => {
+describe.each(KOA_VERSIONS)('koa adapter on $name', ({ create }) => {
   const clock = (): IpoRouterOptions => ({ now: () => new Date(FIXTURE_NOW), limits: {} });
 
   it('MUST match the prefix as Express matches a mount path: ignoring case, at a segment boundary', async () => {
@@ -175,49 +148,6 @@ describe.each(frameworks)('koa adapter on $name', ({ create }) => {
     );
   });
 });
-
-/** The app of {@link HttpTarget.startInApp}, around `router`. */
-function inApp(app: Koa, router: Koa.Middleware<Koa.DefaultState, KoaContextLike>): Koa {
-  app.use(async (ctx, next) => {
-    ctx.set('x-app', 'before');
-    await next();
-  });
-  app.use(async (ctx, next) => {
-    if (ctx.method !== 'GET' || ctx.path !== '/health') return next();
-    ctx.type = 'text/plain';
-    ctx.body = 'ok';
-  });
-  app.use(router);
-  app.use(async (ctx, next) => {
-    const page = ctx.method === 'GET' ? { '/iposX': 'app iposX', '/other': 'app other' }[ctx.path] : undefined;
-    if (page === undefined) return next();
-    ctx.type = 'text/plain';
-    ctx.body = page;
-  });
-  app.use((ctx) => {
-    ctx.status = 404;
-    ctx.type = 'text/plain';
-    ctx.body = 'app 404';
-  });
-  return app;
-}
-
-async function listen(app: Koa, mountPath: string): Promise<StartedTarget> {
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}${mountPath}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err === undefined ? resolve() : reject(err)));
-        server.closeAllConnections();
-      }),
-  };
-}
 
 async function withApp(create: () => Koa, build: (app: Koa, store: Store) => void, fn: (origin: string) => Promise<void>): Promise<void> {
   const store = memoryStore();
