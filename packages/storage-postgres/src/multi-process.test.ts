@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '@ipokit/core';
+import { FIXTURE_NOW, seedFixture, type FixtureKeys } from '@ipokit/core/testing';
+import type { BridgeAnswer, BridgeQuery } from './multi-process-app.js';
+import { openTestDatabase, type TestDatabase } from './test-database.js';
+
+// Three app processes on one database, hit at once for one key: exactly the quota of each
+// window is admitted across all of them, and every refusal says when to come back.
+
+const APP = fileURLToPath(new URL('./multi-process-app.ts', import.meta.url));
+const LIMITS = { paid: { perMinute: 50 }, pro: { perMinute: 1000, gmpPerMinute: 20 } };
+const PROCESSES = 3;
+
+let db: TestDatabase;
+let keys: FixtureKeys;
+const apps: Array<{ child: ChildProcess; origin: string }> = [];
+
+beforeAll(async () => {
+  db = await openTestDatabase('procs');
+  keys = (await seedFixture(await db.emptyStore())).keys;
+  for (let i = 0; i < PROCESSES; i++) apps.push(await startApp());
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(apps.map(({ child }) => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM'))));
+  await db.close();
+});
+
+async function startApp(): Promise<{ child: ChildProcess; origin: string }> {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', APP], {
+    env: { ...process.env, IPOKIT_SCHEMA: db.schema, IPOKIT_NOW: String(FIXTURE_NOW), IPOKIT_LIMITS: JSON.stringify(LIMITS) },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  if (db.kind === 'pglite') {
+    // PGlite lives in this process: run each app's queries here, in arrival order.
+    child.on('message', (m: BridgeQuery) => {
+      db.client.query(m.text, m.params).then(
+        (r) => child.send({ id: m.id, rows: r.rows } satisfies BridgeAnswer),
+        (err: { message: string; code?: string }) => child.send({ id: m.id, error: { message: err.message, code: err.code } } satisfies BridgeAnswer),
+      );
+    });
+  }
+  const port = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`app exited with ${code}`)));
+  });
+  return { child, origin: `http://127.0.0.1:${port}` };
+}
+
+/** `n` requests fired at once, spread over the processes in turn. */
+async function burst(n: number, path: string, key: string): Promise<Array<{ status: number; body: unknown; headers: Headers }>> {
+  return Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const res = await fetch(`${apps[i % apps.length]!.origin}${path}`, { headers: { 'x-api-key': key } });
+      return { status: res.status, body: await res.json(), headers: res.headers };
+    }),
+  );
+}
+
+describe(`${PROCESSES} app processes on one ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'} database`, () => {
+  it('admit exactly the account quota for one key; every other request is a 429 with the right expiresIn', async () => {
+    const results = await burst(300, '/ipos/ORBIT', keys.paid);
+    const admitted = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status === 429);
+    expect(admitted).toHaveLength(50);
+    expect(refused).toHaveLength(250);
+    for (const r of refused) {
+      // every hit is at the same instant (the apps' clocks are pinned), so the blocking hit leaves in 60 s
+      expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 50, expiresIn: 60 });
+      expect(r.headers.get('retry-after')).toBe('60');
+      expect(r.headers.get('ratelimit-remaining')).toBe('0');
+    }
+    // the second key of the same account shares the window: nothing left
+    expect((await burst(3, '/ipos/ORBIT', keys.paid2)).map((r) => r.status)).toEqual([429, 429, 429]);
+  });
+
+  it('admit exactly the GMP quota on the GMP route, while the account window still has room', async () => {
+    const results = await burst(120, '/ipos/ORBIT/gmp?interval=hourly', keys.proGmp);
+    expect(results.filter((r) => r.status === 200)).toHaveLength(20);
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(100);
+    for (const r of refused) expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 20, expiresIn: 60 });
+    // the account window counted only the admitted GMP requests: the detail route still answers
+    expect((await burst(3, '/ipos/ORBIT', keys.proGmp)).map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+});
