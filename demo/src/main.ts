@@ -15,12 +15,16 @@ async function main(): Promise<void> {
   }
   const framework = frameworkOf(process.argv.slice(2), process.env.IPOKIT_FRAMEWORK);
   const datasetFile = process.env.IPOKIT_DATASET || undefined;
+  const databaseUrl = process.env.DATABASE_URL || undefined;
   let demo: Demo;
   try {
-    demo = await startDemo({ port, framework, ...(datasetFile === undefined ? {} : { datasetFile }) });
+    demo = await startDemo({ port, framework, ...(datasetFile === undefined ? {} : { datasetFile }), ...(databaseUrl === undefined ? {} : { databaseUrl }) });
   } catch (err) {
     if (err instanceof DemoError) {
       console.error(err.message);
+    } else if (isIpokitError(err, 'ERR:UNAVAILABLE') && databaseUrl !== undefined) {
+      const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+      console.error(`Cannot serve from DATABASE_URL (${maskPassword(databaseUrl)}): ${err.message}${cause}`);
     } else if (isIpokitError(err, 'ERR:DATASET')) {
       console.error(`IPOKIT_DATASET file ${datasetFile} is not a valid dataset (${err.problemCount} problem(s)):`);
       for (const p of err.problems ?? []) console.error(`  ${p.path}: ${p.message}`);
@@ -30,7 +34,9 @@ async function main(): Promise<void> {
     }
     process.exit(1);
   }
-  console.log(`ipokit demo serving ${datasetFile ?? 'a generated dataset'} with ${framework === 'koa' ? 'Koa' : 'Express'} at ${demo.url}/ipos`);
+  const from = databaseUrl === undefined ? 'memory' : `PostgreSQL at ${maskPassword(databaseUrl)}`;
+  const what = demo.imported ? (datasetFile ?? 'a generated dataset') : 'the IPOs already stored';
+  console.log(`ipokit demo serving ${what} from ${from} with ${framework === 'koa' ? 'Koa' : 'Express'} at ${demo.url}/ipos`);
   console.log('');
   console.log('API keys (shown once; default limits: 6 requests/min, GMP 3/min):');
   console.log(`  free  ${demo.keys.free}`);
@@ -46,6 +52,11 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** A connection URL with its password hidden. */
+function maskPassword(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
 }
 
 /** `--koa` / `--express` on the command line, else IPOKIT_FRAMEWORK, else Express. */

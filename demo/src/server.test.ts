@@ -12,9 +12,18 @@ async function runCurl(line: string): Promise<{ status: number; body: unknown; h
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
-describe.each(['express', 'koa'] as const)('the demo on %s', (framework) => {
+// On PostgreSQL only with a server to run on (CI sets DATABASE_URL); the store itself is
+// tested on PGlite everywhere.
+const url = process.env.DATABASE_URL;
+const setups = [
+  { name: 'express', framework: 'express' as const },
+  { name: 'koa', framework: 'koa' as const },
+  ...(url ? [{ name: 'express on PostgreSQL', framework: 'express' as const, databaseUrl: url, schema: `ipokit_demo_test_${process.pid}` }] : []),
+];
+
+describe.each(setups)('the demo on $name', ({ name: _, ...setup }) => {
   it('prints three curl lines that answer as the contract says', async () => {
-    const demo = await startDemo({ port: 0, now: () => new Date(NOW), framework });
+    const demo = await startDemo({ port: 0, now: () => new Date(NOW), ...setup });
     try {
       expect(demo.curls).toHaveLength(3);
       const [list, one, series] = await Promise.all(demo.curls.map(runCurl));
@@ -41,6 +50,12 @@ describe.each(['express', 'koa'] as const)('the demo on %s', (framework) => {
       expect((await fetch(demo.url)).status).toBe(200);
     } finally {
       await demo.close();
+      if ('schema' in setup) {
+        const pg = (await import('pg')).default;
+        const pool = new pg.Pool({ connectionString: setup.databaseUrl });
+        await pool.query(`DROP SCHEMA "${setup.schema}" CASCADE`);
+        await pool.end();
+      }
     }
   });
 });

@@ -6,10 +6,12 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
-import { createAccount, createApiKey, importDataset, todayInIst, type Dataset, type Plan, type Store } from '@ipokit/core';
+import { createAccount, createApiKey, importDataset, todayInIst, type Plan, type Store } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
+import { DEFAULT_SCHEMA, migrate, postgresStore } from '@ipokit/storage-postgres';
+import pg from 'pg';
 import { generateDataset } from './generate.js';
 
 /** What a started demo gives back. */
@@ -17,9 +19,25 @@ export interface Demo {
   server: Server;
   url: string;
   keys: Record<'free' | 'paid' | 'pro', string>;
+  /** False when PostgreSQL already held IPOs and nothing was imported. */
+  imported: boolean;
   /** Three curl lines that work as pasted. */
   curls: string[];
   close(): Promise<void>;
+}
+
+/** Options of {@link startDemo}. */
+export interface DemoOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** A dataset JSON file instead of the generated dataset. */
+  datasetFile?: string;
+  now?: () => Date;
+  framework?: 'express' | 'koa';
+  /** Serve from PostgreSQL: migrate, and import the dataset when the database holds no IPO. */
+  databaseUrl?: string;
+  /** PostgreSQL schema, default `ipokit`. */
+  schema?: string;
 }
 
 /**
@@ -32,11 +50,31 @@ export interface Demo {
  * await demo.close();
  * ```
  */
-export async function startDemo(options: { port: number; datasetFile?: string; now?: () => Date; framework?: 'express' | 'koa' }): Promise<Demo> {
+export async function startDemo(options: DemoOptions): Promise<Demo> {
   const now = options.now ?? (() => new Date());
-  const store = memoryStore();
-  const dataset = options.datasetFile === undefined ? generateDataset({ today: todayInIst(now()), now: now().getTime() }) : await readDataset(options.datasetFile);
-  await importDataset(store, dataset);
+  const load = async (): Promise<unknown> =>
+    options.datasetFile === undefined ? generateDataset({ today: todayInIst(now()), now: now().getTime() }) : readDataset(options.datasetFile);
+  let store: Store;
+  let pool: pg.Pool | undefined;
+  let imported = true;
+  if (options.databaseUrl === undefined) {
+    store = memoryStore();
+    await importDataset(store, await load());
+  } else {
+    const schema = options.schema ?? DEFAULT_SCHEMA;
+    // PostgreSQL: migrate, and import only into an empty database (or when a file is given).
+    pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    try {
+      await migrate(pool, { schema });
+      store = postgresStore({ client: pool, schema });
+      const empty = (await pool.query<{ empty: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM "${schema}".ipos) AS empty`)).rows[0]?.empty;
+      imported = empty === true || options.datasetFile !== undefined;
+      if (imported) await importDataset(store, await load());
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+  }
   const keys = await createKeys(store);
 
   const home = { service: 'ipokit demo', routes: ['/ipos?status=listed', '/ipos/{identifier}', '/ipos/{identifier}/gmp'] };
@@ -64,7 +102,7 @@ export async function startDemo(options: { port: number; datasetFile?: string; n
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const url = `http://localhost:${port}`;
-  const sample = pickSample(dataset, todayInIst(now()));
+  const sample = await pickSample(store, now());
   const curls = [
     `curl -s '${url}/ipos?status=listed&limit=5' -H 'x-api-key: ${keys.paid}'`,
     `curl -s '${url}/ipos/${sample}?includeGmp=true' -H 'x-api-key: ${keys.pro}'`,
@@ -74,8 +112,12 @@ export async function startDemo(options: { port: number; datasetFile?: string; n
     server,
     url,
     keys,
+    imported,
     curls,
-    close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
+    close: async () => {
+      await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+      await pool?.end();
+    },
   };
 }
 
@@ -102,17 +144,20 @@ async function createKeys(store: Store): Promise<Record<'free' | 'paid' | 'pro',
   return { free: await make('free', false), paid: await make('paid', false), pro: await make('pro', true) };
 }
 
-/** An IPO worth showing: open today with the most GMP snapshots, else any with GMP data. */
-function pickSample(dataset: unknown, today: string): string {
-  const d = dataset as Dataset;
-  const counts = new Map<string, number>();
-  for (const s of d.gmp ?? []) counts.set(s.ipoId, (counts.get(s.ipoId) ?? 0) + 1);
-  const ipos = d.ipos ?? [];
-  const isOpen = (i: (typeof ipos)[number]) =>
-    i.startDate != null && i.startDate <= today && today <= (i.endDate ?? i.startDate) && !(i.listingDate != null && i.listingDate <= today);
-  const ranked = [...ipos].sort((a, b) => Number(isOpen(b)) - Number(isOpen(a)) || (counts.get(b.id) ?? 0) - (counts.get(a.id) ?? 0));
-  const best = ranked[0];
-  return best === undefined ? 'unknown' : encodeURIComponent(best.symbol ?? best.id);
+/** An IPO worth showing: open today, with the most hourly GMP buckets in the last 30 days. */
+async function pickSample(store: Store, at: Date): Promise<string> {
+  const base = { today: todayInIst(at), types: null, source: null, startDate: null, endDate: null, year: null, offset: 0, limit: 100, gmpAt: at.getTime() };
+  for (const status of ['open', 'closed', 'listed', 'upcoming'] as const) {
+    const withGmp = (await store.listIpos({ ...base, status })).rows.filter((r) => r.gmp != null);
+    let best: { name: string; buckets: number } | null = null;
+    for (const { ipo } of withGmp) {
+      const hour = 3_600_000;
+      const buckets = (await store.gmpBuckets({ ipoId: ipo.id, field: 'median', from: at.getTime() - 30 * 24 * hour, to: at.getTime(), size: hour, origin: 0 })).length;
+      if (best === null || buckets > best.buckets) best = { name: ipo.symbol ?? ipo.id, buckets };
+    }
+    if (best !== null) return encodeURIComponent(best.name);
+  }
+  return 'unknown';
 }
 
 /** A start-up problem the user can fix (a missing or unreadable dataset file). */
