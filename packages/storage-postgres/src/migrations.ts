@@ -49,12 +49,17 @@ CREATE TABLE ${s}.ipos (
   CONSTRAINT ipos_symbol_folded_key UNIQUE (symbol_folded) DEFERRABLE INITIALLY DEFERRED,
   CONSTRAINT ipos_slug_key UNIQUE (slug) DEFERRABLE INITIALLY DEFERRED
 );
--- One index per list order (CONTRACT 3); status predicates are written to use them.
-CREATE INDEX ipos_upcoming_open ON ${s}.ipos (start_date, id) WHERE start_date IS NOT NULL;
-CREATE INDEX ipos_announced ON ${s}.ipos (name, id) WHERE start_date IS NULL;
--- '~' sorts after every date: "not listed on day T" is coalesce(listing_date, '~') > T
-CREATE INDEX ipos_not_listed ON ${s}.ipos ((coalesce(listing_date, '~')), closing_date DESC, id);
+-- Indexes for the list routes (CONTRACT 3): each status reads one or two ranges of them.
+-- listed: listing_date <= T, in order; closed (part): listing_date > T
 CREATE INDEX ipos_listed ON ${s}.ipos (listing_date DESC, id) WHERE listing_date IS NOT NULL;
+-- closed (part): never listed, closing_date < T, in order
+CREATE INDEX ipos_never_listed ON ${s}.ipos (closing_date DESC, id) WHERE listing_date IS NULL;
+-- open: closing_date >= T (open and upcoming IPOs: few)
+CREATE INDEX ipos_closing ON ${s}.ipos (closing_date) INCLUDE (start_date, listing_date);
+-- upcoming: start_date > T, in order
+CREATE INDEX ipos_start ON ${s}.ipos (start_date, id) WHERE start_date IS NOT NULL;
+-- announced: in order
+CREATE INDEX ipos_announced ON ${s}.ipos (name, id) WHERE start_date IS NULL;
 
 CREATE TABLE ${s}.snapshots (
   ipo_id     text COLLATE "C" NOT NULL REFERENCES ${s}.ipos (id) ON DELETE CASCADE,

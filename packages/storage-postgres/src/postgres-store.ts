@@ -55,18 +55,33 @@ const FIELD_COLUMN: Readonly<Record<GmpField, string>> = {
   mode: 'agg_mode',
 };
 
-/** Status predicates on day `t` (a parameter), equal to CONTRACT 2 for data that follows
- * its transitions (the import refuses any other), written so that each uses its index. */
-const notListed = (t: string): string => `coalesce(listing_date, '~') > ${t}`;
-const STATUS_SQL: Readonly<Record<IpoStatus, { where: (t: () => string) => string; order: ReadonlyArray<readonly [string, '' | ' DESC']> }>> = {
-  listed: { where: (t) => `listing_date <= ${t()}`, order: [['listing_date', ' DESC'], ['id', '']] },
-  closed: { where: (t) => `${notListed(t())} AND closing_date < ${t()}`, order: [['closing_date', ' DESC'], ['id', '']] },
-  open: { where: (t) => `${notListed(t())} AND closing_date >= ${t()} AND start_date <= ${t()}`, order: [['start_date', ''], ['id', '']] },
-  upcoming: { where: (t) => `start_date > ${t()}`, order: [['start_date', ''], ['id', '']] },
-  announced: { where: () => 'start_date IS NULL', order: [['name', ''], ['id', '']] },
+/**
+ * How each status is read on day `t` (a parameter). The predicates equal CONTRACT 2 for
+ * data that follows its transitions (the import refuses any other). `parts` are disjoint
+ * and each is a range of one index (see the migration). `ordered`: the page is read in
+ * index order (two parts: merged), and the count adds up index-only counts. `gathered`
+ * (open: few rows that no index keeps in their order): the matches are gathered, then sorted.
+ */
+const STATUS_SQL: Readonly<
+  Record<IpoStatus, { parts: (t: () => string) => string[]; order: ReadonlyArray<readonly [string, '' | ' DESC']>; plan: 'ordered' | 'gathered' }>
+> = {
+  listed: { parts: (t) => [`listing_date <= ${t()}`], order: [['listing_date', ' DESC'], ['id', '']], plan: 'ordered' },
+  closed: {
+    parts: (t) => [`listing_date IS NULL AND closing_date < ${t()}`, `listing_date > ${t()} AND closing_date < ${t()}`],
+    order: [['closing_date', ' DESC'], ['id', '']],
+    plan: 'ordered',
+  },
+  open: {
+    parts: (t) => [`closing_date >= ${t()} AND start_date <= ${t()} AND coalesce(listing_date, '~') > ${t()}`],
+    order: [['start_date', ''], ['id', '']],
+    plan: 'gathered',
+  },
+  upcoming: { parts: (t) => [`start_date > ${t()}`], order: [['start_date', ''], ['id', '']], plan: 'ordered' },
+  announced: { parts: () => ['start_date IS NULL'], order: [['name', ''], ['id', '']], plan: 'ordered' },
 };
 
-const SNAPSHOT_COLUMNS = 'ts::float8 AS ts, sources, agg_mean::float8 AS mean, agg_median::float8 AS median, agg_min::float8 AS min, agg_max::float8 AS max, agg_mode::float8 AS mode';
+const SNAPSHOT_COLUMNS =
+  'sn.ts::float8 AS ts, sn.sources, sn.agg_mean::float8 AS mean, sn.agg_median::float8 AS median, sn.agg_min::float8 AS min, sn.agg_max::float8 AS max, sn.agg_mode::float8 AS mode';
 
 /**
  * Creates a {@link Store} on PostgreSQL. Run {@link migrate} first (once per deploy);
@@ -148,38 +163,48 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     },
 
     async listIpos(q) {
-      const { where, order } = STATUS_SQL[q.status];
+      const { parts, order, plan } = STATUS_SQL[q.status];
       const params: unknown[] = [];
       const param = (value: unknown): string => `$${params.push(value)}`;
       let today: string | undefined;
-      const filters = [where(() => (today ??= param(q.today)))];
+      const ranges = parts(() => (today ??= param(q.today)));
+      const filters: string[] = [];
       if (q.types !== null) filters.push(`type = ANY (${param(q.types)}::text[])`);
       if (q.source === 'nse') filters.push('on_nse');
       if (q.source === 'bse') filters.push('on_bse');
       if (q.startDate !== null) filters.push(`start_date >= ${param(q.startDate)}`);
       if (q.endDate !== null) filters.push(`end_date <= ${param(q.endDate)}`);
       if (q.year !== null) filters.push(`start_date BETWEEN ${param(`${q.year}-01-01`)} AND ${param(`${q.year}-12-31`)}`);
-      const match = filters.join(' AND ');
-      const limit = param(String(q.limit));
-      const offset = param(String(q.offset));
+      const where = (range: string): string => [range, ...filters].join(' AND ');
+      const page = `LIMIT ${param(String(q.limit))}::bigint OFFSET ${param(String(q.offset))}::bigint`;
       const gmp = q.gmpAt === null ? null : param(q.gmpAt);
-      // The count and the page in one round trip; the page is ordered by its index and
-      // the latest visible snapshot of each row is one index probe (no query per row).
-      const columns = order.map(([c]) => c).filter((c) => c !== 'id');
+      const keys = order.map(([c]) => c).join(', ');
       const orderBy = (prefix: string): string => order.map(([c, dir]) => `${prefix}${c}${dir}`).join(', ');
-      // The count and the page in one round trip; the page is read in its index's order
-      // and the latest visible snapshot of each row is one index probe (no query per row).
-      const rows = await query<PageRow>(
-        `SELECT c.n, p.doc, ${gmp === null ? 'NULL::float8 AS ts' : `g.ts, g.sources, g.mean, g.median, g.min, g.max, g.mode`}
-         FROM (SELECT count(*)::int AS n FROM ${s}.ipos WHERE ${match}) AS c
-         LEFT JOIN LATERAL (
-           SELECT id, ${columns.join(', ')}, doc FROM ${s}.ipos WHERE ${match}
-           ORDER BY ${orderBy('')} LIMIT ${limit}::bigint OFFSET ${offset}::bigint
-         ) AS p ON true
-         ${gmp === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots WHERE ipo_id = p.id AND ts <= ${gmp}::bigint ORDER BY ts DESC LIMIT 1) AS g ON true`}
-         ORDER BY ${orderBy('p.')}`,
-        params,
-      );
+      const snapshot =
+        gmp === null
+          ? ''
+          : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = p.id AND sn.ts <= ${gmp}::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`;
+      const gmpColumns = gmp === null ? 'NULL::float8 AS ts' : 'g.ts, g.sources, g.mean, g.median, g.min, g.max, g.mode';
+      // The count and the page in one round trip; the latest visible snapshot of each row
+      // on the page is one index probe (no query per row).
+      // Both plans find the page's keys first (index-only where no filter needs the row),
+      // then read the documents of those rows alone.
+      const keyRows = ranges.map((r) => `SELECT ${keys} FROM ${s}.ipos WHERE ${where(r)}`).join(' UNION ALL ');
+      const tail = `LEFT JOIN ${s}.ipos AS i ON i.id = p.id
+          ${snapshot}
+          ORDER BY ${orderBy('p.')}`;
+      const sql =
+        plan === 'ordered'
+          ? `SELECT c.n, i.doc, ${gmpColumns}
+          FROM (SELECT (${ranges.map((r) => `(SELECT count(*) FROM ${s}.ipos WHERE ${where(r)})`).join(' + ')})::int AS n) AS c
+          LEFT JOIN LATERAL (SELECT * FROM (${keyRows}) AS u ORDER BY ${orderBy('')} ${page}) AS p ON true
+          ${tail}`
+          : `WITH m AS MATERIALIZED (${keyRows})
+          SELECT c.n, i.doc, ${gmpColumns}
+          FROM (SELECT count(*)::int AS n FROM m) AS c
+          LEFT JOIN LATERAL (SELECT ${keys} FROM m ORDER BY ${orderBy('')} ${page}) AS p ON true
+          ${tail}`;
+      const rows = await query<PageRow>(sql, params);
       const out: IpoRow[] = [];
       for (const r of rows) {
         if (r.doc === null) continue;
@@ -200,7 +225,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
              UNION ALL SELECT 3, id, doc FROM ${s}.ipos WHERE slug = $2
            ) AS candidates ORDER BY rank LIMIT 1
          ) AS f
-         ${gmpAt === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots WHERE ipo_id = f.id AND ts <= $3::bigint ORDER BY ts DESC LIMIT 1) AS g ON true`}`,
+         ${gmpAt === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = f.id AND sn.ts <= $3::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`}`,
         gmpAt === null ? [identifier, folded] : [identifier, folded, gmpAt],
       );
       const r = rows[0];
