@@ -7,8 +7,9 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:postgres [-- --reload]
  */
 import pg from 'pg';
-import type { GmpBucketQuery, IpoRecord, IpoStatus, ListQuery, SnapshotRecord } from '@ipokit/core';
+import type { GmpBucketQuery, IpoStatus, ListQuery } from '@ipokit/core';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
+import { syntheticIpo as ipo } from '../packages/storage-postgres/src/synthetic.js';
 
 const URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const SCHEMA = 'ipokit_bench';
@@ -29,59 +30,19 @@ const recording: PostgresClient = {
 };
 const store = postgresStore({ client: recording, schema: SCHEMA });
 
-function day(offset: number): string {
-  return new Date(Date.parse(`${TODAY}T00:00:00Z`) + offset * DAY).toISOString().slice(0, 10);
-}
-
-/**
- * IPO i: opening days spread evenly from about 2019 to 30 days ahead (so a few hundred are
- * upcoming or open, as in real life); 2% announced; 10% never list (withdrawn, unlisted debt).
- */
-function ipo(i: number): IpoRecord {
-  const start = Math.round(-2500 + (i / IPOS) * 2530); // days from today: -2500 .. +30
-  const announced = i % 50 === 0;
-  const end = start + 3;
-  const listing = i % 10 === 0 ? null : end + 3;
-  return {
-    id: `B${String(i).padStart(7, '0')}`,
-    name: `Bench Company ${(i * 7919) % IPOS} Ltd`,
-    symbol: `BENCH${i}`,
-    slug: `bench-company-${i}-ipo`,
-    type: (['EQ', 'SME', 'DEBT'] as const)[i % 3]!,
-    exchanges: i % 3 === 1 ? ['nse'] : ['nse', 'bse'],
-    infoUrl: `https://example.com/ipo/${i}`,
-    nseInfoUrl: null,
-    prospectusUrl: null,
-    logo: null,
-    startDate: announced ? null : day(start),
-    endDate: announced ? null : day(end),
-    listingDate: announced || listing === null ? null : day(listing),
-    priceRange: '95-100',
-    minQty: 150,
-    minAmount: 15000,
-    issueSize: '120cr',
-    listingGain: null,
-    schedule: [],
-    about: 'A benchmark company.',
-    strengths: ['one', 'two'],
-    risks: ['three'],
-    mediaCoverageLinks: [],
-  };
-}
-
 async function load(): Promise<void> {
   await pool.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
   await migrate(pool, { schema: SCHEMA });
   let t = performance.now();
   for (let i = 0; i < IPOS; i += 10_000) {
-    const ipos = Array.from({ length: Math.min(10_000, IPOS - i) }, (_, k) => ipo(i + k));
+    const ipos = Array.from({ length: Math.min(10_000, IPOS - i) }, (_, k) => ipo(i + k, IPOS, TODAY));
     const conflicts = await store.writeDataset({ ipos, snapshots: [] });
     if (conflicts.length > 0) throw new Error('conflicts');
   }
   console.log(`loaded ${IPOS} IPOs through writeDataset in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   // Snapshots in bulk, in SQL: hot IPOs get one a minute for 30 days before NOW.
   t = performance.now();
-  const hotIds = Array.from({ length: HOT }, (_, k) => ipo(IPOS - 1000 + k * 3).id);
+  const hotIds = Array.from({ length: HOT }, (_, k) => ipo(IPOS - 1000 + k * 3, IPOS, TODAY).id);
   await pool.query(
     `INSERT INTO ${SCHEMA}.snapshots (ipo_id, ts, sources, agg_mean, agg_median, agg_min, agg_max, agg_mode)
      SELECT id, ts, '[{"name":"a","paise":4000},{"name":"b","paise":4100}]', p, p, p - 100, p + 100, p
