@@ -64,6 +64,8 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
     const schema = options.schema ?? DEFAULT_SCHEMA;
     // PostgreSQL: migrate, and import only into an empty database (or when a file is given).
     pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    // An idle connection the server drops must not take the process down with it.
+    pool.on('error', (err) => console.error('PostgreSQL connection lost:', err.message));
     try {
       await migrate(pool, { schema });
       store = postgresStore({ client: pool, schema });
