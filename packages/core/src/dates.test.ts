@@ -29,6 +29,21 @@ describe('calendar dates', () => {
     expect(todayInIst(new Date('2026-11-22T18:30:00.000Z'))).toBe('2026-11-23');
     expect(todayInIst(Date.UTC(2026, 0, 1, 0, 0))).toBe('2026-01-01');
   });
+
+  it('equals the IST day (UTC + 5:30 since 1945) for any sequence of instants, near and far, around midnights (property)', () => {
+    const ist = (ms: number): string => new Date(ms + 19_800_000).toISOString().slice(0, 10);
+    const midnight = fc.integer({ min: -500, max: 500 }).map((d) => Date.UTC(2026, 10, 22, 18, 30) + d * 86_400_000);
+    const instant = fc.oneof(
+      fc.integer({ min: Date.UTC(1950, 0, 1), max: Date.UTC(2100, 0, 1) }),
+      fc.tuple(midnight, fc.integer({ min: -2, max: 1 })).map(([m, d]) => m + d),
+    );
+    fc.assert(
+      fc.property(fc.array(instant, { minLength: 1, maxLength: 30 }), (instants) => {
+        for (const ms of instants) expect(todayInIst(ms)).toBe(ist(ms));
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('parseInstant', () => {

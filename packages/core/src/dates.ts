@@ -57,10 +57,22 @@ export function dateToEpochMs(text: string): number | null {
  */
 export function todayInIst(now: Date | number): string {
   const ms = typeof now === 'number' ? now : now.getTime();
-  const iso = DateTime.fromMillis(ms, { zone: IST_ZONE }).toISODate();
+  // Every request asks; the answer changes once a day. The last day's bounds, found by
+  // luxon, answer every instant inside them without asking the zone database again.
+  const last = lastIstDay;
+  if (last !== null && ms >= last.from && ms < last.to) return last.day;
+  const local = DateTime.fromMillis(ms, { zone: IST_ZONE });
+  const iso = local.toISODate();
   if (iso === null) throw new RangeError('todayInIst: the clock gave an invalid time');
+  const from = local.startOf('day').toMillis();
+  const to = local.plus({ days: 1 }).startOf('day').toMillis();
+  // Only a day whose bounds bracket the instant is remembered (guards odd zone data).
+  if (from <= ms && ms < to) lastIstDay = { from, to, day: iso };
   return iso;
 }
+
+/** The IST day `todayInIst` answered last, with its bounds in epoch ms: [from, to). */
+let lastIstDay: { from: number; to: number; day: string } | null = null;
 
 /**
  * The `YYYY-MM-DD` date that is `days` days after `date` (negative: before).

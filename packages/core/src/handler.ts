@@ -10,10 +10,10 @@ import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './o
 import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
 import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
 import { normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
-import { errorBody, toWireIpo } from './serialize.js';
+import { errorBody, ipoJson } from './serialize.js';
 import { deriveStatus } from './status.js';
 import { WINDOW_MS } from './sliding-window.js';
-import type { ErrorBody, GmpSeries, IpoResponse, KeyGrant, ListResponse, Store } from './types.js';
+import type { ErrorBody, GmpSeries, KeyGrant, ListResponse, Store } from './types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -108,8 +108,7 @@ async function handle(store: Store, s: ResolvedOptions, req: HandlerRequest): Pr
 
     // 4-6. Parameters, plan, lookup.
     const query = parseQuery(req.query);
-    const body = await answer(store, s, route, query, grant, now);
-    return json(200, body, rateHeaders);
+    return respond(200, await answer(store, s, route, query, grant, now), rateHeaders);
   } catch (err) {
     if (isIpokitError(err, 'ERR:BADPARAM')) {
       return error(400, 'ERR:BADPARAM', err.message, { parameter: err.parameter ?? 'unknown' }, rateHeaders);
@@ -128,7 +127,8 @@ async function handle(store: Store, s: ResolvedOptions, req: HandlerRequest): Pr
 
 type Query = Map<string, string[]>;
 
-async function answer(store: Store, s: ResolvedOptions, route: Route, query: Query, grant: KeyGrant | null, now: number): Promise<ListResponse | IpoResponse | GmpSeries> {
+/** The answer of steps 4-6, as JSON text. */
+async function answer(store: Store, s: ResolvedOptions, route: Route, query: Query, grant: KeyGrant | null, now: number): Promise<string> {
   const today = todayInIst(now);
   const gmpAllowed = grant !== null && grant.plan === 'pro' && grant.gmpAddon;
   if (route.kind === 'list') {
@@ -142,16 +142,16 @@ async function answer(store: Store, s: ResolvedOptions, route: Route, query: Que
         year: p.year, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null,
       }),
     );
-    const ipos = rows.map((r) => toWireIpo(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined));
+    const ipos = rows.map((r) => ipoJson(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined));
     const meta: ListResponse['meta'] = { count, countOnPage: ipos.length, totalPages: Math.ceil(count / limit), page, limit };
     if (grant === null) meta.info = KEYLESS_INFO;
-    return { meta, ipos };
+    return `{"meta":${JSON.stringify(meta)},"ipos":[${ipos.join(',')}]}`;
   }
   if (route.kind === 'ipo') {
     const p = parseIpoParams(route.rawIdentifier, query);
     if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
     const row = await findIpo(store, s, p.identifier, p.includeGmp ? now : null);
-    return { ipo: toWireIpo(row.ipo, deriveStatus(row.ipo, today), p.includeGmp ? (row.gmp ?? null) : undefined) };
+    return `{"ipo":${ipoJson(row.ipo, deriveStatus(row.ipo, today), p.includeGmp ? (row.gmp ?? null) : undefined)}}`;
   }
   if (route.kind !== 'gmp') throw new Error('unreachable route');
   const p = parseGmpParams(route.rawIdentifier, query);
@@ -165,7 +165,7 @@ async function answer(store: Store, s: ResolvedOptions, route: Route, query: Que
   const grid = BUCKET_GRIDS[p.interval];
   const buckets = range.start > to ? [] : await guard(s, () => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }));
   const series = toSeriesPoints(buckets);
-  return {
+  const body: GmpSeries = {
     ipoId: ipo.id,
     symbol: ipo.symbol,
     interval: p.interval,
@@ -173,6 +173,7 @@ async function answer(store: Store, s: ResolvedOptions, route: Route, query: Que
     series,
     meta: { from: toIsoUtc(range.start), to: toIsoUtc(range.end), count: series.length },
   };
+  return JSON.stringify(body);
 }
 
 async function findIpo(store: Store, s: ResolvedOptions, identifier: string, gmpAt: number | null) {
@@ -199,7 +200,20 @@ async function limit(store: Store, s: ResolvedOptions, windows: DrawnWindow[], n
 }
 
 /** Runs a store call with the timeout; any failure becomes a {@link StoreFailure}. */
+const PENDING = Symbol('pending');
+const PENDING_PROMISE = Promise.resolve(PENDING);
+
 async function guard<T>(s: ResolvedOptions, call: () => Promise<T>): Promise<T> {
+  let pending: Promise<T>;
+  try {
+    pending = Promise.resolve(call());
+    // A store that has already answered (in memory) needs no timer: a settled promise
+    // wins the race against PENDING, whose reaction is queued after its own.
+    const first = await Promise.race([pending, PENDING_PROMISE]);
+    if (first !== PENDING) return first as T;
+  } catch (err) {
+    throw new StoreFailure('store call failed', { cause: err });
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
@@ -208,7 +222,7 @@ async function guard<T>(s: ResolvedOptions, call: () => Promise<T>): Promise<T> 
   });
   try {
     return await Promise.race([
-      Promise.resolve().then(call).catch((err: unknown) => {
+      pending.catch((err: unknown) => {
         throw new StoreFailure('store call failed', { cause: err });
       }),
       timeout,
@@ -233,15 +247,15 @@ function error(status: number, code: ErrorCode, detail: string, meta?: ErrorBody
 }
 
 function json(status: number, body: unknown, extra: Record<string, string>): HandlerResponse {
-  const text = JSON.stringify(body);
-  return {
-    status,
-    headers: {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Cache-Control': 'private, no-store',
-      'Content-Length': String(Buffer.byteLength(text, 'utf8')),
-      ...extra,
-    },
-    body: text,
+  return respond(status, JSON.stringify(body), extra);
+}
+
+function respond(status: number, text: string, extra: Record<string, string>): HandlerResponse {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'private, no-store',
+    'Content-Length': String(Buffer.byteLength(text, 'utf8')),
   };
+  for (const name in extra) headers[name] = extra[name]!;
+  return { status, headers, body: text };
 }

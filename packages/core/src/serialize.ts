@@ -49,6 +49,39 @@ export function toWireIpo(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRe
 }
 
 /**
+ * The IPO object's JSON text: the bytes of `JSON.stringify(toWireIpo(record, status, gmp))`.
+ * For a frozen record (a store that hands out immutable records, as the memory store does)
+ * the text around `status` is built once per record and kept while the record lives.
+ *
+ * @example
+ * ```ts
+ * ipoJson(record, 'open') === JSON.stringify(toWireIpo(record, 'open')); // true
+ * ```
+ */
+export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRecord | null): string {
+  let parts = FRAGMENTS.get(record);
+  if (parts === undefined) {
+    parts = fragmentsOf(record);
+    if (Object.isFrozen(record)) FRAGMENTS.set(record, parts);
+  }
+  const [head, tail] = parts;
+  if (gmp === undefined) return head + status + tail;
+  const snapshot = gmp === null ? 'null' : JSON.stringify(toGmpSnapshot(gmp));
+  return `${head}${status}${tail.slice(0, -1)},"gmp":${snapshot}}`;
+}
+
+const FRAGMENTS = new WeakMap<IpoRecord, readonly [string, string]>();
+
+/** The JSON text before the status value and after it (a status needs no escaping). */
+function fragmentsOf(record: IpoRecord): readonly [string, string] {
+  const text = JSON.stringify(toWireIpo(record, 'open'));
+  // Quotes inside string values are escaped, so this is the status key and nothing else.
+  const marker = ',"status":"open"';
+  const at = text.indexOf(marker);
+  return [`${text.slice(0, at)},"status":"`, text.slice(at + marker.length - 1)];
+}
+
+/**
  * An error body (CONTRACT 7) for a code, a one-sentence detail, and optional meta.
  *
  * @example
