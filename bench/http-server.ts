@@ -1,59 +1,97 @@
 /**
  * One HTTP contender of the benchmark, in its own process: `node ... bench/http-server.ts <name>`.
- * Serves the demo dataset on 127.0.0.1 (port 0) and prints one JSON line: { port, key, id }.
+ * Serves the demo dataset on 127.0.0.1 (port 0) and prints one JSON line: { port, key, paths }.
+ * Every contender answers the same two paths with the same JSON bytes (checked at start).
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
+import { rateLimit } from 'express-rate-limit';
 import Koa from 'koa';
 import KoaRouter from '@koa/router';
-import { createAccount, createApiKey, importDataset } from '@ipokit/core';
+import { createAccount, createApiKey, importDataset, type IpoRouterOptions } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { generateDataset } from '../demo/src/generate.js';
 
 const NOW = Date.UTC(2026, 10, 22, 6, 30);
+/** Quotas no benchmark run can reach (finite, so the limiter does its work). */
+const OPTIONS: IpoRouterOptions = { now: () => new Date(NOW), limits: { paid: { perMinute: 100_000_000, gmpPerMinute: 100_000_000 } } };
+
+interface Ctx {
+  store: ReturnType<typeof memoryStore>;
+  key: string;
+  /** Path -> the parsed JSON our router answers there. */
+  answers: Map<string, unknown>;
+}
 
 const contenders: Record<string, (ctx: Ctx) => Server> = {
-  /** Our router, mounted as the README says, with limits that never trip. */
+  /** Our router, mounted as the README says. */
   'ipokit-express': ({ store }) => {
     const app = express();
-    app.use('/ipos', ipoRouter(store, { now: () => new Date(NOW), limits: { paid: { perMinute: Infinity } } }));
+    app.use('/ipos', ipoRouter(store, OPTIONS));
     return app.listen(0, '127.0.0.1');
   },
-  /** The floor: a bare Express 5 route sending the same bytes, prebuilt. */
-  'bare-express': ({ body }) => {
+  /** A bare Express 5 router answering the prebuilt objects: no keys, no limits, no rules. */
+  'bare-express': ({ answers }) => {
     const app = express();
-    app.get('/ipos/:id', (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
+    const router = express.Router();
+    router.get('/', (_req, res) => {
+      res.json(answers.get('/ipos?status=listed&limit=100'));
     });
+    router.get('/:id', (req, res) => {
+      res.json(answers.get(`/ipos/${req.params.id}`));
+    });
+    app.use('/ipos', router);
+    return app.listen(0, '127.0.0.1');
+  },
+  /**
+   * What a user writes without us: a Map of keys, express-rate-limit keyed by the key
+   * (its default memory store), and the prebuilt answers.
+   */
+  'handrolled-express': ({ answers, key }) => {
+    const keys = new Map([[key, { plan: 'paid' }]]);
+    const app = express();
+    const router = express.Router();
+    router.use((req, res, next) => {
+      const k = req.get('x-api-key');
+      if (k === undefined || !keys.has(k)) {
+        res.status(401).json({ status: '401', title: 'Unauthorized', detail: 'bad key', code: 'ERR:INVLDKEY' });
+        return;
+      }
+      next();
+    });
+    router.use(rateLimit({ windowMs: 60_000, limit: 100_000_000, keyGenerator: (req) => req.get('x-api-key') ?? '', standardHeaders: 'draft-6', legacyHeaders: false }));
+    router.get('/', (_req, res) => {
+      res.json(answers.get('/ipos?status=listed&limit=100'));
+    });
+    router.get('/:id', (req, res) => {
+      res.json(answers.get(`/ipos/${req.params.id}`));
+    });
+    app.use('/ipos', router);
     return app.listen(0, '127.0.0.1');
   },
   /** Our Koa router with a prefix. */
   'ipokit-koa': ({ store }) => {
     const app = new Koa();
-    app.use(koaIpoRouter(store, { prefix: '/ipos', now: () => new Date(NOW), limits: { paid: { perMinute: Infinity } } }));
+    app.use(koaIpoRouter(store, { ...OPTIONS, prefix: '/ipos' }));
     return app.listen(0, '127.0.0.1');
   },
-  /** The floor on Koa: Koa 3 + @koa/router sending the same bytes, prebuilt. */
-  'bare-koa': ({ body }) => {
+  /** Koa 3 + @koa/router answering the prebuilt objects. */
+  'bare-koa': ({ answers }) => {
     const app = new Koa();
-    const router = new KoaRouter();
-    router.get('/ipos/:id', (ctx) => {
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = body;
+    const router = new KoaRouter({ prefix: '/ipos' });
+    router.get('/', (ctx) => {
+      ctx.body = answers.get('/ipos?status=listed&limit=100');
+    });
+    router.get('/:id', (ctx) => {
+      ctx.body = answers.get(`/ipos/${ctx.params.id}`);
     });
     app.use(router.routes());
     return app.listen(0, '127.0.0.1');
   },
 };
-
-interface Ctx {
-  store: ReturnType<typeof memoryStore>;
-  body: string;
-}
 
 async function main(): Promise<void> {
   const name = process.argv[2] ?? '';
@@ -64,17 +102,29 @@ async function main(): Promise<void> {
   await importDataset(store, dataset);
   const account = await createAccount(store, { name: 'bench', plan: 'paid' });
   const { key } = await createApiKey(store, { accountId: account.id, label: 'bench' });
-  const id = dataset.ipos?.[0]?.id ?? '';
-  // The bytes our router answers, so the bare contender sends exactly the same.
+  const id = dataset.ipos?.find((ipo) => ipo.listingDate != null && ipo.listingDate < '2026-11-01')?.id ?? '';
+  const paths = [`/ipos/${id}`, '/ipos?status=listed&limit=100'];
+  // The bytes our router answers, so that every contender sends exactly the same.
   const reference = express();
-  reference.use('/ipos', ipoRouter(store, { now: () => new Date(NOW), limits: { paid: { perMinute: Infinity } } }));
+  reference.use('/ipos', ipoRouter(store, OPTIONS));
   const probe = reference.listen(0, '127.0.0.1');
   await new Promise((r) => probe.once('listening', r));
-  const body = await (await fetch(`http://127.0.0.1:${(probe.address() as AddressInfo).port}/ipos/${id}`, { headers: { 'x-api-key': key } })).text();
+  const texts = new Map<string, string>();
+  for (const path of paths) {
+    const res = await fetch(`http://127.0.0.1:${(probe.address() as AddressInfo).port}${path}`, { headers: { 'x-api-key': key } });
+    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+    texts.set(path, await res.text());
+  }
   probe.close();
-  const server = make({ store, body });
+  const answers = new Map([...texts].map(([path, text]) => [path, JSON.parse(text) as unknown]));
+  const server = make({ store, key, answers });
   await new Promise((r) => server.once('listening', r));
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port, key, id })}\n`);
+  const port = (server.address() as AddressInfo).port;
+  for (const [path, text] of texts) {
+    const got = await (await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'x-api-key': key } })).text();
+    if (got !== text) throw new Error(`${name} answers ${path} with other bytes than ipokit`);
+  }
+  process.stdout.write(`${JSON.stringify({ port, key, paths })}\n`);
 }
 
 // Exit cleanly on a signal, so `node --cpu-prof` writes its profile.

@@ -1,27 +1,38 @@
 /**
  * HTTP benchmark: each contender runs in its own process; autocannon drives it from this one.
- * Rounds interleave the contenders (A B A B ...) and the table reports medians and ratios.
+ * Rounds interleave the contenders (A B C ..., then reversed) and the table reports medians
+ * of req/s and the ratios the targets are stated in.
  *
- *   npm run bench -- [--rounds 5] [--seconds 5] [--connections 32]
+ *   node --conditions=source --import tsx bench/http.ts [--rounds 3] [--seconds 5] [--connections 32]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
+import type { BenchRow } from './rows.js';
 
-const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
-const rounds = Number(args.get('rounds') ?? 5);
-const seconds = Number(args.get('seconds') ?? 5);
-const connections = Number(args.get('connections') ?? 32);
-const contenders = (args.get('contenders') ?? 'ipokit-express,bare-express').split(',');
+export interface HttpBenchOptions {
+  rounds?: number;
+  seconds?: number;
+  connections?: number;
+}
+
+const CONTENDERS = ['ipokit-express', 'bare-express', 'handrolled-express', 'ipokit-koa', 'bare-koa'] as const;
+type Contender = (typeof CONTENDERS)[number];
+const ROUTE_NAMES = ['GET /ipos/{id}', 'GET /ipos?status=listed&limit=100'];
+/** [ours, theirs, target ratio ours/theirs] */
+const TARGETS: Array<[Contender, Contender, number]> = [
+  ['ipokit-express', 'bare-express', 0.95],
+  ['ipokit-express', 'handrolled-express', 1.15],
+  ['ipokit-koa', 'bare-koa', 0.9],
+];
 const serverFile = fileURLToPath(new URL('./http-server.ts', import.meta.url));
 
 interface Started {
   child: ChildProcess;
   port: number;
   key: string;
-  id: string;
+  paths: string[];
 }
 
 async function start(name: string): Promise<Started> {
@@ -30,43 +41,73 @@ async function start(name: string): Promise<Started> {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
   });
-  return { child, ...(JSON.parse(line) as { port: number; key: string; id: string }) };
+  return { child, ...(JSON.parse(line) as { port: number; key: string; paths: string[] }) };
 }
 
-async function run(s: Started, duration: number): Promise<number> {
-  const result = await autocannon({
-    url: `http://127.0.0.1:${s.port}/ipos/${s.id}`,
-    headers: { 'x-api-key': s.key },
-    connections,
-    duration,
-  });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`non-2xx ${result.non2xx}, errors ${result.errors}`);
+async function measure(s: Started, path: string, seconds: number, connections: number): Promise<number> {
+  const result = await autocannon({ url: `http://127.0.0.1:${s.port}${path}`, headers: { 'x-api-key': s.key }, connections, duration: seconds });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: non-2xx ${result.non2xx}, errors ${result.errors}`);
   return result.requests.average;
 }
 
-const median = (xs: number[]): number => {
+function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
+}
 
-const samples = new Map<string, number[]>(contenders.map((c) => [c, []]));
-for (let round = 0; round < rounds; round++) {
-  for (const name of round % 2 === 0 ? contenders : [...contenders].reverse()) {
-    const s = await start(name);
-    try {
-      await run(s, 1); // warm-up
-      samples.get(name)!.push(await run(s, seconds));
-    } finally {
-      s.child.kill();
+/**
+ * Runs every contender on both routes and returns one row per contender and route, and one
+ * per target ratio.
+ *
+ * @example
+ * ```ts
+ * const rows = await runHttpBench({ rounds: 3, seconds: 5 });
+ * ```
+ */
+export async function runHttpBench(options: HttpBenchOptions = {}): Promise<BenchRow[]> {
+  const rounds = options.rounds ?? 3;
+  const seconds = options.seconds ?? 5;
+  const connections = options.connections ?? 32;
+  const samples = new Map<string, number[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const name of round % 2 === 0 ? CONTENDERS : [...CONTENDERS].reverse()) {
+      const s = await start(name);
+      try {
+        for (const [i, path] of s.paths.entries()) {
+          await measure(s, path, 1, connections); // warm-up
+          const key = `${name}|${ROUTE_NAMES[i]}`;
+          samples.set(key, [...(samples.get(key) ?? []), await measure(s, path, seconds, connections)]);
+        }
+      } finally {
+        s.child.kill();
+      }
     }
   }
+  const rps = (name: Contender, route: string): number => median(samples.get(`${name}|${route}`) ?? [NaN]);
+  const rows: BenchRow[] = [];
+  const note = `${connections} connections, ${rounds} interleaved rounds of ${seconds} s, client and server on one 2-core machine`;
+  for (const route of ROUTE_NAMES) {
+    for (const name of CONTENDERS) {
+      const xs = samples.get(`${name}|${route}`) ?? [];
+      rows.push({ group: 'HTTP', name: `${route}: ${name}`, value: Math.round(rps(name, route)), unit: 'req/s', note: `samples ${xs.map((x) => Math.round(x)).join(', ')}` });
+    }
+    for (const [ours, theirs, target] of TARGETS) {
+      const ratio = rps(ours, route) / rps(theirs, route);
+      rows.push({ group: 'HTTP', name: `${route}: ${ours} / ${theirs}`, value: Number(ratio.toFixed(2)), unit: 'x', target: `>= ${target}`, pass: ratio >= target, note });
+    }
+  }
+  return rows;
 }
-const base = median(samples.get(contenders[0]!)!);
-console.log(`GET /ipos/{id}, ${connections} connections, ${rounds} rounds of ${seconds} s, Node ${process.version}`);
-console.log('| contender | req/s (median) | samples | ratio to first |');
-console.log('|---|---|---|---|');
-for (const [name, xs] of samples) {
-  const m = median(xs);
-  console.log(`| ${name} | ${Math.round(m)} | ${xs.map((x) => Math.round(x)).join(', ')} | ${(m / base).toFixed(2)} |`);
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = new Map<string, string>();
+  for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+  const rows = await runHttpBench({
+    rounds: Number(args.get('rounds') ?? 3),
+    seconds: Number(args.get('seconds') ?? 5),
+    connections: Number(args.get('connections') ?? 32),
+  });
+  const { formatRows } = await import('./rows.js');
+  console.log(formatRows(rows));
 }
