@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addDays, dateToEpochMs, isCalendarDate, parseInstant, todayInIst } from './dates.js';
+import { addDays, dateToEpochMs, isCalendarDate, parseInstant, todayInIst, toIsoUtc } from './dates.js';
 
 describe('calendar dates', () => {
   it('accepts only real YYYY-MM-DD dates', () => {
@@ -64,6 +64,24 @@ describe('parseInstant', () => {
       fc.property(fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }), (d) => {
         expect(parseInstant(d.toISOString())).toBe(d.getTime());
       }),
+    );
+  });
+});
+
+describe('toIsoUtc', () => {
+  it('writes what Date#toISOString writes, for any instant and any sequence of them (property)', () => {
+    const minute = fc.integer({ min: -1_000, max: 1_000 }).map((m) => Date.UTC(2026, 10, 22) + m * 60_000);
+    const instant = fc.oneof(
+      minute,
+      fc.integer({ min: -62_167_219_200_000 - 5, max: 253_402_300_799_999 + 5 }),
+      fc.constantFrom(-62_167_219_200_000, 253_402_300_799_999, 0, -1, 1, 8.64e15, -8.64e15),
+      fc.double({ min: -1e13, max: 1e13, noNaN: true }),
+    );
+    fc.assert(
+      fc.property(fc.array(instant, { minLength: 1, maxLength: 40 }), (instants) => {
+        for (const ms of instants) expect(toIsoUtc(ms)).toBe(new Date(ms).toISOString());
+      }),
+      { numRuns: 500 },
     );
   });
 });

@@ -109,8 +109,26 @@ export function epochMsToDate(ms: number): string {
  * ```
  */
 export function toIsoUtc(ms: number): string {
-  return new Date(ms).toISOString();
+  // A GMP series writes thousands of these per request, mostly on whole minutes of a few
+  // days: the day's text is kept from the last call and the time comes from a table,
+  // instead of a Date per point. Anything unusual goes to Date.
+  if (!Number.isInteger(ms) || ms < FIRST_ISO_MS || ms > LAST_ISO_MS) return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== isoDay.day) isoDay = { day, text: new Date(day * DAY_MS).toISOString().slice(0, 11) };
+  const inDay = ms - day * DAY_MS;
+  const minute = Math.floor(inDay / 60_000);
+  const rest = inDay - minute * 60_000;
+  const seconds = rest === 0 ? ':00.000Z' : `:${TWO_DIGITS[Math.floor(rest / 1000)]}.${String(rest % 1000).padStart(3, '0')}Z`;
+  return isoDay.text + MINUTES_OF_DAY[minute] + seconds;
 }
+
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: four-digit years only. */
+const FIRST_ISO_MS = -62_167_219_200_000;
+const LAST_ISO_MS = 253_402_300_799_999;
+let isoDay = { day: Number.NaN, text: '' };
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+/** `HH:MM` of every minute of a day. */
+const MINUTES_OF_DAY = Array.from({ length: 1440 }, (_, m) => `${TWO_DIGITS[Math.floor(m / 60)]}:${TWO_DIGITS[m % 60]}`);
 
 const INSTANT_RE =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:\d{2})$/;
