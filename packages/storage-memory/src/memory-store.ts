@@ -53,15 +53,16 @@ export interface MemoryStoreOptions {
  * rejects with `IpokitError` code `ERR:UNAVAILABLE`.
  *
  * Records given to the store are copied, so callers may change their objects afterwards.
- * Records it returns are the stored objects themselves: treat them as read-only.
+ * Records it returns are the stored objects themselves, deeply frozen.
  *
  * Costs (n IPOs, s snapshots of one IPO, p rows on a page): a list page is two binary
  * searches and one pass over the IPOs that can have the asked status on that day, with
- * no allocation for IPOs off the page (without filters, O(log n + p) for most statuses);
+ * no allocation for IPOs off the page; for most statuses the pass is skipped without
+ * filters, O(log n + p), and with type and source filters alone, O(log^2 n + p);
  * an identifier lookup is O(1); a GMP series is O(log s + snapshots in range); the
  * latest snapshot is O(log s); key lookups and limit checks are O(1); a rate-limit hit is
- * O(quota) plus an amortised O(1) sweep. Writes are O(size of the write) and leave the
- * indexes to be rebuilt, O(n log n), by the next read that needs them.
+ * O(1) amortised per window whatever its quota, sweep included. Writes are O(size of the
+ * write) and leave the indexes to be rebuilt, O(n log n), by the next read that needs them.
  *
  * @example
  * ```ts
@@ -192,16 +193,20 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   };
 }
 
-/** A deep copy of an IPO record (its arrays and schedule events are the only nested values). */
+/**
+ * A deep, frozen copy of an IPO record (its arrays and schedule events are the only nested
+ * values). Frozen, so that nothing can change a stored record and the core may keep the
+ * record's JSON text for as long as the record lives.
+ */
 function copyIpo(ipo: IpoRecord): IpoRecord {
-  return {
+  return Object.freeze({
     ...ipo,
-    exchanges: [...ipo.exchanges],
-    schedule: ipo.schedule.map((event) => ({ ...event })),
-    strengths: [...ipo.strengths],
-    risks: [...ipo.risks],
-    mediaCoverageLinks: [...ipo.mediaCoverageLinks],
-  };
+    exchanges: Object.freeze([...ipo.exchanges]),
+    schedule: Object.freeze(ipo.schedule.map((event) => Object.freeze({ ...event }))),
+    strengths: Object.freeze([...ipo.strengths]),
+    risks: Object.freeze([...ipo.risks]),
+    mediaCoverageLinks: Object.freeze([...ipo.mediaCoverageLinks]),
+  }) as IpoRecord;
 }
 
 /** A deep copy of a snapshot record. */

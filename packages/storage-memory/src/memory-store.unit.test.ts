@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addDays, deriveStatus, IPO_STATUSES, isIpokitError } from '@ipokit/core';
-import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, SnapshotRecord, Store } from '@ipokit/core';
+import { addDays, deriveStatus, IPO_STATUSES, isIpokitError, slidingWindowHit } from '@ipokit/core';
+import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
 import { memoryStore } from './memory-store.js';
 import { asciiFold } from './ipo-table.js';
@@ -135,6 +135,52 @@ describe('memoryStore list ranges', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('type and source filters read groups of bits, and year and endDate cut the listed range, as the reference does', async () => {
+    // Seeded: 1,500 valid IPOs with every type and exchange set, periods of 0 to 6 days,
+    // listings 0 to 40 days after closing or never, over half a year across a year boundary.
+    let seed = 20_261_120;
+    const random = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return Math.floor((seed / 2_147_483_648) * n);
+    };
+    const data: IpoRecord[] = [];
+    for (let k = 0; k < 1_500; k++) {
+      const dated = random(20) > 0;
+      const start = dated ? addDays('2026-10-01', random(180)) : null;
+      const end = start === null || random(4) === 0 ? null : addDays(start, random(7));
+      const listing = start === null || random(5) === 0 ? null : addDays(end ?? start, random(3) === 0 ? random(41) : random(6));
+      data.push(makeIpo({ id: `p${k}`, name: ['b', 'a', 'c'][random(3)] ?? 'a', startDate: start, endDate: end, listingDate: listing, type: TYPES[random(3)] ?? 'EQ', exchanges: EXCHANGES[random(4)] ?? [] }));
+    }
+    const store = memoryStore();
+    expect(await store.writeDataset({ ipos: data, snapshots: [] })).toEqual([]);
+    const filters: Array<Partial<ListQuery>> = [
+      {},
+      { types: ['SME'] },
+      { types: ['EQ', 'DEBT'] },
+      { source: 'nse' },
+      { source: 'bse', types: ['DEBT'] },
+      { year: '2026' },
+      { year: '2027', types: ['SME'], source: 'nse' },
+      { endDate: '2026-12-15' },
+      { endDate: '2027-01-20', source: 'bse' },
+      { startDate: '2026-12-01' },
+      { startDate: '2026-11-01', endDate: '2026-12-31', types: ['EQ'] },
+    ];
+    for (const today of ['2026-09-30', '2026-11-15', '2027-01-02', '2027-03-31', '2027-06-01']) {
+      for (const status of IPO_STATUSES) {
+        for (const f of filters) {
+          const all = referenceList(data, query({ status, today, ...f, limit: 1_000_000 }));
+          const n = all.count;
+          for (const [offset, limit] of [[0, 100], [0, 1], [1, 3], [7, 5], [Math.floor(n / 2), 100], [n - 1, 3], [n, 1], [2 ** 31, 5]] as const) {
+            if (offset < 0) continue;
+            const got = await store.listIpos(query({ status, today, ...f, offset, limit }));
+            expect(got, JSON.stringify({ status, today, f, offset, limit })).toEqual({ count: n, rows: all.rows.slice(offset, offset + limit) });
+          }
+        }
+      }
+    }
   });
 
   it('closed merges IPOs without a listing date with those listing later, at every offset', async () => {
@@ -327,6 +373,80 @@ describe('memoryStore rate limits', () => {
 
   it('rejects a bad option', () => {
     expect(() => memoryStore({ rateLimitSweepEvery: 0 })).toThrow(/rateLimitSweepEvery/);
+  });
+
+  it('a quota of 1,000,000 costs O(1) per hit: 2,000,000 hits decided exactly, at most quota hits kept, memory given back', () => {
+    const Q = 1_000_000;
+    const PER_MS = 50;
+    const windowMs = 60_000;
+    const T0 = Date.UTC(2026, 10, 20);
+    const windows = new RateWindows();
+    const w = [{ key: 'acct:big', quota: Q }];
+    const wrong: string[] = [];
+    const expectHit = (now: number, want: RateLimitOutcome): void => {
+      const got = windows.hit({ now, windowMs, windows: w });
+      const a = got.windows[0];
+      const b = want.windows[0];
+      if (got.admitted !== want.admitted || a?.count !== b?.count || a?.oldest !== b?.oldest || a?.blocking !== b?.blocking) {
+        if (wrong.length < 5) wrong.push(`at +${now - T0}: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+      }
+    };
+    const state = (admitted: boolean, count: number, oldest: number, blocking: number | null): RateLimitOutcome => ({ admitted, windows: [{ count, oldest, blocking }] });
+    const started = performance.now();
+    // 50 hits in each millisecond from T0: the window fills in 20 s...
+    for (let i = 0; i < Q; i++) expectHit(T0 + Math.floor(i / PER_MS), state(true, i + 1, T0, i + 1 === Q ? T0 : null));
+    // ...and refuses until the first hits leave, 60 s after T0, charging nothing.
+    for (const dt of [19_999, 20_000, 40_000, 59_999]) expectHit(T0 + dt, state(false, Q, T0, T0));
+    // Then each millisecond frees 50 places: 50 admitted, the 51st refused.
+    for (let ms = 0; ms < Q / PER_MS; ms++) {
+      const now = T0 + windowMs + ms;
+      // Once the first minute's hits have all left, the oldest is the first of this stage.
+      const oldest = ms + 1 < Q / PER_MS ? T0 + ms + 1 : T0 + windowMs;
+      for (let c = 0; c < PER_MS; c++) expectHit(now, state(true, Q - PER_MS + c + 1, oldest, c === PER_MS - 1 ? oldest : null));
+      expectHit(now, state(false, Q, oldest, oldest));
+    }
+    const elapsed = performance.now() - started;
+    expect(wrong).toEqual([]);
+    // Copying the hit list per hit (O(quota)) would take hours; O(1) takes about a second.
+    expect(elapsed).toBeLessThan(20_000);
+    const kept = windows.kept('acct:big');
+    expect(kept?.hits).toBe(Q);
+    expect(kept?.capacity).toBe(2 ** 20);
+    // Once every hit has left, each admitted hit halves the ring until it is small again.
+    const later = T0 + 10 * windowMs;
+    for (let k = 0; k < 20; k++) expectHit(later + k, state(true, k + 1, later, null));
+    expect(wrong).toEqual([]);
+    expect(windows.kept('acct:big')).toEqual({ hits: 20, capacity: 32 });
+    windows.sweep(later + 20 + windowMs);
+    expect(windows.kept('acct:big')).toBeNull();
+  }, 60_000);
+
+  it('equals slidingWindowHit, state by state, with large quotas, clocks that go back, windows of other lengths, a key named twice (no sweep)', () => {
+    const keys = ['acct:a', 'gmp:a', 'addr:1.2.3.4'];
+    const request = fc.record({
+      dt: fc.oneof(fc.constantFrom(0, 0, 1, 60_000), fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: -30_000, max: 0 })),
+      windowMs: fc.constantFrom(60_000, 60_000, 60_000, 1_000, 120_000),
+      windows: fc.array(fc.record({ key: fc.constantFrom(...keys), quota: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 100, max: 400 })) }), { minLength: 1, maxLength: 3 }),
+      burst: fc.integer({ min: 1, max: 120 }),
+    });
+    fc.assert(
+      fc.property(fc.array(request, { minLength: 1, maxLength: 40 }), (requests) => {
+        const windows = new RateWindows(Number.MAX_SAFE_INTEGER);
+        const hits = new Map<string, number[]>();
+        let now = Date.UTC(2026, 10, 20);
+        for (const r of requests) {
+          now += r.dt;
+          for (let b = 0; b < r.burst; b++) {
+            const ws: RateLimitWindow[] = r.windows;
+            const want = slidingWindowHit({ hits: ws.map((w) => hits.get(w.key) ?? []), quotas: ws.map((w) => w.quota), now, windowMs: r.windowMs });
+            if (want.admitted) ws.forEach((w, i) => hits.set(w.key, want.hits[i] ?? []));
+            expect(windows.hit({ now, windowMs: r.windowMs, windows: ws })).toEqual({ admitted: want.admitted, windows: want.windows });
+          }
+        }
+        for (const key of keys) expect(windows.kept(key)?.hits ?? 0).toBe(hits.get(key)?.length ?? 0);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

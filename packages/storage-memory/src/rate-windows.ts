@@ -1,10 +1,12 @@
 /**
- * The sliding windows of a memory store: a Map from window key to its hits (ascending,
- * at most `quota` of them), decided by the core's `slidingWindowHit`. Windows whose hits
- * have all left are forgotten by an amortised sweep, without a timer.
+ * The sliding windows of a memory store: a Map from window key to a ring buffer of its
+ * hit times, so that a hit costs O(1) amortised whatever the quota (the core's
+ * `slidingWindowHit` copies the hit list, O(quota) per hit, which a quota of a million
+ * cannot afford). The decisions and states are exactly those of `slidingWindowHit`; the
+ * storage suite checks it against a model built on that function. Windows whose hits have
+ * all left are forgotten by an amortised sweep, without a timer.
  */
-import { slidingWindowHit } from '@ipokit/core';
-import type { RateLimitOutcome, RateLimitWindow } from '@ipokit/core';
+import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState } from '@ipokit/core';
 
 /**
  * Default fewest hits between two sweeps.
@@ -16,7 +18,29 @@ import type { RateLimitOutcome, RateLimitWindow } from '@ipokit/core';
  */
 export const DEFAULT_SWEEP_EVERY = 1024;
 
-const NO_HITS: readonly number[] = Object.freeze([]);
+/** Smallest ring: a power of two, enough for the default quotas (6 and 3) without growing twice. */
+const MIN_CAPACITY = 8;
+
+/**
+ * One window's hits as `slidingWindowHit` would store them, in insertion order (ascending
+ * unless a caller's clock went back), oldest at `head`. Capacity is a power of two.
+ */
+interface Window {
+  ring: Float64Array;
+  head: number;
+  size: number;
+  /**
+   * The first `gone` hits from `head` had left the window at time `goneAt` for a window
+   * length of `goneMs`, hence also at any later time for any shorter window. A refused
+   * request must not drop them (a later request with a longer window, or with a clock that
+   * went back, may count them again), but it need not look at them twice either.
+   */
+  gone: number;
+  goneAt: number;
+  goneMs: number;
+  /** Number of the last admitted request charged here, so a key named twice is charged once. */
+  charged: number;
+}
 
 /**
  * Sliding-window hit lists keyed by window. A sweep runs once the hits since the last
@@ -25,6 +49,12 @@ const NO_HITS: readonly number[] = Object.freeze([]);
  * alive at the last sweep plus those created since: about twice the windows active in
  * one window length, plus `sweepEvery`, however many distinct keys come and go.
  *
+ * A hit is O(1) amortised per window drawn on, whatever the quota: hits that left are
+ * dropped from the head of the ring when a request is admitted (each hit is dropped once),
+ * the new hit is written at the tail, and the ring doubles when full and halves when a
+ * quarter full. A window never holds more than `quota` hits, since a request is admitted
+ * only while fewer than `quota` are inside it.
+ *
  * @example
  * ```ts
  * const windows = new RateWindows();
@@ -32,11 +62,13 @@ const NO_HITS: readonly number[] = Object.freeze([]);
  * ```
  */
 export class RateWindows {
-  private windows = new Map<string, readonly number[]>();
+  private windows = new Map<string, Window>();
   private hitsSinceSweep = 0;
   private sweepAfter: number;
   /** The longest window seen: a window is forgotten only when no caller can count its hits. */
   private longestWindowMs = 0;
+  /** Admitted requests so far, numbering the charges (see `Window.charged`). */
+  private admittedCount = 0;
 
   constructor(private readonly sweepEvery: number = DEFAULT_SWEEP_EVERY) {
     this.sweepAfter = sweepEvery;
@@ -55,7 +87,23 @@ export class RateWindows {
   }
 
   /**
-   * Charges one request to every window when all have room (see `Store.hitRateLimit`).
+   * What one window holds: its stored hits (those that left included, until the next
+   * admitted request drops them) and the capacity of its ring; null when it is not kept.
+   * For tests and diagnostics.
+   *
+   * @example
+   * ```ts
+   * windows.kept('acct:a'); // { hits: 6, capacity: 8 }
+   * ```
+   */
+  kept(key: string): { hits: number; capacity: number } | null {
+    const w = this.windows.get(key);
+    return w === undefined ? null : { hits: w.size, capacity: w.ring.length };
+  }
+
+  /**
+   * Charges one request to every window when all have room (see `Store.hitRateLimit`),
+   * deciding exactly as the core's `slidingWindowHit` does.
    *
    * @example
    * ```ts
@@ -64,18 +112,41 @@ export class RateWindows {
    */
   hit(input: { now: number; windowMs: number; windows: readonly RateLimitWindow[] }): RateLimitOutcome {
     const { now, windowMs } = input;
+    const asked = input.windows;
     if (windowMs > this.longestWindowMs) this.longestWindowMs = windowMs;
-    const result = slidingWindowHit({
-      hits: input.windows.map((w) => this.windows.get(w.key) ?? NO_HITS),
-      quotas: input.windows.map((w) => w.quota),
-      now,
-      windowMs,
-    });
-    if (result.admitted) {
-      input.windows.forEach((w, i) => this.windows.set(w.key, result.hits[i] ?? NO_HITS));
+    const n = asked.length;
+    const found: Array<Window | undefined> = new Array(n);
+    const gone: number[] = new Array(n);
+    let admitted = true;
+    for (let i = 0; i < n; i++) {
+      const w = this.windows.get((asked[i] as RateLimitWindow).key);
+      const g = w === undefined ? 0 : leftWindow(w, now, windowMs);
+      found[i] = w;
+      gone[i] = g;
+      if (!((w === undefined ? 0 : w.size - g) < (asked[i] as RateLimitWindow).quota)) admitted = false;
+    }
+    // Describe every window before charging any: a key named twice sees the same hits.
+    const states: RateLimitWindowState[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      states[i] = describe(found[i], gone[i] as number, (asked[i] as RateLimitWindow).quota, admitted ? now : null);
+    }
+    if (admitted) {
+      const charge = ++this.admittedCount;
+      for (let i = 0; i < n; i++) {
+        const key = (asked[i] as RateLimitWindow).key;
+        let w = this.windows.get(key);
+        if (w === undefined) {
+          w = { ring: new Float64Array(MIN_CAPACITY), head: 0, size: 0, gone: 0, goneAt: now, goneMs: windowMs, charged: 0 };
+          this.windows.set(key, w);
+        } else if (w.charged === charge) {
+          continue;
+        }
+        w.charged = charge;
+        append(w, gone[i] as number, now, windowMs);
+      }
     }
     if (++this.hitsSinceSweep >= this.sweepAfter) this.sweep(now);
-    return { admitted: result.admitted, windows: result.windows };
+    return { admitted, windows: states };
   }
 
   /**
@@ -88,9 +159,8 @@ export class RateWindows {
    */
   sweep(now: number): void {
     const windowMs = this.longestWindowMs;
-    for (const [key, hits] of this.windows) {
-      const newest = hits[hits.length - 1];
-      if (newest === undefined || now - newest >= windowMs) this.windows.delete(key);
+    for (const [key, w] of this.windows) {
+      if (w.size === 0 || now - nth(w, w.size - 1) >= windowMs) this.windows.delete(key);
     }
     this.hitsSinceSweep = 0;
     this.sweepAfter = Math.max(this.sweepEvery, this.windows.size);
@@ -109,4 +179,77 @@ export class RateWindows {
     this.hitsSinceSweep = 0;
     this.sweepAfter = this.sweepEvery;
   }
+}
+
+/** The i-th stored hit from the head (0 <= i < size). */
+function nth(w: Window, i: number): number {
+  return w.ring[(w.head + i) & (w.ring.length - 1)] as number;
+}
+
+/**
+ * How many hits from the head have left the window at `now` (`slidingWindowHit` drops
+ * them from the head up to the first hit still inside; a hit "from the future" stops it).
+ * Starts after the hits already known to have left when that knowledge still holds.
+ */
+function leftWindow(w: Window, now: number, windowMs: number): number {
+  let i = now >= w.goneAt && windowMs <= w.goneMs ? w.gone : 0;
+  while (i < w.size && now - nth(w, i) >= windowMs) i++;
+  w.gone = i;
+  w.goneAt = now;
+  w.goneMs = windowMs;
+  return i;
+}
+
+/**
+ * The state `describeWindow` gives: the window's live hits (those after the first `gone`),
+ * followed by the request's time `chargedAt` when it is charged (null when refused).
+ */
+function describe(w: Window | undefined, gone: number, quota: number, chargedAt: number | null): RateLimitWindowState {
+  const live = w === undefined ? 0 : w.size - gone;
+  const count = chargedAt === null ? live : live + 1;
+  return {
+    count,
+    oldest: count > 0 ? (hitAt(w, gone, live, chargedAt, 0) as number) : null,
+    blocking: count >= quota && count > 0 ? (hitAt(w, gone, live, chargedAt, count - quota) as number) : null,
+  };
+}
+
+/**
+ * The i-th hit of a described window, indexed as `describeWindow` indexes its array:
+ * anything but a listed position is undefined.
+ */
+function hitAt(w: Window | undefined, gone: number, live: number, chargedAt: number | null, i: number): number | undefined {
+  if (!Number.isInteger(i) || i < 0) return undefined;
+  if (i < live) return nth(w as Window, gone + i);
+  return i === live && chargedAt !== null ? chargedAt : undefined;
+}
+
+/** Drops the `gone` hits that left from the head and writes `now` at the tail, resizing the ring. */
+function append(w: Window, gone: number, now: number, windowMs: number): void {
+  let capacity = w.ring.length;
+  w.head = (w.head + gone) & (capacity - 1);
+  w.size -= gone;
+  if (w.size === capacity) {
+    resize(w, capacity * 2);
+    capacity *= 2;
+  } else if (capacity > MIN_CAPACITY && (w.size + 1) * 4 <= capacity) {
+    // Halving only at a quarter full keeps resizes O(1) amortised and memory O(hits kept).
+    resize(w, capacity / 2);
+    capacity /= 2;
+  }
+  w.ring[(w.head + w.size) & (capacity - 1)] = now;
+  w.size++;
+  w.gone = 0;
+  w.goneAt = now;
+  w.goneMs = windowMs;
+}
+
+function resize(w: Window, capacity: number): void {
+  const ring = new Float64Array(capacity);
+  const old = w.ring;
+  const first = Math.min(w.size, old.length - w.head);
+  ring.set(old.subarray(w.head, w.head + first), 0);
+  if (first < w.size) ring.set(old.subarray(0, w.size - first), first);
+  w.ring = ring;
+  w.head = 0;
 }

@@ -14,6 +14,8 @@ const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
 /** One IPO's snapshots sorted by timestamp, in columns. */
 interface Columns {
   timestamps: Float64Array;
+  /** Every timestamp is a whole number of milliseconds (as every imported one is). */
+  integral: boolean;
   values: Record<GmpField, Float64Array>;
   records: SnapshotRecord[];
 }
@@ -105,34 +107,41 @@ export class SnapshotTable {
     const lo = lowerBound(timestamps, from);
     const hi = upperBound(timestamps, to, lo);
     const out: GmpBucket[] = [];
-    let start = NaN;
-    let sum = 0;
-    let big: bigint | null = null;
-    let count = 0;
-    for (let i = lo; i < hi; i++) {
-      const t = timestamps[i] as number;
-      const bucket = origin + Math.floor((t - origin) / size) * size;
-      if (bucket !== start) {
-        if (i > lo) out.push({ start, sum: finish(sum, big), count });
-        start = bucket;
-        sum = 0;
-        big = null;
-        count = 0;
-      }
-      const v = values[i] as number;
-      if (v !== v) continue; // NaN: the field is null in this snapshot
-      count++;
-      if (big !== null) {
-        big += BigInt(v);
+    if (hi <= lo) return out;
+    // A bucket's snapshots are found by comparing timestamps with the bucket's end: one
+    // division per bucket. That is the bucket of the division exactly when every term is
+    // an integer far from 2^53 (see `sameBucketWhileBelowEnd`); otherwise divide each time.
+    const fast = columns.integral && sameBucketWhileBelowEnd(timestamps[lo] as number, timestamps[hi - 1] as number, size, origin);
+    let i = lo;
+    while (i < hi) {
+      const start = origin + Math.floor(((timestamps[i] as number) - origin) / size) * size;
+      let j = i + 1;
+      if (fast) {
+        const end = start + size;
+        while (j < hi && (timestamps[j] as number) < end) j++;
       } else {
-        const next = sum + v;
-        // Both operands are safe integers, so the float sum is exact whenever the true
-        // sum is safe; outside that range redo it exactly.
-        if (Number.isSafeInteger(next)) sum = next;
-        else big = BigInt(sum) + BigInt(v);
+        while (j < hi && origin + Math.floor(((timestamps[j] as number) - origin) / size) * size === start) j++;
       }
+      let sum = 0;
+      let big: bigint | null = null;
+      let count = 0;
+      for (; i < j; i++) {
+        const v = values[i] as number;
+        if (v !== v) continue; // NaN: the field is null in this snapshot
+        count++;
+        if (big !== null) {
+          big += BigInt(v);
+        } else {
+          const next = sum + v;
+          // Both operands are safe integers, so the float sum is exact whenever the true
+          // sum is safe (and lands outside the safe range when it is not); outside that
+          // range redo it exactly.
+          if (next <= Number.MAX_SAFE_INTEGER && next >= Number.MIN_SAFE_INTEGER) sum = next;
+          else big = BigInt(sum) + BigInt(v);
+        }
+      }
+      out.push({ start, sum: finish(sum, big), count });
     }
-    if (hi > lo) out.push({ start, sum: finish(sum, big), count });
     return out;
   }
 
@@ -162,12 +171,30 @@ function buildColumns(byTime: Map<number, SnapshotRecord>): Columns {
   const timestamps = new Float64Array(n);
   const values = {} as Record<GmpField, Float64Array>;
   for (const field of FIELDS) values[field] = new Float64Array(n);
+  let integral = true;
   for (let i = 0; i < n; i++) {
     const r = records[i] as SnapshotRecord;
     timestamps[i] = r.timestamp;
+    if (!Number.isInteger(r.timestamp)) integral = false;
     for (const field of FIELDS) values[field][i] = r.aggregations[field] ?? NaN;
   }
-  return { timestamps, values, records };
+  return { timestamps, integral, values, records };
+}
+
+/**
+ * Whether, for integer timestamps in [first, last], `t < bucket + size` holds exactly when
+ * `origin + Math.floor((t - origin) / size) * size` is `bucket`. With integer `origin` and
+ * `size` and |t - origin| + size < 2^52, `t - origin` is exact and its rounded quotient
+ * by `size` stays at least 1/size below the next integer, more than the rounding can
+ * cross, so the floor is the exact one and `bucket + size` is exact too.
+ */
+function sameBucketWhileBelowEnd(first: number, last: number, size: number, origin: number): boolean {
+  return (
+    Number.isSafeInteger(size) &&
+    size > 0 &&
+    Number.isSafeInteger(origin) &&
+    Math.max(Math.abs(first - origin), Math.abs(last - origin)) + size < 2 ** 52
+  );
 }
 
 function finish(sum: number, big: bigint | null): number | bigint {
