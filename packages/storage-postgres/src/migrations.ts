@@ -92,14 +92,33 @@ CREATE TABLE ${s}.api_keys (
 );
 CREATE INDEX api_keys_account ON ${s}.api_keys (account_id, created_at, id);
 
--- One row per window owner: its hits (ascending epoch ms, at most quota of them), as
--- float8 so that the arithmetic is JavaScript's, to the bit.
+-- The limiter (CONTRACT 8). A window is one row that holds how many hits it keeps and the
+-- smallest of them, locked FOR UPDATE by a request that may be admitted; each hit is one row
+-- of rate_hits, inserted once when a request is admitted and deleted once when it has left
+-- the window. A hit therefore costs O(1) amortised whatever the quota. Times are float8
+-- epoch ms, so that the arithmetic is JavaScript's, to the bit.
 CREATE TABLE ${s}.rate_windows (
-  key    text COLLATE "C" PRIMARY KEY,
-  hits   float8[] NOT NULL DEFAULT '{}',
-  newest float8 NOT NULL DEFAULT 0
+  key        text COLLATE "C" PRIMARY KEY,
+  id         bigint GENERATED ALWAYS AS IDENTITY,
+  -- the hits rate_hits holds for this window (all inside it as of the last request)
+  n_hits     integer NOT NULL DEFAULT 0,
+  -- the smallest ts among them, null when there are none
+  oldest_ts  float8,
+  -- the largest ts ever recorded here: when it has left, every hit has
+  newest_ts  float8 NOT NULL DEFAULT '-Infinity',
+  -- floor(newest_ts / 1000), for the sweep's index: it changes once a second at most, so
+  -- that nearly every hit updates the row in place (a HOT update, no index touched)
+  newest_sec float8 NOT NULL DEFAULT '-Infinity'
+) WITH (fillfactor = 50);
+CREATE INDEX rate_windows_newest ON ${s}.rate_windows (newest_sec);
+
+CREATE TABLE ${s}.rate_hits (
+  window_id bigint NOT NULL,
+  ts        float8 NOT NULL
 );
-CREATE INDEX rate_windows_newest ON ${s}.rate_windows (newest);
+-- Every read of a window's hits is a range of this index that starts at the window's
+-- oldest live hit, so the entries of hits already deleted (below it) are never walked.
+CREATE INDEX rate_hits_window_ts ON ${s}.rate_hits (window_id, ts);
 
 -- Keys: the account row is locked first, so two concurrent inserts cannot both pass.
 CREATE FUNCTION ${s}.insert_api_key(
@@ -150,55 +169,203 @@ BEGIN
 END
 $fn$;
 
--- The limiter: one call per request. Rows are locked in key order (no deadlocks), the
--- decision is made on every window, and only an admitted request writes its hit.
+-- The sweep, every rateLimitSweepEvery hits of a store: it forgets up to 1,000 windows whose
+-- hits have all left (found by the index on newest_sec), skipping rows in use, and at most
+-- 10,000 of their hits per call, the smallest first (a window with more is finished by later
+-- sweeps). It runs last in a request, whose windows stay locked meanwhile, so it must never
+-- wait for a lock: SKIP LOCKED skips rows in use, but in PostgreSQL 15 it still waits when it
+-- follows a row's update chain to a version another transaction holds, and that transaction
+-- may be waiting for this request's windows. lock_timeout turns such a wait into an error
+-- after 20 ms, and the sweep gives up (undone by its exception block) until the next time.
+-- Its statements must walk indexes in order whatever the statistics say (a bitmap scan and a
+-- sort would read every idle window or hit), hence the planner settings, which hold only
+-- while it runs.
+CREATE FUNCTION ${s}.sweep_rate_windows(p_now float8, p_window float8) RETURNS void
+LANGUAGE plpgsql
+SET enable_seqscan = off SET enable_bitmapscan = off SET enable_sort = off SET jit = off SET lock_timeout = '20ms'
+AS $fn$
+DECLARE
+  v_sweep_keys   text[];
+  v_sweep_ids    bigint[];
+  v_sweep_counts integer[];
+  v_sweep_oldest float8[];
+BEGIN
+  BEGIN
+    SELECT array_agg(i.key), array_agg(i.id), array_agg(i.n_hits), array_agg(i.oldest_ts)
+      INTO v_sweep_keys, v_sweep_ids, v_sweep_counts, v_sweep_oldest
+    FROM (
+      SELECT w.key, w.id, w.n_hits, w.oldest_ts FROM ${s}.rate_windows AS w
+      WHERE w.newest_sec <= floor((p_now - p_window) / 1000) AND w.newest_ts <= p_now - p_window AND p_now - w.newest_ts >= p_window
+      ORDER BY w.newest_sec LIMIT 1000 FOR UPDATE SKIP LOCKED
+    ) AS i;
+    IF v_sweep_keys IS NULL THEN
+      RETURN;
+    END IF;
+    -- (every part of this statement reads the hits as they were before it)
+    WITH gone AS (
+      DELETE FROM ${s}.rate_hits AS h WHERE h.ctid = ANY (ARRAY(
+        SELECT x.ctid FROM unnest(v_sweep_ids, v_sweep_oldest) AS sw(id, o)
+        CROSS JOIN LATERAL (
+          SELECT y.ctid FROM ${s}.rate_hits AS y WHERE y.window_id = sw.id AND y.ts >= sw.o ORDER BY y.ts LIMIT 10000
+        ) AS x
+        LIMIT 10000
+      ))
+      RETURNING h.window_id
+    ), per AS (
+      SELECT g.window_id AS id, count(*)::int AS n FROM gone AS g GROUP BY g.window_id
+    ), after AS (
+      SELECT sw.k, sw.id, sw.o, sw.n - coalesce(per.n, 0) AS n, coalesce(per.n, 0) AS gone
+      FROM unnest(v_sweep_keys, v_sweep_ids, v_sweep_counts, v_sweep_oldest) AS sw(k, id, n, o)
+      LEFT JOIN per ON per.id = sw.id
+    ), emptied AS (
+      DELETE FROM ${s}.rate_windows AS w USING after AS a WHERE w.key = a.k AND a.n <= 0
+    )
+    -- a window the budget did not empty: its oldest hit is the first one not deleted
+    UPDATE ${s}.rate_windows AS w SET n_hits = a.n, oldest_ts = (
+        SELECT y.ts FROM ${s}.rate_hits AS y WHERE y.window_id = a.id AND y.ts >= a.o ORDER BY y.ts OFFSET a.gone LIMIT 1
+      )
+      FROM after AS a WHERE w.key = a.k AND a.n > 0 AND a.gone > 0;
+  EXCEPTION WHEN lock_not_available THEN
+    RETURN;
+  END;
+END
+$fn$;
+
+-- The limiter: one call per request. A request that a plain read shows to be refused stops
+-- there, writing nothing. Otherwise each window's row is locked in key order (so two
+-- requests never deadlock), the hits that have left are deleted (a range of the index from
+-- the oldest one: each hit is deleted once), the decision is made again on every window, and
+-- only an admitted request records its hit; a refused one records nothing (at most it
+-- forgets hits that have left). The live hits of a window are, as a sorted list, those of
+-- describeWindow (sliding-window.ts): count, the smallest, and the (count - quota)-th
+-- smallest, 0-based. Hits may arrive out of order (processes' clocks differ): the index keeps
+-- them sorted and oldest_ts is their minimum, whatever the order of arrival.
 CREATE FUNCTION ${s}.hit_rate_limit(
   p_now float8, p_window float8, p_keys text[], p_quotas float8[], p_sweep boolean
 ) RETURNS TABLE (admitted boolean, hit_count integer, oldest float8, blocking float8)
 LANGUAGE plpgsql AS $fn$
 DECLARE
-  v_n integer := cardinality(p_keys);
-  v_locked integer;
-  v_live float8[];
-  v_ok boolean := true;
+  -- distinct keys in lock order, and each one's window as it is after the decision
+  v_keys   text[];
+  v_ids    bigint[] := '{}';
+  v_counts integer[] := '{}';
+  v_oldest float8[] := '{}';
+  v_dirty  boolean := false;
+  v_row    record;
+  v_gone   integer;
+  v_last   float8;
+  v_n      integer;
+  v_min    float8;
+  v_ok     boolean := true;
+  v_settled boolean := true;
+  v_j      integer;
+  v_skip   float8;
+  -- a hit at t has left when p_now - t >= p_window (JavaScript's float arithmetic); those
+  -- are the hits with t <= some threshold T, and T < v_cut (the margin covers rounding), so
+  -- "ts <= v_cut" bounds the index range and the exact test filters it
+  v_cut    float8 := (p_now - p_window) + (abs(p_now) + abs(p_window)) * 1e-15;
 BEGIN
-  -- Losing the last fraction of a second of hits in a server crash is acceptable for a
-  -- limiter; waiting for a WAL flush on every request is not.
-  SET LOCAL synchronous_commit = off;
-  LOOP
-    INSERT INTO ${s}.rate_windows (key) SELECT k FROM unnest(p_keys) AS k ORDER BY k ON CONFLICT (key) DO NOTHING;
-    SELECT count(*) INTO v_locked FROM (
-      SELECT 1 FROM ${s}.rate_windows WHERE key = ANY (p_keys) ORDER BY key FOR UPDATE
-    ) AS locked;
-    -- a concurrent sweep may have removed an idle row in between: create it again
-    EXIT WHEN v_locked = (SELECT count(DISTINCT k) FROM unnest(p_keys) AS k);
+  IF cardinality(p_keys) = 1 THEN
+    v_keys := p_keys;
+  ELSE
+    SELECT array_agg(k ORDER BY k) INTO v_keys FROM (SELECT DISTINCT u.k COLLATE "C" AS k FROM unnest(p_keys) AS u(k)) AS d;
+  END IF;
+  -- A refusal needs no lock. While no hit of a window has left (its oldest is inside it),
+  -- its hits are all live and are what a lock would show; when one window is full as read
+  -- here, the request is refused as of this read, and nothing is written.
+  FOR j IN 1..cardinality(v_keys) LOOP
+    SELECT w.id, w.n_hits, w.oldest_ts INTO v_row FROM ${s}.rate_windows AS w WHERE w.key = v_keys[j];
+    v_ids[j] := v_row.id;
+    v_counts[j] := coalesce(v_row.n_hits, 0);
+    v_oldest[j] := v_row.oldest_ts;
+    IF v_counts[j] > 0 AND p_now - v_oldest[j] >= p_window THEN v_settled := false; END IF;
   END LOOP;
-  FOR i IN 1..v_n LOOP
-    SELECT count(*) INTO v_locked FROM ${s}.rate_windows w, unnest(w.hits) AS h
-      WHERE w.key = p_keys[i] AND p_now - h < p_window;
-    IF v_locked >= p_quotas[i] THEN v_ok := false; END IF;
-  END LOOP;
-  FOR i IN 1..v_n LOOP
-    SELECT coalesce(array_agg(h ORDER BY h), '{}') INTO v_live FROM ${s}.rate_windows w, unnest(w.hits) AS h
-      WHERE w.key = p_keys[i] AND p_now - h < p_window;
-    IF v_ok THEN
-      SELECT array_agg(h ORDER BY h) INTO v_live FROM unnest(v_live || p_now) AS h;
-      IF cardinality(v_live) > p_quotas[i] THEN
-        v_live := v_live[cardinality(v_live) - p_quotas[i]::integer + 1 :];
+  IF v_settled THEN
+    FOR i IN 1..cardinality(p_keys) LOOP
+      IF v_counts[array_position(v_keys, p_keys[i])] >= p_quotas[i] THEN v_ok := false; END IF;
+    END LOOP;
+  END IF;
+  IF v_ok THEN
+    -- Losing the last fraction of a second of hits in a server crash is acceptable for a
+    -- limiter; waiting for a WAL flush on every request is not.
+    SET LOCAL synchronous_commit = off;
+    FOR j IN 1..cardinality(v_keys) LOOP
+      -- Lock the window, creating it when it is missing; only ever waiting for the key at
+      -- hand while holding the keys before it, so the order of locking is the key order.
+      LOOP
+        SELECT w.id, w.n_hits, w.oldest_ts INTO v_row FROM ${s}.rate_windows AS w WHERE w.key = v_keys[j] FOR UPDATE;
+        EXIT WHEN FOUND;
+        INSERT INTO ${s}.rate_windows AS w (key) VALUES (v_keys[j]) ON CONFLICT (key) DO NOTHING
+          RETURNING w.id, w.n_hits, w.oldest_ts INTO v_row;
+        EXIT WHEN FOUND;
+        -- someone else created it meanwhile (or a sweep removed it): look again
+      END LOOP;
+      v_n := v_row.n_hits;
+      v_min := v_row.oldest_ts;
+      IF v_n > 0 AND p_now - v_min >= p_window THEN
+        -- Forget the hits that have left: they are the smallest, a range from v_min.
+        WITH gone AS (
+          DELETE FROM ${s}.rate_hits AS h
+          WHERE h.window_id = v_row.id AND h.ts >= v_min AND h.ts <= v_cut AND p_now - h.ts >= p_window
+          RETURNING h.ts
+        )
+        SELECT count(*)::int, max(g.ts) INTO v_gone, v_last FROM gone AS g;
+        IF v_gone > 0 THEN
+          v_n := v_n - v_gone;
+          v_min := NULL;
+          -- the new oldest is the first hit above the last one deleted
+          IF v_n > 0 THEN
+            SELECT h.ts INTO v_min FROM ${s}.rate_hits AS h WHERE h.window_id = v_row.id AND h.ts > v_last ORDER BY h.ts LIMIT 1;
+          END IF;
+          v_dirty := true;
+        END IF;
       END IF;
-      UPDATE ${s}.rate_windows SET hits = v_live, newest = greatest(newest, p_now) WHERE key = p_keys[i];
+      v_ids[j] := v_row.id;
+      v_counts[j] := v_n;
+      v_oldest[j] := v_min;
+    END LOOP;
+    FOR i IN 1..cardinality(p_keys) LOOP
+      IF v_counts[array_position(v_keys, p_keys[i])] >= p_quotas[i] THEN v_ok := false; END IF;
+    END LOOP;
+    IF v_ok THEN
+      FOR j IN 1..cardinality(v_keys) LOOP
+        v_counts[j] := v_counts[j] + 1;
+        v_oldest[j] := least(v_oldest[j], p_now);
+      END LOOP;
+      WITH recorded AS (
+        INSERT INTO ${s}.rate_hits (window_id, ts) SELECT u.id, p_now FROM unnest(v_ids) AS u(id)
+      )
+      UPDATE ${s}.rate_windows AS w
+        SET n_hits = u.n, oldest_ts = u.o, newest_ts = greatest(w.newest_ts, p_now), newest_sec = floor(greatest(w.newest_ts, p_now) / 1000)
+        FROM unnest(v_keys, v_counts, v_oldest) AS u(k, n, o) WHERE w.key = u.k;
+    ELSIF v_dirty THEN
+      -- refused: nothing is recorded, but the hits that left stay forgotten
+      UPDATE ${s}.rate_windows AS w SET n_hits = u.n, oldest_ts = u.o
+        FROM unnest(v_keys, v_counts, v_oldest) AS u(k, n, o) WHERE w.key = u.k AND (w.n_hits, w.oldest_ts) IS DISTINCT FROM (u.n, u.o);
     END IF;
+  END IF;
+  FOR i IN 1..cardinality(p_keys) LOOP
+    v_j := array_position(v_keys, p_keys[i]);
     admitted := v_ok;
-    hit_count := cardinality(v_live);
-    oldest := v_live[1];
-    blocking := CASE WHEN hit_count >= p_quotas[i] AND hit_count > 0 THEN v_live[hit_count - p_quotas[i]::integer + 1] END;
+    hit_count := v_counts[v_j];
+    oldest := v_oldest[v_j];
+    blocking := NULL;
+    IF hit_count >= p_quotas[i] AND hit_count > 0 THEN
+      v_skip := hit_count - p_quotas[i];
+      IF v_skip = 0 THEN
+        blocking := oldest;
+      ELSE
+        -- more hits than quota (the quota was lowered since they were recorded)
+        SELECT h.ts INTO blocking FROM ${s}.rate_hits AS h WHERE h.window_id = v_ids[v_j] AND h.ts >= oldest
+          ORDER BY h.ts OFFSET v_skip::bigint LIMIT 1;
+      END IF;
+    END IF;
     RETURN NEXT;
   END LOOP;
+  -- Last: the sweep never waits for long (see sweep_rate_windows).
   IF p_sweep THEN
-    -- forget up to 1,000 windows whose hits have all left, skipping rows in use
-    DELETE FROM ${s}.rate_windows WHERE key IN (
-      SELECT key FROM ${s}.rate_windows WHERE newest <= p_now - p_window ORDER BY newest LIMIT 1000 FOR UPDATE SKIP LOCKED
-    );
+    SET LOCAL synchronous_commit = off;
+    PERFORM ${s}.sweep_rate_windows(p_now, p_window);
   END IF;
 END
 $fn$;

@@ -38,7 +38,8 @@ export interface PostgresStoreOptions extends SchemaOptions {
   client: PostgresClient;
   /**
    * Every this many rate-limit hits (per store object), the hit also forgets up to 1,000
-   * windows whose hits have all left, by an index range scan. Default 1,000.
+   * windows whose hits have all left and up to 10,000 of their hits, by index range scans
+   * (never a scan of the whole table). Default 1,000.
    */
   rateLimitSweepEvery?: number;
 }
@@ -236,17 +237,20 @@ export function postgresStore(options: PostgresStoreOptions): Store {
 
     async gmpBuckets(q: GmpBucketQuery): Promise<GmpBucket[]> {
       const column = FIELD_COLUMN[q.field];
-      // Integer arithmetic on epoch ms: start = origin + floor((ts - origin) / size) * size.
-      const rows = await query<{ start: number; sum: string; count: number }>(
-        `SELECT start::float8 AS start, coalesce(sum(v), 0)::text AS sum, count(v)::int AS count
+      // Buckets are numbered from the one that holds `from` (its start computed here, exactly:
+      // % on integral doubles is exact): every ts in range is at or after it, so the bucket of
+      // a row is one subtraction and one integer division, and its start is first + k * size.
+      const first = q.from - ((((q.from - q.origin) % q.size) + q.size) % q.size);
+      const rows = await query<{ k: number; sum: string; count: number }>(
+        `SELECT k::float8 AS k, coalesce(sum(v), 0)::text AS sum, count(v)::int AS count
          FROM (
-           SELECT ts - (((ts - $4::bigint) % $5::bigint) + $5::bigint) % $5::bigint AS start, ${column} AS v
+           SELECT (ts - $4::bigint) / $5::bigint AS k, ${column} AS v
            FROM ${s}.snapshots WHERE ipo_id = $1 AND ts BETWEEN $2::bigint AND $3::bigint
          ) AS b
-         GROUP BY start ORDER BY start`,
-        [q.ipoId, q.from, q.to, q.origin, q.size],
+         GROUP BY b.k ORDER BY b.k`,
+        [q.ipoId, q.from, q.to, first, q.size],
       );
-      return rows.map((r) => ({ start: Number(r.start), sum: exactSum(r.sum), count: Number(r.count) }));
+      return rows.map((r) => ({ start: first + Number(r.k) * q.size, sum: exactSum(r.sum), count: Number(r.count) }));
     },
 
     async insertAccount(account) {
@@ -514,9 +518,14 @@ function limits(max: ActiveKeyLimits): [number | string, number | string, number
 
 /** A decimal sum as a number while it is a safe integer, else a bigint. */
 function exactSum(text: string): number | bigint {
+  // at most 15 digits: always a safe integer (the common case, without a BigInt)
+  if (text.length <= 15) return Number(text);
   const big = BigInt(text);
-  return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+  return big >= MIN_SAFE && big <= MAX_SAFE ? Number(big) : big;
 }
+
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** A-Z to a-z and nothing else, as CONTRACT 4 folds identifiers. */
 function asciiLower(text: string): string {
