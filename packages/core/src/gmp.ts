@@ -2,7 +2,7 @@
  * GMP series rules (CONTRACT 5): bucket sizes and UTC alignment, the from/to defaults,
  * the bucket cap, and turning exact bucket sums into rounded points.
  */
-import { DAY_MS, addDays, dateToEpochMs, toIsoUtc } from './dates.js';
+import { DAY_MS, dateToEpochMs, toIsoUtc } from './dates.js';
 import { paiseToRupees, roundDiv } from './numbers.js';
 import { badParam } from './params.js';
 import type { GmpBucket, GmpInterval, GmpSeries, GmpSnapshot, SnapshotRecord } from './types.js';
@@ -61,8 +61,10 @@ export function resolveGmpRange(input: { from: string | null; to: string | null;
     end = now;
     start = from === null ? now - DEFAULT_GMP_RANGE_DAYS * DAY_MS : (dateToEpochMs(from) as number);
   } else {
-    end = (dateToEpochMs(to) as number) + DAY_MS - 1;
-    start = dateToEpochMs(from ?? addDays(to, -DEFAULT_GMP_RANGE_DAYS)) as number;
+    const toDay = dateToEpochMs(to) as number;
+    end = toDay + DAY_MS - 1;
+    // (arithmetic on the instant: a date 30 days before 0000-01-01 has no YYYY-MM-DD form)
+    start = from === null ? toDay - DEFAULT_GMP_RANGE_DAYS * DAY_MS : (dateToEpochMs(from) as number);
   }
   if (start > end) {
     throw badParam('from', `from must not be after the end of the range (${toIsoUtc(end)}).`);

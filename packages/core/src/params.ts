@@ -115,16 +115,16 @@ export function parseIpoParams(rawIdentifier: string, query: Map<string, string[
  * ```
  */
 export function parseGmpParams(rawIdentifier: string, query: Map<string, string[]>): GmpParams {
+  // Each parameter is read and checked whole before the next (the first invalid one in
+  // interface order is the one a 400 names).
   const identifier = identifierParam(rawIdentifier);
-  const interval = one(query, 'interval');
-  const field = one(query, 'field');
-  return {
-    identifier,
-    interval: interval === null ? 'daily' : enumValue('interval', interval, INTERVALS),
-    field: field === null ? 'mean' : enumValue('field', field, FIELDS),
-    from: dateParam(query, 'from'),
-    to: dateParam(query, 'to'),
-  };
+  const rawInterval = one(query, 'interval');
+  const interval = rawInterval === null ? 'daily' : enumValue('interval', rawInterval, INTERVALS);
+  const rawField = one(query, 'field');
+  const field = rawField === null ? 'mean' : enumValue('field', rawField, FIELDS);
+  const from = dateParam(query, 'from');
+  const to = dateParam(query, 'to');
+  return { identifier, interval, field, from, to };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * @ipokit/koa: the ipokit IPO API as Koa middleware (Koa 2.13+ and 3).
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { createIpoHandler, IpokitError, type IpoRouterOptions, type Store } from '@ipokit/core';
 
 export type { IpoRouterOptions } from '@ipokit/core';
@@ -19,9 +19,8 @@ export interface KoaIpoRouterOptions extends IpoRouterOptions {
 /** What the router reads and sets on a Koa context (Koa 2.13+ and 3 both fit). */
 export interface KoaContextLike {
   method: string;
-  /** The raw path, below koa-mount's mount when there is one. */
-  path: string;
-  querystring: string;
+  /** Node's request: its `url` is the target below koa-mount's mount, as sent. */
+  req: IncomingMessage;
   originalUrl: string;
   headers: IncomingHttpHeaders;
   /** The client address; follows `app.proxy`. */
@@ -55,7 +54,11 @@ export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoM
   const mount = normalizePrefix(prefix);
   const handle = createIpoHandler(store, coreOptions);
   return async (ctx, next) => {
-    let path = ctx.path;
+    // The target as sent, not Koa's parsed ctx.path/ctx.querystring (url.parse drops a
+    // `#...` and reads `\` as `/` in some targets), so Koa and Express read the same request.
+    const target = (ctx.req.url ?? '/').replace(ABSOLUTE_FORM, '');
+    const q = target.indexOf('?');
+    let path = q < 0 ? target : target.slice(0, q);
     if (mount !== '') {
       const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
       if (!under) return void (await next());
@@ -65,7 +68,7 @@ export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoM
       method: ctx.method,
       url: ctx.originalUrl,
       path,
-      query: ctx.querystring,
+      query: q < 0 ? '' : target.slice(q + 1),
       headers: ctx.headers,
       clientAddress: ctx.ip,
     });
@@ -76,6 +79,8 @@ export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoM
     ctx.body = result.body;
   };
 }
+
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
 function normalizePrefix(prefix: string | undefined): string {
   if (prefix === undefined) return '';
