@@ -1,0 +1,65 @@
+/**
+ * `npm run bench`: every benchmark of the project, side by side, printed and written to
+ * BENCHMARKS.md with the machine, the versions, the date and the exact commands.
+ *
+ *   npm run bench                      # HTTP, core and PostgreSQL (DATABASE_URL or 127.0.0.1:5432)
+ *   npm run bench -- --only http,core  # a part of it
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { formatRows, type BenchRow } from './rows.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const args = process.argv.slice(2);
+const onlyAt = args.indexOf('--only');
+const parts = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ['http', 'core', 'postgres']);
+const started = new Date();
+
+const version = (pkg: string): string => {
+  try {
+    return (JSON.parse(readFileSync(`${ROOT}node_modules/${pkg}/package.json`, 'utf8')) as { version: string }).version;
+  } catch {
+    return '?';
+  }
+};
+
+const sections: Array<{ title: string; command: string; rows: BenchRow[] }> = [];
+if (parts.has('http')) {
+  const { runHttpBench } = await import('./http.js');
+  sections.push({ title: 'HTTP', command: 'node --conditions=source --import tsx bench/http.ts --rounds 3 --seconds 5 --connections 32', rows: await runHttpBench({ rounds: 3, seconds: 5, connections: 32 }) });
+}
+if (parts.has('core')) {
+  const { runCoreBench } = await import('./core.js');
+  sections.push({ title: 'Core and memory store', command: 'node --conditions=source --import tsx bench/core.ts', rows: await runCoreBench() });
+}
+if (parts.has('postgres')) {
+  const { runPostgresBench } = await import('./postgres.js');
+  sections.push({ title: 'PostgreSQL store', command: 'DATABASE_URL=... node --conditions=source --import tsx bench/postgres.ts', rows: await runPostgresBench() });
+}
+
+let pgVersion = '';
+try {
+  const url = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  pgVersion = execFileSync('psql', [url, '-XAtc', 'SHOW server_version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+} catch {
+  pgVersion = '(not reachable)';
+}
+
+const cpu = os.cpus();
+const report = [
+  '# Benchmarks',
+  '',
+  `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench\` (\`node --conditions=source --import tsx bench/run.ts\`).`,
+  '',
+  `- Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}`,
+  `- Node ${process.version}; express ${version('express')}, koa ${version('koa')}, @koa/router ${version('@koa/router')}, express-rate-limit ${version('express-rate-limit')}, autocannon ${version('autocannon')}, pg ${version('pg')}; PostgreSQL ${pgVersion}`,
+  '- These machines are noisy: contenders run interleaved in one run and only their ratios are compared; load generator and server share the 2 cores.',
+  '',
+  ...sections.flatMap((s) => [`## ${s.title}`, '', `\`${s.command}\``, '', formatRows(s.rows), '']),
+].join('\n');
+
+console.log(report);
+if (parts.size === 3) writeFileSync(`${ROOT}BENCHMARKS.md`, report);
+else console.log('\n(BENCHMARKS.md is written only by a full run.)');
