@@ -398,7 +398,7 @@ export async function fuzzHttp(options: FuzzHttpOptions): Promise<FuzzReport> {
     responses: [],
     elapsedMs: 0,
   };
-  const started = Date.now();
+  const started = performance.now();
   const store = await options.createStore();
   const errors: unknown[] = [];
   const clock = { now: FIXTURE_NOW };
@@ -452,7 +452,7 @@ export async function fuzzHttp(options: FuzzHttpOptions): Promise<FuzzReport> {
       await options.destroyStore?.(store);
     }
   }
-  report.elapsedMs = Date.now() - started;
+  report.elapsedMs = Math.round(performance.now() - started);
   return report;
 }
 
