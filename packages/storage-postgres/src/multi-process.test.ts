@@ -11,7 +11,7 @@ import { openTestDatabase, type TestDatabase } from './test-database.js';
 // window is admitted across all of them, and every refusal says when to come back.
 
 const APP = fileURLToPath(new URL('./multi-process-app.ts', import.meta.url));
-const LIMITS = { paid: { perMinute: 50 }, pro: { perMinute: 1000, gmpPerMinute: 20 } };
+const LIMITS = { paid: { perMinute: 50 }, pro: { perMinute: 2000, gmpPerMinute: 20 } };
 const PROCESSES = 3;
 
 let db: TestDatabase;
@@ -61,12 +61,12 @@ async function burst(n: number, path: string, key: string): Promise<Array<{ stat
 }
 
 describe(`${PROCESSES} app processes on one ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'} database`, () => {
-  it('admit exactly the account quota for one key; every other request is a 429 with the right expiresIn', async () => {
-    const results = await burst(300, '/ipos/ORBIT', keys.paid);
+  it('admit exactly the account quota for one key out of 1,000 concurrent requests; every other one is a 429 with the right expiresIn', async () => {
+    const results = await burst(1_000, '/ipos/ORBIT', keys.paid);
     const admitted = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 429);
     expect(admitted).toHaveLength(50);
-    expect(refused).toHaveLength(250);
+    expect(refused).toHaveLength(950);
     for (const r of refused) {
       // every hit is at the same instant (the apps' clocks are pinned), so the blocking hit leaves in 60 s
       expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 50, expiresIn: 60 });
@@ -77,11 +77,11 @@ describe(`${PROCESSES} app processes on one ${process.env.DATABASE_URL ? 'Postgr
     expect((await burst(3, '/ipos/ORBIT', keys.paid2)).map((r) => r.status)).toEqual([429, 429, 429]);
   });
 
-  it('admit exactly the GMP quota on the GMP route, while the account window still has room', async () => {
-    const results = await burst(120, '/ipos/ORBIT/gmp?interval=hourly', keys.proGmp);
+  it('admit exactly the GMP quota out of 1,000 concurrent requests on the GMP route, while the account window still has room', async () => {
+    const results = await burst(1_000, '/ipos/ORBIT/gmp?interval=hourly', keys.proGmp);
     expect(results.filter((r) => r.status === 200)).toHaveLength(20);
     const refused = results.filter((r) => r.status === 429);
-    expect(refused).toHaveLength(100);
+    expect(refused).toHaveLength(980);
     for (const r of refused) expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 20, expiresIn: 60 });
     // the account window counted only the admitted GMP requests: the detail route still answers
     expect((await burst(3, '/ipos/ORBIT', keys.proGmp)).map((r) => r.status)).toEqual([200, 200, 200]);
