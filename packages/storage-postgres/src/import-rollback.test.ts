@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importDataset, isIpokitError } from '@ipokit/core';
+import { makeIpo, makeSnapshot, toDataset } from '@ipokit/core/testing';
+import type { PostgresClient } from './client.js';
+import { postgresStore } from './postgres-store.js';
+import { openTestDatabase, type TestDatabase } from './test-database.js';
+
+// An import is all or nothing even when the database fails halfway: here the second batch
+// of snapshots fails after the IPOs and the first batch were written in the transaction.
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await openTestDatabase('rollback');
+});
+afterAll(() => db.close());
+
+/** The test database's client, whose `n`-th snapshot INSERT (in or out of a transaction) fails. */
+function failingOnSnapshotInsert(client: PostgresClient, n: number): PostgresClient {
+  let inserts = 0;
+  const failing = (c: PostgresClient): PostgresClient['query'] => async (text, params) => {
+    if (/INSERT INTO \S+\.snapshots/.test(text) && ++inserts === n) throw new Error('connection lost halfway (injected)');
+    return c.query(text, params);
+  };
+  const lite = client as PostgresClient & { transaction?: <T>(fn: (tx: PostgresClient) => Promise<T>) => Promise<T>; exec?: (sql: string) => Promise<unknown> };
+  if (typeof lite.transaction === 'function') {
+    return Object.assign(Object.create(null) as object, {
+      query: failing(client),
+      exec: lite.exec?.bind(client),
+      transaction: <T>(fn: (tx: PostgresClient) => Promise<T>) => lite.transaction!((tx) => fn({ query: failing(tx) })),
+    }) as PostgresClient;
+  }
+  const pool = client as PostgresClient & { connect(): Promise<PostgresClient & { release(e?: Error | boolean): void }>; totalCount: number };
+  return {
+    query: failing(client),
+    get totalCount() {
+      return pool.totalCount;
+    },
+    connect: async () => {
+      const c = await pool.connect();
+      return { query: failing(c), release: (e?: Error | boolean) => c.release(e) };
+    },
+  } as PostgresClient;
+}
+
+describe(`postgresStore import (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, () => {
+  it('a failure halfway through an import rolls all of it back', async () => {
+    await db.emptyStore();
+    const before = toDataset({ ipos: [makeIpo({ id: 'keep', symbol: 'KEEP', startDate: '2026-11-01' })], snapshots: [] });
+    await importDataset(postgresStore({ client: db.client, schema: db.schema }), before);
+
+    const ipos = Array.from({ length: 3 }, (_, i) => makeIpo({ id: `new${i}`, symbol: `NEW${i}`, startDate: '2026-11-10' }));
+    const snapshots = Array.from({ length: 12_000 }, (_, i) => makeSnapshot(`new${i % 3}`, Date.UTC(2026, 10, 1) + i * 60_000, { a: 100 + (i % 7) }));
+    const broken = postgresStore({ client: failingOnSnapshotInsert(db.client, 2), schema: db.schema });
+    const err = await importDataset(broken, toDataset({ ipos: [...ipos, makeIpo({ id: 'keep', name: 'Renamed' })], snapshots })).catch((e: unknown) => e);
+    expect(isIpokitError(err, 'ERR:UNAVAILABLE')).toBe(true);
+
+    // Nothing of it is there: not the new IPOs, not the first batch, not the rename.
+    const store = postgresStore({ client: db.client, schema: db.schema });
+    const count = async (table: string) => Number((await db.client.query(`SELECT count(*)::int AS n FROM "${db.schema}".${table}`)).rows.map((r) => (r as { n: number }).n)[0]);
+    expect(await count('ipos')).toBe(1);
+    expect(await count('snapshots')).toBe(0);
+    expect((await store.findIpo({ identifier: 'keep', gmpAt: null }))?.ipo.name).toBe('keep');
+
+    // The same import through a healthy client then writes all of it.
+    await importDataset(store, toDataset({ ipos, snapshots }));
+    expect(await count('snapshots')).toBe(12_000);
+  });
+});
