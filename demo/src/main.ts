@@ -45,10 +45,15 @@ async function main(): Promise<void> {
   console.log('');
   console.log('Try:');
   for (const c of demo.curls) console.log(`  ${c}`);
+  const drainMs = Number(process.env.IPOKIT_DRAIN_MS ?? 10_000);
   const stop = () => {
-    // Stop accepting connections; in-flight requests finish, then the process exits.
+    // Stop accepting connections; requests under way finish, keep-alive connections close
+    // as soon as they are idle, then the process exits. Connections still open after
+    // IPOKIT_DRAIN_MS (default 10 s: a stuck client, one that never sent a request) are cut.
     demo.server.close(() => process.exit(0));
     demo.server.closeIdleConnections();
+    setInterval(() => demo.server.closeIdleConnections(), 100).unref();
+    setTimeout(() => demo.server.closeAllConnections(), drainMs).unref();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
