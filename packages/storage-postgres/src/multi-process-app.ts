@@ -44,13 +44,17 @@ function bridgeClient(): PostgresClient {
 const url = process.env.DATABASE_URL;
 const client: PostgresClient = url ? new pg.Pool({ connectionString: url, max: 10 }) : bridgeClient();
 const store = postgresStore({ client, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit' });
-const now = Number(process.env.IPOKIT_NOW);
+// A pinned clock (IPOKIT_NOW), or one that moves from there when IPOKIT_CLOCK=moving.
+const pinned = Number(process.env.IPOKIT_NOW);
+const started = performance.now();
+const now = process.env.IPOKIT_CLOCK === 'moving' ? () => new Date(pinned + Math.floor(performance.now() - started)) : () => new Date(pinned);
 const app = express();
 app.use(
   '/ipos',
   ipoRouter(store, {
-    now: () => new Date(now),
+    now,
     limits: JSON.parse(process.env.IPOKIT_LIMITS ?? '{}') as Record<string, never>,
+    keyCacheTtlMs: Number(process.env.IPOKIT_KEY_CACHE_TTL_MS ?? 5_000),
   }),
 );
 const server = app.listen(0, '127.0.0.1', () => {

@@ -3,8 +3,10 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorBody } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, type FixtureKeys } from '@ipokit/core/testing';
+import { revokeApiKey } from '@ipokit/core';
+import { FIXTURE_NOW, seedFixture, type FixtureKeys, type SeededFixture } from '@ipokit/core/testing';
 import type { BridgeAnswer, BridgeQuery } from './multi-process-app.js';
+import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
 
 // Three app processes on one database, hit at once for one key: exactly the quota of each
@@ -16,11 +18,13 @@ const PROCESSES = 3;
 
 let db: TestDatabase;
 let keys: FixtureKeys;
+let fixture: SeededFixture;
 const apps: Array<{ child: ChildProcess; origin: string }> = [];
 
 beforeAll(async () => {
   db = await openTestDatabase('procs');
-  keys = (await seedFixture(await db.emptyStore())).keys;
+  fixture = await seedFixture(await db.emptyStore());
+  keys = fixture.keys;
   for (let i = 0; i < PROCESSES; i++) apps.push(await startApp());
 }, 120_000);
 
@@ -29,9 +33,9 @@ afterAll(async () => {
   await db.close();
 });
 
-async function startApp(): Promise<{ child: ChildProcess; origin: string }> {
+async function startApp(env: Record<string, string> = {}): Promise<{ child: ChildProcess; origin: string }> {
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', APP], {
-    env: { ...process.env, IPOKIT_SCHEMA: db.schema, IPOKIT_NOW: String(FIXTURE_NOW), IPOKIT_LIMITS: JSON.stringify(LIMITS) },
+    env: { ...process.env, IPOKIT_SCHEMA: db.schema, IPOKIT_NOW: String(FIXTURE_NOW), IPOKIT_LIMITS: JSON.stringify(LIMITS), ...env },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   if (db.kind === 'pglite') {
@@ -50,11 +54,15 @@ async function startApp(): Promise<{ child: ChildProcess; origin: string }> {
   return { child, origin: `http://127.0.0.1:${port}` };
 }
 
+function postgresStoreOf() {
+  return postgresStore({ client: db.client, schema: db.schema });
+}
+
 /** `n` requests fired at once, spread over the processes in turn. */
-async function burst(n: number, path: string, key: string): Promise<Array<{ status: number; body: unknown; headers: Headers }>> {
+async function burst(n: number, path: string, key: string, on = apps): Promise<Array<{ status: number; body: unknown; headers: Headers }>> {
   return Promise.all(
     Array.from({ length: n }, async (_, i) => {
-      const res = await fetch(`${apps[i % apps.length]!.origin}${path}`, { headers: { 'x-api-key': key } });
+      const res = await fetch(`${on[i % on.length]!.origin}${path}`, { headers: { 'x-api-key': key } });
       return { status: res.status, body: await res.json(), headers: res.headers };
     }),
   );
@@ -85,5 +93,23 @@ describe(`${PROCESSES} app processes on one ${process.env.DATABASE_URL ? 'Postgr
     for (const r of refused) expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 20, expiresIn: 60 });
     // the account window counted only the admitted GMP requests: the detail route still answers
     expect((await burst(3, '/ipos/ORBIT', keys.proGmp)).map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+
+  it('refuse a key revoked elsewhere on every process once their key caches (keyCacheTtlMs) have expired', async () => {
+    const TTL = 300;
+    const moving = await Promise.all([1, 2, 3].map(() => startApp({ IPOKIT_CLOCK: 'moving', IPOKIT_KEY_CACHE_TTL_MS: String(TTL) })));
+    try {
+      // every process has the key in its cache
+      expect((await burst(6, '/ipos/ORBIT', keys.pro, moving)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      await revokeApiKey(postgresStoreOf(), fixture.keyIds.pro);
+      await new Promise((resolve) => setTimeout(resolve, TTL + 100));
+      const after = (await burst(30, '/ipos/ORBIT', keys.pro, moving)).map((r) => r.status);
+      // no process lets it in; each 401 is charged to the caller's address, whose window
+      // (keyless quota 6, shared by the processes) then answers 429
+      expect(after.filter((status) => status === 401)).toHaveLength(6);
+      expect(after.filter((status) => status === 429)).toHaveLength(24);
+    } finally {
+      await Promise.all(moving.map(({ child }) => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM'))));
+    }
   });
 });
