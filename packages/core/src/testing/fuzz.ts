@@ -44,6 +44,7 @@ import type { IpoRouterOptions } from '../options.js';
 import type { GmpField, GmpInterval, Store } from '../types.js';
 import { EXPECTED_ORDER, FIXTURE_NOW, FIXTURE_TODAY, expectedIpo, expectedSeries, fixtureDataset, seedFixture, type FixtureKeys } from './http-fixture.js';
 import type { HttpTarget, StartedTarget } from './http-suite.js';
+import { CONTRACT_CODES as CODES, CONTRACT_TITLES as TITLES } from './contract-tables.js';
 
 // ---------------------------------------------------------------------------------------
 // Public surface
@@ -528,28 +529,6 @@ const OUT_OF_REACH: NonNullable<IpoRouterOptions['limits']> = {
   keyless: { perMinute: GENEROUS },
 };
 const MAX_LIST_LIMIT: Readonly<Record<Plan, number>> = { free: 1, paid: 100, pro: 100, proGmp: 100 };
-const TITLES: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  414: 'URI Too Long',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-const CODES: Readonly<Record<number, string>> = {
-  400: 'ERR:BADPARAM',
-  401: 'ERR:INVLDKEY',
-  403: 'ERR:PLAN',
-  404: 'ERR:NOTFOUND',
-  405: 'ERR:METHOD',
-  414: 'ERR:URITOOLONG',
-  429: 'ERR:RATELIMIT',
-  500: 'ERR:INTERNAL',
-  503: 'ERR:UNAVAILABLE',
-};
 const LIST_PARAMS = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp'];
 const IPO_PARAMS = ['identifier', 'includeGmp'];
 const GMP_PARAMS = ['identifier', 'interval', 'field', 'from', 'to'];

@@ -21,6 +21,7 @@ import {
   type FixtureKeys,
   type SeededFixture,
 } from './http-fixture.js';
+import { CONTRACT_CODES as CODES, CONTRACT_TITLES as TITLES } from './contract-tables.js';
 
 // ---------------------------------------------------------------------------------------
 // Public surface
@@ -330,28 +331,6 @@ const STATUSES: readonly IpoStatus[] = ['open', 'upcoming', 'listed', 'closed', 
 const INTERVALS: readonly GmpInterval[] = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
 const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
 const LIST_PARAMS = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp'] as const;
-const TITLES: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  414: 'URI Too Long',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-const CODES: Readonly<Record<number, string>> = {
-  400: 'ERR:BADPARAM',
-  401: 'ERR:INVLDKEY',
-  403: 'ERR:PLAN',
-  404: 'ERR:NOTFOUND',
-  405: 'ERR:METHOD',
-  414: 'ERR:URITOOLONG',
-  429: 'ERR:RATELIMIT',
-  500: 'ERR:INTERNAL',
-  503: 'ERR:UNAVAILABLE',
-};
 const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'] as const;
 
 const ORBIT = IPO_IDS.orbit;
