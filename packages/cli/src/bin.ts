@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+/** The `ipokit` command (work in progress). */
+export {};

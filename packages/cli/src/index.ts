@@ -1,0 +1,2 @@
+/** @ipokit/cli (work in progress). */
+export {};

@@ -1,0 +1,2 @@
+/** @ipokit/client: typed client for the IPO API (work in progress). */
+export {};
