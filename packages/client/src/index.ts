@@ -1,2 +1,560 @@
-/** @ipokit/client: typed client for the IPO API (work in progress). */
-export {};
+/**
+ * `@ipokit/client`: a typed, fetch-based client for the IPO API, for the hosted service and
+ * for any app that mounts ipokit (CONTRACT 3-5, 7). It needs only `fetch`, `AbortSignal` and
+ * `setTimeout`, so it runs in browsers and in Node 20+.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from '@ipokit/client';
+ *
+ * const ipos = createClient({ baseUrl: 'https://api.example.com/ipos', apiKey: process.env.IPOKIT_KEY });
+ * const { meta, ipos: open } = await ipos.list({ status: 'open', type: ['EQ', 'SME'] });
+ * for await (const ipo of ipos.all({ status: 'listed', year: 2026 })) console.log(ipo.symbol);
+ * ```
+ */
+// Types only: the built .d.ts inlines them (tsup `dts.resolve`), so the published client needs
+// @ipokit/core neither at run time nor for its types.
+import type {
+  ErrorBody,
+  ErrorCode,
+  Exchange,
+  GmpField,
+  GmpInterval,
+  GmpSeries,
+  GmpSnapshot,
+  Ipo,
+  IpoStatus,
+  IpoType,
+  ListResponse,
+  ScheduleEvent,
+} from '@ipokit/core';
+
+export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListResponse, ScheduleEvent };
+
+/** The codes of the contract's error bodies (CONTRACT 7). */
+export type ApiErrorCode = Exclude<ErrorCode, 'ERR:DATASET'>;
+
+/**
+ * The code of an {@link IpokitApiError}: one of the contract's codes, or `ERR:UNEXPECTED` when
+ * the answer was not what the contract promises (a body that is not JSON, an error body
+ * without a known code, e.g. from a proxy, or a 2xx body of the wrong shape).
+ */
+export type IpokitApiErrorCode = ApiErrorCode | 'ERR:UNEXPECTED';
+
+/** The minimal response the client reads; the `Response` of any `fetch` has it. */
+export interface FetchResponseLike {
+  status: number;
+  statusText?: string;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}
+
+/** What the client hands to `fetch`; any `RequestInit` accepts it. */
+export interface FetchInitLike {
+  method: 'GET';
+  headers: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/** A `fetch` function: `globalThis.fetch`, or anything with the same call shape. */
+export type FetchLike = (url: string, init: FetchInitLike) => Promise<FetchResponseLike>;
+
+/** Retry after 429 (see {@link ClientOptions.retry}). */
+export interface RetryOptions {
+  /** Retries after a 429 before the 429 is thrown. Default 2. */
+  retries?: number;
+  /** Longest single wait in milliseconds; a longer `Retry-After` is cut to it. Default 60,000. */
+  maxDelayMs?: number;
+}
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /**
+   * The mount URL of the API, e.g. `https://api.example.com/ipos` or `http://localhost:3000/ipos`
+   * (a trailing slash is tolerated). In a browser it may be a path such as `/ipos`.
+   */
+  baseUrl: string;
+  /** Sent as the `x-api-key` header. Never appears in error messages. */
+  apiKey?: string;
+  /** Default `globalThis.fetch` (looked up at each call). */
+  fetch?: FetchLike;
+  /** Extra headers sent with every request (`x-api-key` comes from `apiKey`). */
+  headers?: Record<string, string>;
+  /**
+   * Retry after a 429: wait `Retry-After` seconds (else the body's `meta.expiresIn`, else 1 s),
+   * at most `maxDelayMs`, and try again, at most `retries` times; then the 429 is thrown.
+   * `false` throws the first 429. Nothing but a 429 is ever retried.
+   */
+  retry?: RetryOptions | false;
+  /** How the client waits before a retry (default `setTimeout`); tests inject their own. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Aborts the request, and any wait before a retry, with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Parameters of `GET /ipos` (CONTRACT 3). Values are sent as given; the server checks them. */
+export interface ListIposParams extends CallOptions {
+  /** Required. */
+  status: IpoStatus;
+  /** One type or several (sent comma-separated). */
+  type?: IpoType | readonly IpoType[];
+  /** IPOs listing on this exchange. */
+  source?: Exchange;
+  /** `YYYY-MM-DD`: IPOs with startDate on or after it. */
+  startDate?: string;
+  /** `YYYY-MM-DD`: IPOs with endDate on or before it. */
+  endDate?: string;
+  /** Four digits: IPOs whose startDate falls in that year. */
+  year?: number | string;
+  /** From 1 (default 1). */
+  page?: number;
+  /** Per page (default 3); the server clamps it to the plan's maximum and reports it in `meta.limit`. */
+  limit?: number;
+  /** Adds each IPO's latest GMP snapshot (pro plan with the GMP add-on). */
+  includeGmp?: boolean;
+}
+
+/** Parameters of `GET /ipos/{identifier}` (CONTRACT 4). */
+export interface GetIpoParams extends CallOptions {
+  /** Adds the latest GMP snapshot (pro plan with the GMP add-on). */
+  includeGmp?: boolean;
+}
+
+/** Parameters of `GET /ipos/{identifier}/gmp` (CONTRACT 5). */
+export interface GmpSeriesParams extends CallOptions {
+  /** Bucket size, default `daily`. */
+  interval?: GmpInterval;
+  /** Aggregation, default `mean`. */
+  field?: GmpField;
+  /** `YYYY-MM-DD`, from 00:00:00.000Z. */
+  from?: string;
+  /** `YYYY-MM-DD`, through 23:59:59.999Z. */
+  to?: string;
+}
+
+/** The client {@link createClient} returns. */
+export interface IpokitClient {
+  /** One page of `GET /ipos`, as the server serialised it. */
+  list(params: ListIposParams): Promise<ListResponse>;
+  /**
+   * Every page from `params.page` (default 1) to the last, one request each. It always yields
+   * the first page asked for (even an empty one), and stops after the page whose number is
+   * `meta.totalPages` or beyond, or when the server answered another page than asked (the
+   * keyless partial answer is always page 1).
+   */
+  pages(params: ListIposParams): AsyncGenerator<ListResponse, void, undefined>;
+  /**
+   * Every matching IPO once, in the server's order, across the pages of {@link pages}. An IPO
+   * that a change of the data moves onto a later page is not yielded twice.
+   */
+  all(params: ListIposParams): AsyncGenerator<Ipo, void, undefined>;
+  /** One IPO by id, symbol or slug. */
+  get(identifier: string, params?: GetIpoParams): Promise<Ipo>;
+  /** The GMP series of one IPO. */
+  gmp(identifier: string, params?: GmpSeriesParams): Promise<GmpSeries>;
+}
+
+/** Details of an {@link IpokitApiError}. */
+export interface IpokitApiErrorInit {
+  status: number;
+  code: IpokitApiErrorCode;
+  title: string;
+  detail: string;
+  meta?: ErrorBody['meta'];
+  body: unknown;
+  headers?: FetchResponseLike['headers'];
+}
+
+/**
+ * An answer of the API that is not a success: the HTTP `status`, the contract's `code`,
+ * `title`, `detail` and `meta` (`{ parameter }` on a 400, `{ quotaPerMinute, expiresIn }` on a
+ * 429), and the parsed `body` (an {@link ErrorBody} unless `code` is `ERR:UNEXPECTED`; then the
+ * parsed JSON, or the raw text when it was not JSON). The message never holds the API key.
+ * Network failures and aborts are not wrapped: they reject with `fetch`'s own error or the
+ * signal's reason.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await ipos.get('NOPE');
+ * } catch (err) {
+ *   if (isIpokitApiError(err, 'ERR:NOTFOUND')) console.log(err.status, err.detail); // 404 ...
+ * }
+ * ```
+ */
+export class IpokitApiError extends Error {
+  override readonly name = 'IpokitApiError';
+  /** HTTP status, e.g. 404. */
+  readonly status: number;
+  /** The contract's code, or `ERR:UNEXPECTED`. */
+  readonly code: IpokitApiErrorCode;
+  /** The body's title (the HTTP reason phrase). */
+  readonly title: string;
+  /** The body's detail: one sentence saying what to change. */
+  readonly detail: string;
+  /** The body's `meta`, when it has one. */
+  readonly meta: ErrorBody['meta'];
+  /** The parsed body (see the class description). */
+  readonly body: unknown;
+  /** The response's headers (`Retry-After`, `RateLimit-*`), when there was a response. */
+  readonly headers: FetchResponseLike['headers'] | undefined;
+
+  constructor(init: IpokitApiErrorInit) {
+    super(`${init.detail} (HTTP ${init.status} ${init.code})`);
+    this.status = init.status;
+    this.code = init.code;
+    this.title = init.title;
+    this.detail = init.detail;
+    this.meta = init.meta;
+    this.body = init.body;
+    this.headers = init.headers;
+  }
+}
+
+/**
+ * Tells whether a value is an {@link IpokitApiError} (with that code, when one is given), also
+ * across copies of the package (an ESM and a CJS build loaded side by side).
+ *
+ * @example
+ * ```ts
+ * if (isIpokitApiError(err, 'ERR:RATELIMIT')) console.log(err.meta);
+ * ```
+ */
+export function isIpokitApiError(value: unknown, code?: IpokitApiErrorCode): value is IpokitApiError {
+  if (!(value instanceof Error) || value.name !== 'IpokitApiError') return false;
+  return code === undefined || (value as IpokitApiError).code === code;
+}
+
+/** Default retries after a 429. */
+export const DEFAULT_RETRIES = 2;
+/** Default longest wait before a retry, in milliseconds. */
+export const DEFAULT_MAX_DELAY_MS = 60_000;
+
+/**
+ * Creates a client for an API mounted at `baseUrl`. Bad options throw a `TypeError` or
+ * `RangeError` at once.
+ *
+ * @example
+ * ```ts
+ * const ipos = createClient({ baseUrl: 'http://localhost:3000/ipos', apiKey: 'ipk_...' });
+ * const orbit = await ipos.get('ORBIT', { includeGmp: true });
+ * const series = await ipos.gmp('ORBIT', { interval: 'hourly', field: 'median', from: '2026-11-01' });
+ * ```
+ */
+export function createClient(options: ClientOptions): IpokitClient {
+  const config = checkOptions(options);
+
+  async function request(path: string, query: Query, signal: AbortSignal | undefined): Promise<unknown> {
+    const url = `${config.baseUrl}${path}${queryString(query)}`;
+    const init: FetchInitLike = { method: 'GET', headers: config.headers };
+    if (signal !== undefined) init.signal = signal;
+    for (let attempt = 0; ; attempt++) {
+      const fetchFn = config.fetch ?? defaultFetch();
+      const response = await fetchFn(url, init);
+      const text = await response.text();
+      if (response.status >= 200 && response.status < 300) return parseSuccess(response, text);
+      const error = apiError(response, text);
+      if (error.status !== 429 || config.retry === false || attempt >= config.retry.retries) throw error;
+      await wait(retryDelay(error, config.retry.maxDelayMs), signal, config.sleep);
+    }
+  }
+
+  async function list(params: ListIposParams): Promise<ListResponse> {
+    const body = await request('', listQuery(params), params.signal);
+    if (!isObject(body) || !isObject(body.meta) || !Array.isArray(body.ipos)) throw unexpectedShape(200, body, 'a list (meta and ipos)');
+    return body as unknown as ListResponse;
+  }
+
+  async function* pages(params: ListIposParams): AsyncGenerator<ListResponse, void, undefined> {
+    let page = params.page ?? 1;
+    for (;;) {
+      const response = await list({ ...params, page });
+      yield response;
+      const { meta } = response;
+      // The keyless partial answer is page 1 whatever was asked: going on would loop.
+      if (meta.page !== page || meta.countOnPage === 0 || page >= meta.totalPages) return;
+      page++;
+    }
+  }
+
+  async function* all(params: ListIposParams): AsyncGenerator<Ipo, void, undefined> {
+    const seen = new Set<string>();
+    for await (const response of pages(params)) {
+      for (const ipo of response.ipos) {
+        if (seen.has(ipo.id)) continue;
+        seen.add(ipo.id);
+        yield ipo;
+      }
+    }
+  }
+
+  async function get(identifier: string, params: GetIpoParams = {}): Promise<Ipo> {
+    const query: Query = [['includeGmp', params.includeGmp]];
+    const body = await request(`/${segment(identifier)}`, query, params.signal);
+    if (!isObject(body) || !isObject(body.ipo)) throw unexpectedShape(200, body, 'an IPO ({ ipo })');
+    return body.ipo as unknown as Ipo;
+  }
+
+  async function gmp(identifier: string, params: GmpSeriesParams = {}): Promise<GmpSeries> {
+    const query: Query = [
+      ['interval', params.interval],
+      ['field', params.field],
+      ['from', params.from],
+      ['to', params.to],
+    ];
+    const body = await request(`/${segment(identifier)}/gmp`, query, params.signal);
+    if (!isObject(body) || !Array.isArray(body.series) || !isObject(body.meta)) throw unexpectedShape(200, body, 'a GMP series');
+    return body as unknown as GmpSeries;
+  }
+
+  return { list, pages, all, get, gmp };
+}
+
+// ---------------------------------------------------------------------------------------
+
+type Query = ReadonlyArray<readonly [string, string | number | boolean | readonly string[] | null | undefined]>;
+
+interface Config {
+  baseUrl: string;
+  headers: Record<string, string>;
+  fetch: FetchLike | undefined;
+  retry: Required<RetryOptions> | false;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+const KNOWN_CODES = {
+  'ERR:BADPARAM': true,
+  'ERR:INVLDKEY': true,
+  'ERR:PLAN': true,
+  'ERR:NOTFOUND': true,
+  'ERR:METHOD': true,
+  'ERR:URITOOLONG': true,
+  'ERR:RATELIMIT': true,
+  'ERR:INTERNAL': true,
+  'ERR:UNAVAILABLE': true,
+} satisfies Record<ApiErrorCode, true>;
+
+function checkOptions(options: ClientOptions): Config {
+  if (!isObject(options)) throw new TypeError('createClient needs an options object with baseUrl.');
+  const { baseUrl } = options;
+  if (typeof baseUrl !== 'string' || baseUrl === '') {
+    throw new TypeError('createClient: baseUrl must be the URL the API is mounted at, e.g. "https://api.example.com/ipos".');
+  }
+  if (/[?#]/.test(baseUrl)) throw new TypeError('createClient: baseUrl must not hold a query or a fragment (? or #).');
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('createClient: fetch must be a function.');
+  if (options.sleep !== undefined && typeof options.sleep !== 'function') throw new TypeError('createClient: sleep must be a function.');
+  if (options.apiKey !== undefined && typeof options.apiKey !== 'string') throw new TypeError('createClient: apiKey must be a string.');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (typeof value !== 'string') throw new TypeError(`createClient: header ${JSON.stringify(name)} must be a string.`);
+    // x-api-key comes from apiKey alone, so that one key is sent, never two joined.
+    if (name.toLowerCase() === 'x-api-key') continue;
+    headers[name] = value;
+  }
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'accept')) headers.accept = 'application/json';
+  if (options.apiKey !== undefined && options.apiKey !== '') headers['x-api-key'] = options.apiKey;
+  let retry: Config['retry'] = false;
+  if (options.retry !== false) {
+    const retries = options.retry?.retries ?? DEFAULT_RETRIES;
+    const maxDelayMs = options.retry?.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
+    if (!Number.isSafeInteger(retries) || retries < 0) throw new RangeError(`createClient: retry.retries must be a whole number >= 0; got ${String(retries)}.`);
+    if (typeof maxDelayMs !== 'number' || !(maxDelayMs >= 0) || !Number.isFinite(maxDelayMs)) {
+      throw new RangeError(`createClient: retry.maxDelayMs must be a finite number of milliseconds >= 0; got ${String(maxDelayMs)}.`);
+    }
+    retry = { retries, maxDelayMs };
+  }
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    headers,
+    fetch: options.fetch,
+    retry,
+    sleep: options.sleep ?? defaultSleep,
+  };
+}
+
+function defaultFetch(): FetchLike {
+  if (typeof globalThis.fetch !== 'function') throw new TypeError('@ipokit/client: no global fetch here; pass createClient({ fetch }).');
+  // Called through globalThis: browsers refuse a fetch detached from window.
+  return (url, init) => globalThis.fetch(url, init);
+}
+
+function listQuery(p: ListIposParams): Query {
+  if (!isObject(p)) throw new TypeError('list: params must be an object with at least status, e.g. { status: "open" }.');
+  return [
+    ['status', p.status],
+    ['type', p.type],
+    ['source', p.source],
+    ['startDate', p.startDate],
+    ['endDate', p.endDate],
+    ['year', p.year],
+    ['page', p.page],
+    ['limit', p.limit],
+    ['includeGmp', p.includeGmp],
+  ];
+}
+
+/**
+ * `?a=1&b=2` with names and values encoded by encodeURIComponent, which the server's decoding
+ * (`+` is a space, then percent-decoding once) reads back exactly; an array is sent
+ * comma-separated. Undefined and null values are left out.
+ */
+function queryString(query: Query): string {
+  const parts: string[] = [];
+  for (const [name, value] of query) {
+    if (value === undefined || value === null) continue;
+    const text = Array.isArray(value) ? value.join(',') : String(value);
+    parts.push(`${encode(name, name)}=${encode(text, name)}`);
+  }
+  return parts.length === 0 ? '' : `?${parts.join('&')}`;
+}
+
+function segment(identifier: string): string {
+  if (typeof identifier !== 'string' || identifier === '') throw new TypeError('The identifier must be a non-empty string: an IPO id, symbol or slug.');
+  // URL parsers collapse these (even percent-encoded) as dot segments: no URL can carry them.
+  if (identifier === '.' || identifier === '..') throw new TypeError(`The identifier ${JSON.stringify(identifier)} cannot be sent in a URL.`);
+  return encode(identifier, 'identifier');
+}
+
+function encode(value: string, what: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    throw new TypeError(`${what} holds a lone surrogate (not valid Unicode), so it cannot be sent.`);
+  }
+}
+
+function parseSuccess(response: FetchResponseLike, text: string): unknown {
+  const parsed = parseJson(text);
+  if (parsed === NOT_JSON) {
+    throw new IpokitApiError({
+      status: response.status,
+      code: 'ERR:UNEXPECTED',
+      title: reason(response),
+      detail: `The server answered ${response.status} with a body that is not JSON: check baseUrl, it must be the URL the API is mounted at.`,
+      body: text,
+      headers: response.headers,
+    });
+  }
+  return parsed;
+}
+
+function apiError(response: FetchResponseLike, text: string): IpokitApiError {
+  const parsed = parseJson(text);
+  if (isErrorBody(parsed)) {
+    const init: IpokitApiErrorInit = {
+      status: response.status,
+      code: parsed.code,
+      title: parsed.title,
+      detail: parsed.detail,
+      body: parsed,
+      headers: response.headers,
+    };
+    if (parsed.meta !== undefined) init.meta = parsed.meta;
+    return new IpokitApiError(init);
+  }
+  return new IpokitApiError({
+    status: response.status,
+    code: 'ERR:UNEXPECTED',
+    title: reason(response),
+    detail: `The server answered ${response.status} without the API's error body: check baseUrl, or retry later if a proxy is failing.`,
+    body: parsed === NOT_JSON ? text : parsed,
+    headers: response.headers,
+  });
+}
+
+function unexpectedShape(status: number, body: unknown, expected: string): IpokitApiError {
+  return new IpokitApiError({
+    status,
+    code: 'ERR:UNEXPECTED',
+    title: 'OK',
+    detail: `The server answered ${status} with JSON that is not ${expected}: check baseUrl, it must be the URL the API is mounted at.`,
+    body,
+  });
+}
+
+function reason(response: FetchResponseLike): string {
+  return response.statusText !== undefined && response.statusText !== '' ? response.statusText : `HTTP ${response.status}`;
+}
+
+const NOT_JSON: unique symbol = Symbol('not JSON');
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isErrorBody(value: unknown): value is ErrorBody & { code: ApiErrorCode } {
+  return (
+    isObject(value) &&
+    typeof value.code === 'string' &&
+    Object.hasOwn(KNOWN_CODES, value.code) &&
+    typeof value.title === 'string' &&
+    typeof value.detail === 'string' &&
+    (value.meta === undefined || isObject(value.meta))
+  );
+}
+
+/** Milliseconds to wait after a 429: Retry-After, else meta.expiresIn, else 1 s; at most maxDelayMs. */
+function retryDelay(error: IpokitApiError, maxDelayMs: number): number {
+  let seconds = 1;
+  const header = error.headers?.get('retry-after')?.trim() ?? '';
+  const meta = error.meta;
+  if (/^[0-9]+$/.test(header)) {
+    seconds = Number(header);
+  } else if (header !== '' && !Number.isNaN(Date.parse(header))) {
+    seconds = Math.max(0, (Date.parse(header) - Date.now()) / 1000);
+  } else if (meta !== undefined && 'expiresIn' in meta && typeof meta.expiresIn === 'number' && meta.expiresIn >= 0) {
+    seconds = meta.expiresIn;
+  }
+  return Math.min(seconds * 1000, maxDelayMs);
+}
+
+/** Waits `ms` with `sleep`, rejecting with the signal's reason as soon as it aborts. */
+async function wait(ms: number, signal: AbortSignal | undefined, sleep: Config['sleep']): Promise<void> {
+  if (signal === undefined) return sleep(ms);
+  if (signal.aborted) throw abortReason(signal);
+  // Raced with the signal, so that even a sleep that ignores it stops waiting.
+  await new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    sleep(ms, signal).then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    function onAbort(): void {
+      clearTimeout(timer);
+      reject(abortReason(signal as AbortSignal));
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
