@@ -58,28 +58,29 @@ export function drawnWindows(input: {
  */
 export function reportRateLimit(windows: readonly DrawnWindow[], outcome: RateLimitOutcome, now: number): RateLimitReport {
   if (windows.length === 0) return { headers: {} };
-  const secondsUntil = (t: number): number => Math.max(0, Math.ceil((t + WINDOW_MS - now) / 1000));
+  // Plain loops and no closures: this runs on every admitted request.
   let chosen = -1;
   if (outcome.admitted) {
     let best = Infinity;
-    windows.forEach((w, i) => {
+    for (let i = 0; i < windows.length; i++) {
+      const w = windows[i]!;
       const remaining = Math.max(0, w.quota - (outcome.windows[i]?.count ?? 0));
       if (remaining < best || (remaining === best && w.gmp)) {
         best = remaining;
         chosen = i;
       }
-    });
+    }
   } else {
     let longest = -Infinity;
-    windows.forEach((w, i) => {
+    for (let i = 0; i < windows.length; i++) {
       const blocking = outcome.windows[i]?.blocking ?? null;
-      if (blocking === null) return;
+      if (blocking === null) continue;
       const wait = blocking + WINDOW_MS - now;
-      if (wait > longest || (wait === longest && w.gmp)) {
+      if (wait > longest || (wait === longest && windows[i]!.gmp)) {
         longest = wait;
         chosen = i;
       }
-    });
+    }
   }
   const window = windows[chosen];
   const state = outcome.windows[chosen];
@@ -87,10 +88,15 @@ export function reportRateLimit(windows: readonly DrawnWindow[], outcome: RateLi
   const headers: Record<string, string> = {
     'RateLimit-Limit': String(window.quota),
     'RateLimit-Remaining': String(Math.max(0, window.quota - state.count)),
-    'RateLimit-Reset': String(state.oldest === null ? 0 : secondsUntil(state.oldest)),
+    'RateLimit-Reset': String(state.oldest === null ? 0 : secondsUntil(state.oldest, now)),
   };
   if (outcome.admitted) return { headers };
-  const expiresIn = Math.max(1, secondsUntil(state.blocking as number));
+  const expiresIn = Math.max(1, secondsUntil(state.blocking as number, now));
   headers['Retry-After'] = String(expiresIn);
   return { headers, refusal: { quotaPerMinute: window.quota, expiresIn } };
+}
+
+/** Whole seconds, rounded up, until a hit at `t` leaves the window. */
+function secondsUntil(t: number, now: number): number {
+  return Math.max(0, Math.ceil((t + WINDOW_MS - now) / 1000));
 }

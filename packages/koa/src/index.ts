@@ -1,7 +1,7 @@
 /**
  * @ipokit/koa: the ipokit IPO API as Koa middleware (Koa 2.13+ and 3).
  */
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { createIpoHandler, IpokitError, type IpoRouterOptions, type Store } from '@ipokit/core';
 
 export type { IpoRouterOptions } from '@ipokit/core';
@@ -21,13 +21,14 @@ export interface KoaContextLike {
   method: string;
   /** Node's request: its `url` is the target below koa-mount's mount, as sent. */
   req: IncomingMessage;
+  /** Node's response: the core's headers are set on it directly. */
+  res: ServerResponse;
   originalUrl: string;
   headers: IncomingHttpHeaders;
   /** The client address; follows `app.proxy`. */
   ip: string;
   status: number;
   body: unknown;
-  set(fields: { [name: string]: string }): void;
 }
 
 /** A Koa middleware function, as `app.use` takes it. */
@@ -72,10 +73,15 @@ export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoM
       headers: ctx.headers,
       clientAddress: ctx.ip,
     });
-    // Status and headers before the body, so Koa keeps our Content-Type; for HEAD Koa
-    // sends the headers (Content-Length of this body) and no body.
+    // Status and headers before the body, so Koa keeps our Content-Type. The headers go
+    // straight to Node's response (what ctx.set does, without its per-header dispatch);
+    // Content-Length is left to Koa, which measures the string body itself (and sends
+    // that length, without a body, for HEAD).
     ctx.status = result.status;
-    ctx.set(result.headers);
+    const { headers } = result;
+    for (const name in headers) {
+      if (name !== 'Content-Length') ctx.res.setHeader(name, headers[name]!);
+    }
     ctx.body = result.body;
   };
 }
