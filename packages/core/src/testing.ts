@@ -15,6 +15,7 @@
  */
 export { testStore, type TestStoreOptions } from './testing/store-suite.js';
 export { referenceStore } from './testing/reference-store.js';
+export { testClientAddress, type ClientAddressTarget } from './testing/client-address.js';
 export { asciiLower, latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
 export {
   ARBITRARY_DAYS,
