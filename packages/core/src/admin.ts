@@ -53,13 +53,7 @@ const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
 export async function importDataset(store: Store, dataset: unknown): Promise<{ ipos: number; snapshots: number }> {
   const { ipos, snapshots } = validateDataset(dataset);
   const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots }));
-  if (conflicts.length > 0) {
-    const problems = conflictProblems(conflicts, ipos, snapshots);
-    throw new IpokitError('ERR:DATASET', `The dataset has ${problems.length} problem(s) with stored data; nothing was written.`, {
-      problems: problems.slice(0, MAX_DATASET_PROBLEMS),
-      problemCount: problems.length,
-    });
-  }
+  if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots);
   return { ipos: ipos.length, snapshots: snapshots.length };
 }
 
@@ -192,10 +186,39 @@ export async function revokeApiKey(store: Store, id: string, options: AdminOptio
   if (!found) throw new IpokitError('ERR:NOTFOUND', `No API key has the id ${JSON.stringify(keyId)}.`);
 }
 
+/**
+ * The `ERR:DATASET` error `importDataset` throws for a valid dataset that conflicts with
+ * stored data (CONTRACT 9): a snapshot whose IPO is neither in the dataset nor stored, a
+ * symbol or slug held by a stored IPO the dataset does not replace. Its problems are in
+ * dataset order (IPOs, symbol before slug, then snapshots), the first
+ * {@link MAX_DATASET_PROBLEMS} of them. A streaming import, which cannot hold every
+ * snapshot, passes the conflicts it needs for those (all of the IPOs', the first of the
+ * snapshots'), `snapshots` with only their places filled, and the total as `conflictCount`.
+ *
+ * @example
+ * ```ts
+ * const conflicts = await store.writeDataset({ ipos, snapshots });
+ * if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots);
+ * ```
+ */
+export function datasetConflictError(
+  conflicts: readonly DatasetConflict[],
+  ipos: ReadonlyArray<{ symbol: string | null; slug: string } | undefined>,
+  snapshots: ReadonlyArray<{ ipoId: string } | undefined>,
+  conflictCount: number = conflicts.length,
+): IpokitError {
+  const problems = conflictProblems(conflicts, ipos, snapshots);
+  const count = Math.max(conflictCount, problems.length);
+  return new IpokitError('ERR:DATASET', `The dataset has ${count} problem(s) with stored data; nothing was written.`, {
+    problems: problems.slice(0, MAX_DATASET_PROBLEMS),
+    problemCount: count,
+  });
+}
+
 function conflictProblems(
   conflicts: readonly DatasetConflict[],
-  ipos: ReadonlyArray<{ symbol: string | null; slug: string }>,
-  snapshots: ReadonlyArray<{ ipoId: string }>,
+  ipos: ReadonlyArray<{ symbol: string | null; slug: string } | undefined>,
+  snapshots: ReadonlyArray<{ ipoId: string } | undefined>,
 ): DatasetProblem[] {
   const ordered = [...conflicts].sort((a, b) => rank(a) - rank(b));
   return ordered.map((c) => {

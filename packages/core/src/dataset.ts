@@ -75,14 +75,19 @@ const SOURCE_KEYS: ReadonlySet<string> = new Set(['name', 'gmpPrice']);
 
 type PlainObject = Record<string, unknown>;
 
-/** Collects problems: keeps the first {@link MAX_DATASET_PROBLEMS}, counts them all. */
+/** Problems of one part of a dataset: keeps the first {@link MAX_DATASET_PROBLEMS}, counts them all. */
 class Problems {
   readonly list: DatasetProblem[] = [];
+  /** The index of the record each kept problem is on (to merge in what is found at the end). */
+  readonly at: number[] = [];
   count = 0;
 
-  add(path: string, message: string): void {
+  add(path: string, message: string, at = 0): void {
     this.count += 1;
-    if (this.list.length < MAX_DATASET_PROBLEMS) this.list.push({ path, message });
+    if (this.list.length < MAX_DATASET_PROBLEMS) {
+      this.list.push({ path, message });
+      this.at.push(at);
+    }
   }
 }
 
@@ -96,8 +101,81 @@ class RecordScope {
 
   add(label: string, message: string): void {
     // The path is built only when there is a problem: valid records cost no strings.
-    this.problems.add(`${this.part}[${this.index}].${label}`, message);
+    this.problems.add(`${this.part}[${this.index}].${label}`, message, this.index);
   }
+}
+
+/**
+ * One piece of a dataset as a streaming reader meets it, in the order of the file:
+ * - `not-an-object`: the whole dataset is this value, which is not an object (a reader
+ *   may give an empty array or object in place of a large one: only its kind is named);
+ * - `key`: a top-level key, once per occurrence;
+ * - `value`: the value of the top-level `ipos` or `gmp` (any array when it is one, whose
+ *   elements then follow as `ipo` or `snapshot` items; an empty object in place of an object);
+ * - `ipo`, `snapshot`: one element of the `ipos` or `gmp` array, with its index there.
+ */
+export type DatasetItem =
+  | { kind: 'not-an-object'; value: unknown }
+  | { kind: 'key'; key: string }
+  | { kind: 'value'; key: 'ipos' | 'gmp'; value: unknown }
+  | { kind: 'ipo'; index: number; value: unknown }
+  | { kind: 'snapshot'; index: number; value: unknown };
+
+/**
+ * The rules of {@link validateDataset}, applied one record at a time, so that a dataset too
+ * large for memory can be checked as it streams by (the CLI's import): no record is kept.
+ * Feed it the pieces of a dataset in any order (a file may hold `gmp` before `ipos`), the
+ * snapshots in index order from 0; `finish()` then reports exactly what `validateDataset`
+ * reports for the same dataset (the same problems, in dataset order, and count).
+ *
+ * What it keeps between records: the ids, folded symbols and slugs of the IPOs, and 12
+ * bytes per snapshot (its instant and IPO) to find duplicate snapshots, which are looked
+ * for in `finish()` (they are reported as `validateDataset` reports them, on the later record).
+ */
+export interface DatasetChecker {
+  /** The dataset is `value`, which is not an object. */
+  notAnObject(value: unknown): void;
+  /** A top-level key, in file order (unknown keys and a repeated `ipos` or `gmp` are problems). */
+  topLevelKey(key: string): void;
+  /** The value of the top-level `ipos` or `gmp`: a problem unless it is an array. */
+  topLevelValue(key: 'ipos' | 'gmp', value: unknown): void;
+  /** Checks `ipos[index]`: the normalised record, or `null` when it has a problem. */
+  ipo(value: unknown, index: number): IpoRecord | null;
+  /**
+   * Checks `gmp[index]` (indexes 0, 1, 2, ... in order): the normalised record, or `null`
+   * when it has a problem. A duplicate of an earlier snapshot is found in `finish()`.
+   */
+  snapshot(value: unknown, index: number): SnapshotRecord | null;
+  /** Feeds one {@link DatasetItem}: the record for `ipo` and `snapshot` items, as above. */
+  feed(item: DatasetItem): IpoRecord | SnapshotRecord | null;
+  /** Problems found so far (duplicate snapshots are counted only by `finish()`). */
+  readonly problemCount: number;
+  /**
+   * Ends the check: how many IPO and snapshot records were checked.
+   *
+   * @throws {IpokitError} `ERR:DATASET`, as {@link validateDataset} throws it, when any
+   * problem was found.
+   */
+  finish(): { ipos: number; snapshots: number };
+}
+
+/**
+ * Creates a {@link DatasetChecker}: {@link validateDataset} one record at a time.
+ *
+ * @example
+ * ```ts
+ * const checker = createDatasetChecker();
+ * checker.topLevelKey('gmp');
+ * checker.topLevelValue('gmp', []);
+ * checker.snapshot({ ipoId: 'a1', timestamp: '2026-11-18T09:30:00Z', sources: [] }, 0);
+ * checker.snapshot({ ipoId: 'a1', timestamp: '2026-11-18T15:00:00+05:30', sources: [] }, 1);
+ * checker.finish();
+ * // throws IpokitError ERR:DATASET, problems: [{ path: 'gmp[1].timestamp',
+ * //   message: 'a snapshot of ipoId "a1" at 2026-11-18T09:30:00.000Z is already given by gmp[0]' }]
+ * ```
+ */
+export function createDatasetChecker(): DatasetChecker {
+  return new Checker();
 }
 
 /**
@@ -130,69 +208,349 @@ class RecordScope {
  * ```
  */
 export function validateDataset(input: unknown): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
-  const problems = new Problems();
-  let result: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] };
+  const checker = new Checker();
+  const ipos: IpoRecord[] = [];
+  const snapshots: SnapshotRecord[] = [];
   try {
-    result = checkDataset(input, problems);
+    if (!isPlainObject(input)) checker.notAnObject(input);
+    else {
+      for (const key of Object.keys(input)) checker.topLevelKey(key);
+      const iposValue = own(input, 'ipos');
+      const gmpValue = own(input, 'gmp');
+      if (iposValue !== undefined) checker.topLevelValue('ipos', iposValue);
+      if (gmpValue !== undefined) checker.topLevelValue('gmp', gmpValue);
+      if (Array.isArray(iposValue)) {
+        for (let i = 0; i < iposValue.length; i++) {
+          const record = checker.ipo(iposValue[i], i);
+          // Records are kept only while they can still be returned.
+          if (record !== null && checker.problemCount === 0) ipos.push(record);
+        }
+      }
+      if (Array.isArray(gmpValue)) {
+        for (let j = 0; j < gmpValue.length; j++) {
+          const record = checker.snapshot(gmpValue[j], j);
+          if (record !== null && checker.problemCount === 0) snapshots.push(record);
+        }
+      }
+    }
   } catch (err) {
     // Only exotic objects get here (a getter or a proxy that throws): refuse them cleanly,
     // without touching the thrown value, which may be just as exotic.
+    const { list, count } = checker.collect();
     const problem = { path: '$', message: 'the dataset could not be read as plain JSON data (reading it threw an error)' };
     throw new IpokitError('ERR:DATASET', `The dataset could not be read as plain JSON data (reading it threw an error).`, {
       cause: err,
-      problems: [...problems.list, problem].slice(0, MAX_DATASET_PROBLEMS),
-      problemCount: problems.count + 1,
+      problems: [...list, problem].slice(0, MAX_DATASET_PROBLEMS),
+      problemCount: count + 1,
     });
   }
-  if (problems.count > 0) {
-    const first = problems.list[0];
-    const where =
-      first === undefined ? '' : `, ${problems.count === 1 ? '' : 'the first '}at ${cut(first.path, 100)}: ${first.message}`;
-    throw new IpokitError(
-      'ERR:DATASET',
-      `The dataset has ${problems.count} problem${problems.count === 1 ? '' : 's'}${where}.`,
-      { problems: problems.list, problemCount: problems.count },
-    );
-  }
-  return result;
+  checker.finish();
+  return { ipos, snapshots };
 }
 
-function checkDataset(input: unknown, problems: Problems): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
-  const ipos: IpoRecord[] = [];
-  const snapshots: SnapshotRecord[] = [];
-  if (!isPlainObject(input)) {
-    problems.add('$', `the dataset must be an object with "ipos" and/or "gmp" arrays, got ${describe(input)}`);
-    return { ipos, snapshots };
-  }
-  for (const key of Object.keys(input)) {
-    if (!TOP_LEVEL_KEYS.has(key)) {
-      problems.add(key, `unknown top-level key ${quote(key)}: a dataset holds only "ipos" and "gmp"`);
-    }
-  }
-  const iposValue = own(input, 'ipos');
-  const gmpValue = own(input, 'gmp');
-  if (iposValue !== undefined && !Array.isArray(iposValue)) {
-    problems.add('ipos', `ipos must be an array of IPO records, got ${describe(iposValue)}`);
-  }
-  if (gmpValue !== undefined && !Array.isArray(gmpValue)) {
-    problems.add('gmp', `gmp must be an array of GMP snapshots, got ${describe(gmpValue)}`);
+/** The one implementation of {@link DatasetChecker}. */
+class Checker implements DatasetChecker {
+  /** Unknown and repeated top-level keys. */
+  private readonly keys = new TopLevelKeys();
+  /** The dataset that is not an object, then `ipos`, then `gmp` that is not an array. */
+  private notObject: DatasetProblem | null = null;
+  private iposValue: DatasetProblem | null = null;
+  private gmpValue: DatasetProblem | null = null;
+  private readonly ipoProblems = new Problems();
+  private readonly snapshotProblems = new Problems();
+  private readonly seen: Seen = { ids: new Map(), symbols: new Map(), slugs: new Map() };
+  private readonly snapshotKeys = new SnapshotKeys();
+  private ipoCount = 0;
+
+  get problemCount(): number {
+    return (
+      this.keys.count +
+      (this.notObject === null ? 0 : 1) +
+      (this.iposValue === null ? 0 : 1) +
+      (this.gmpValue === null ? 0 : 1) +
+      this.ipoProblems.count +
+      this.snapshotProblems.count
+    );
   }
 
-  if (Array.isArray(iposValue)) {
-    const seen: Seen = { ids: new Map(), symbols: new Map(), slugs: new Map() };
-    for (let i = 0; i < iposValue.length; i++) {
-      const record = checkIpo(iposValue[i], i, problems, seen);
-      if (record !== null && problems.count === 0) ipos.push(record);
+  notAnObject(value: unknown): void {
+    this.notObject = { path: '$', message: `the dataset must be an object with "ipos" and/or "gmp" arrays, got ${describe(value)}` };
+  }
+
+  topLevelKey(key: string): void {
+    this.keys.add(key);
+  }
+
+  topLevelValue(key: 'ipos' | 'gmp', value: unknown): void {
+    if (Array.isArray(value)) return;
+    if (key === 'ipos') this.iposValue ??= { path: 'ipos', message: `ipos must be an array of IPO records, got ${describe(value)}` };
+    else this.gmpValue ??= { path: 'gmp', message: `gmp must be an array of GMP snapshots, got ${describe(value)}` };
+  }
+
+  ipo(value: unknown, index: number): IpoRecord | null {
+    this.ipoCount += 1;
+    return checkIpo(value, index, this.ipoProblems, this.seen);
+  }
+
+  snapshot(value: unknown, index: number): SnapshotRecord | null {
+    const keys = this.snapshotKeys;
+    if (index !== keys.size) throw new RangeError(`createDatasetChecker: snapshots are checked in order; expected gmp[${keys.size}], got gmp[${index}]`);
+    try {
+      return checkSnapshot(value, index, this.snapshotProblems, keys);
+    } finally {
+      // A record that could not be read to its end still takes its place.
+      if (keys.size === index) keys.add(null, 0);
     }
   }
-  if (Array.isArray(gmpValue)) {
-    const seen: SeenSnapshots = new Map();
-    for (let j = 0; j < gmpValue.length; j++) {
-      const record = checkSnapshot(gmpValue[j], j, problems, seen);
-      if (record !== null && problems.count === 0) snapshots.push(record);
+
+  feed(item: DatasetItem): IpoRecord | SnapshotRecord | null {
+    switch (item.kind) {
+      case 'not-an-object':
+        this.notAnObject(item.value);
+        return null;
+      case 'key':
+        this.topLevelKey(item.key);
+        return null;
+      case 'value':
+        this.topLevelValue(item.key, item.value);
+        return null;
+      case 'ipo':
+        return this.ipo(item.value, item.index);
+      case 'snapshot':
+        return this.snapshot(item.value, item.index);
     }
   }
-  return { ipos, snapshots };
+
+  finish(): { ipos: number; snapshots: number } {
+    const { list, count } = this.collect();
+    if (count > 0) {
+      const first = list[0];
+      const where = first === undefined ? '' : `, ${count === 1 ? '' : 'the first '}at ${cut(first.path, 100)}: ${first.message}`;
+      throw new IpokitError('ERR:DATASET', `The dataset has ${count} problem${count === 1 ? '' : 's'}${where}.`, {
+        problems: list,
+        problemCount: count,
+      });
+    }
+    return { ipos: this.ipoCount, snapshots: this.snapshotKeys.size };
+  }
+
+  /** Every problem so far in dataset order (the first {@link MAX_DATASET_PROBLEMS}), and their count. */
+  collect(): { list: DatasetProblem[]; count: number } {
+    const duplicates = this.snapshotKeys.duplicates();
+    const list: DatasetProblem[] = this.keys.problems();
+    for (const p of [this.notObject, this.iposValue, this.gmpValue]) if (p !== null) list.push(p);
+    for (const p of this.ipoProblems.list) {
+      if (list.length >= MAX_DATASET_PROBLEMS) break;
+      list.push(p);
+    }
+    // The duplicates, found last, go after the other problems of their record (as a
+    // duplicate is checked last in a record) and before those of later records.
+    const { list: kept, at } = this.snapshotProblems;
+    let i = 0;
+    let j = 0;
+    while (list.length < MAX_DATASET_PROBLEMS && (i < kept.length || j < duplicates.first.length)) {
+      const dup = duplicates.first[j];
+      if (i < kept.length && (dup === undefined || (at[i] ?? 0) <= dup.index)) list.push(kept[i++]!);
+      else if (dup !== undefined) {
+        list.push(dup.problem);
+        j += 1;
+      }
+    }
+    return { list: list.slice(0, MAX_DATASET_PROBLEMS), count: this.problemCount + duplicates.count };
+  }
+}
+
+/**
+ * The unknown and repeated top-level keys, reported in the order `Object.keys` gives the
+ * keys of a parsed object: integer-like keys ascending, then the others as they came
+ * (a key repeated in a file is listed once, where it first came, as `JSON.parse` keeps it).
+ */
+class TopLevelKeys {
+  private readonly seen = new Set<string>();
+  private indexed: Array<{ n: number; problem: DatasetProblem }> = [];
+  private readonly named: DatasetProblem[] = [];
+  count = 0;
+
+  add(key: string): void {
+    if (this.seen.has(key)) {
+      // `JSON.parse` would keep the last array and drop the first: refused, never guessed.
+      if (TOP_LEVEL_KEYS.has(key)) this.report(key, `the top-level key ${quote(key)} is given more than once: a dataset holds one ${quote(key)} array`);
+      return;
+    }
+    this.seen.add(key);
+    if (!TOP_LEVEL_KEYS.has(key)) this.report(key, `unknown top-level key ${quote(key)}: a dataset holds only "ipos" and "gmp"`);
+  }
+
+  problems(): DatasetProblem[] {
+    this.trim();
+    return [...this.indexed.map((x) => x.problem), ...this.named].slice(0, MAX_DATASET_PROBLEMS);
+  }
+
+  private report(key: string, message: string): void {
+    this.count += 1;
+    const problem = { path: key, message };
+    if (ARRAY_INDEX_RE.test(key) && Number(key) <= MAX_ARRAY_INDEX) {
+      this.indexed.push({ n: Number(key), problem });
+      if (this.indexed.length > 2 * MAX_DATASET_PROBLEMS) this.trim();
+    } else if (this.named.length < MAX_DATASET_PROBLEMS) this.named.push(problem);
+  }
+
+  /** Keeps the smallest integer-like keys: they come first. */
+  private trim(): void {
+    this.indexed.sort((a, b) => a.n - b.n);
+    if (this.indexed.length > MAX_DATASET_PROBLEMS) this.indexed.length = MAX_DATASET_PROBLEMS;
+  }
+}
+
+/** Keys that objects order first, ascending (ECMAScript array indexes). */
+const ARRAY_INDEX_RE = /^(?:0|[1-9]\d{0,9})$/;
+const MAX_ARRAY_INDEX = 2 ** 32 - 2;
+
+/** Snapshot slots per chunk of {@link SnapshotKeys}. */
+const CHUNK_BITS = 16;
+const CHUNK = 1 << CHUNK_BITS;
+
+/**
+ * The (IPO, instant) key of every snapshot, to find duplicates, in 12 bytes a snapshot
+ * (an instant and an IPO number, in typed-array chunks, no object per snapshot). Each IPO
+ * remembers whether its snapshots came in strictly ascending time (so without duplicates,
+ * the usual case, which `duplicates()` skips); only the others are sorted.
+ */
+class SnapshotKeys {
+  private readonly ordinalOf = new Map<string, number>();
+  private readonly ipoIds: string[] = [];
+  /** Per IPO number: the latest instant, how many snapshots, whether any came out of order. */
+  private latest = new Float64Array(64);
+  private counts = new Uint32Array(64);
+  private unordered = new Uint8Array(64);
+  private anyUnordered = false;
+  /** Per snapshot index: its instant (NaN: no key, the record is refused anyway) and IPO number. */
+  private readonly instants: Float64Array[] = [];
+  private readonly ordinals: Uint32Array[] = [];
+  size = 0;
+
+  add(ipoId: string | null, instant: number): void {
+    const index = this.size;
+    const c = index >>> CHUNK_BITS;
+    const k = index & (CHUNK - 1);
+    if (k === 0) {
+      this.instants.push(new Float64Array(256));
+      this.ordinals.push(new Uint32Array(256));
+    } else if (k === this.instants[c]!.length) {
+      // The first chunk grows to full size, so that small datasets stay small.
+      const size = Math.min(CHUNK, k * 4);
+      const instants = new Float64Array(size);
+      instants.set(this.instants[c]!);
+      this.instants[c] = instants;
+      const ordinals = new Uint32Array(size);
+      ordinals.set(this.ordinals[c]!);
+      this.ordinals[c] = ordinals;
+    }
+    this.size = index + 1;
+    if (ipoId === null) {
+      this.instants[c]![k] = NaN;
+      return;
+    }
+    let ordinal = this.ordinalOf.get(ipoId);
+    if (ordinal === undefined) {
+      ordinal = this.ipoIds.length;
+      this.ordinalOf.set(ipoId, ordinal);
+      this.ipoIds.push(ipoId);
+      if (ordinal === this.latest.length) {
+        this.latest = grown(this.latest, new Float64Array(ordinal * 2));
+        this.counts = grown(this.counts, new Uint32Array(ordinal * 2));
+        this.unordered = grown(this.unordered, new Uint8Array(ordinal * 2));
+      }
+      this.latest[ordinal] = instant;
+    } else if (instant > this.latest[ordinal]!) {
+      this.latest[ordinal] = instant;
+    } else {
+      this.unordered[ordinal] = 1;
+      this.anyUnordered = true;
+    }
+    this.counts[ordinal] = this.counts[ordinal]! + 1;
+    this.instants[c]![k] = instant;
+    this.ordinals[c]![k] = ordinal;
+  }
+
+  /**
+   * The snapshots that repeat the key of an earlier one: how many, and the first
+   * {@link MAX_DATASET_PROBLEMS} by index, each with its problem (naming the first snapshot
+   * with that key, as `validateDataset` always has).
+   */
+  duplicates(): { count: number; first: Array<{ index: number; problem: DatasetProblem }> } {
+    let count = 0;
+    let found: Array<{ index: number; earlier: number; ordinal: number }> = [];
+    const keep = (): void => {
+      found.sort((a, b) => a.index - b.index);
+      if (found.length > MAX_DATASET_PROBLEMS) found.length = MAX_DATASET_PROBLEMS;
+    };
+    if (this.anyUnordered) {
+      // The snapshots of the IPOs that came out of order, grouped by IPO, in index order.
+      const n = this.ipoIds.length;
+      const start = new Float64Array(n).fill(-1);
+      let total = 0;
+      for (let o = 0; o < n; o++) {
+        if (this.unordered[o] === 1) {
+          start[o] = total;
+          total += this.counts[o]!;
+        }
+      }
+      const positions = new Uint32Array(total);
+      const next = start.slice();
+      for (let i = 0; i < this.size; i++) {
+        const instant = this.instantAt(i);
+        if (instant !== instant) continue; // NaN
+        const o = this.ordinals[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
+        const p = next[o]!;
+        if (p >= 0) {
+          positions[p] = i;
+          next[o] = p + 1;
+        }
+      }
+      for (let o = 0; o < n; o++) {
+        const from = start[o]!;
+        if (from < 0) continue;
+        const group = positions.subarray(from, from + this.counts[o]!);
+        const sorted = Float64Array.from(group, (i) => this.instantAt(i)).sort();
+        let repeated: Set<number> | null = null;
+        for (let k = 1; k < sorted.length; k++) if (sorted[k] === sorted[k - 1]) (repeated ??= new Set()).add(sorted[k]!);
+        if (repeated === null) continue;
+        const firstAt = new Map<number, number>();
+        for (const i of group) {
+          const instant = this.instantAt(i);
+          if (!repeated.has(instant)) continue;
+          const earlier = firstAt.get(instant);
+          if (earlier === undefined) firstAt.set(instant, i);
+          else {
+            count += 1;
+            found.push({ index: i, earlier, ordinal: o });
+            if (found.length > 4 * MAX_DATASET_PROBLEMS) keep();
+          }
+        }
+      }
+      keep();
+    }
+    const first = found.map(({ index, earlier, ordinal }) => ({
+      index,
+      problem: {
+        path: `gmp[${index}].timestamp`,
+        message: `a snapshot of ipoId ${quote(this.ipoIds[ordinal] ?? '')} at ${new Date(this.instantAt(index)).toISOString()} is already given by gmp[${earlier}]`,
+      },
+    }));
+    found = [];
+    return { count, first };
+  }
+
+  private instantAt(i: number): number {
+    return this.instants[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
+  }
+}
+
+/** `into` holding `from` at its start. */
+function grown<T extends Float64Array | Uint32Array | Uint8Array>(from: T, into: T): T {
+  into.set(from);
+  return into;
 }
 
 /** Earlier records' ids, folded symbols and slugs, with their index. */
@@ -204,7 +562,7 @@ interface Seen {
 
 function checkIpo(value: unknown, index: number, problems: Problems, seen: Seen): IpoRecord | null {
   if (!isPlainObject(value)) {
-    problems.add(`ipos[${index}]`, `an IPO record must be an object, got ${describe(value)}`);
+    problems.add(`ipos[${index}]`, `an IPO record must be an object, got ${describe(value)}`, index);
     return null;
   }
   const scope = new RecordScope(problems, 'ipos', index);
@@ -454,12 +812,9 @@ function dateText(scope: RecordScope, label: string, value: unknown, nullable: b
   return text;
 }
 
-/** Earlier snapshots' indexes by ipoId, then by instant. */
-type SeenSnapshots = Map<string, Map<number, number>>;
-
-function checkSnapshot(value: unknown, index: number, problems: Problems, seen: SeenSnapshots): SnapshotRecord | null {
+function checkSnapshot(value: unknown, index: number, problems: Problems, keys: SnapshotKeys): SnapshotRecord | null {
   if (!isPlainObject(value)) {
-    problems.add(`gmp[${index}]`, `a GMP snapshot must be an object with "ipoId", "timestamp" and "sources", got ${describe(value)}`);
+    problems.add(`gmp[${index}]`, `a GMP snapshot must be an object with "ipoId", "timestamp" and "sources", got ${describe(value)}`, index);
     return null;
   }
   const scope = new RecordScope(problems, 'gmp', index);
@@ -471,18 +826,8 @@ function checkSnapshot(value: unknown, index: number, problems: Problems, seen: 
   const timestamp = checkTimestamp(scope, own(value, 'timestamp'));
   const sources = checkSources(scope, own(value, 'sources'));
 
-  if (ipoIdOk && ipoId !== null && timestamp !== null) {
-    let instants = seen.get(ipoId);
-    if (instants === undefined) seen.set(ipoId, (instants = new Map()));
-    const earlier = instants.get(timestamp);
-    if (earlier === undefined) instants.set(timestamp, index);
-    else {
-      scope.add(
-        'timestamp',
-        `a snapshot of ipoId ${quote(ipoId)} at ${new Date(timestamp).toISOString()} is already given by gmp[${earlier}]`,
-      );
-    }
-  }
+  // A duplicate (ipoId, instant) is reported on the later record by `duplicates()`.
+  keys.add(ipoIdOk && ipoId !== null && timestamp !== null ? ipoId : null, timestamp ?? 0);
 
   if (problems.count !== before || ipoId === null || timestamp === null || sources === null) return null;
   sources.sort((a, b) => compareCodePoints(a.name, b.name));
