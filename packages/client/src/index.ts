@@ -248,7 +248,8 @@ export const DEFAULT_MAX_DELAY_MS = 60_000;
 export function createClient(options: ClientOptions): IpokitClient {
   const config = checkOptions(options);
 
-  async function request(path: string, query: Query, signal: AbortSignal | undefined): Promise<unknown> {
+  /** GETs `path`; resolves to the 2xx body when `shape` holds for it (`expected` says what it should be). */
+  async function request(path: string, query: Query, signal: AbortSignal | undefined, shape: Shape): Promise<Record<string, unknown>> {
     const url = `${config.baseUrl}${path}${queryString(query)}`;
     const init: FetchInitLike = { method: 'GET', headers: config.headers };
     if (signal !== undefined) init.signal = signal;
@@ -256,7 +257,7 @@ export function createClient(options: ClientOptions): IpokitClient {
       const fetchFn = config.fetch ?? defaultFetch();
       const response = await fetchFn(url, init);
       const text = await response.text();
-      if (response.status >= 200 && response.status < 300) return parseSuccess(response, text);
+      if (response.status >= 200 && response.status < 300) return parseSuccess(response, text, shape);
       const error = apiError(response, text);
       if (error.status !== 429 || config.retry === false || attempt >= config.retry.retries) throw error;
       await wait(retryDelay(error, config.retry.maxDelayMs), signal, config.sleep);
@@ -264,8 +265,7 @@ export function createClient(options: ClientOptions): IpokitClient {
   }
 
   async function list(params: ListIposParams): Promise<ListResponse> {
-    const body = await request('', listQuery(params), params.signal);
-    if (!isObject(body) || !isObject(body.meta) || !Array.isArray(body.ipos)) throw unexpectedShape(200, body, 'a list (meta and ipos)');
+    const body = await request('', listQuery(params), params.signal, LIST_SHAPE);
     return body as unknown as ListResponse;
   }
 
@@ -294,9 +294,8 @@ export function createClient(options: ClientOptions): IpokitClient {
 
   async function get(identifier: string, params: GetIpoParams = {}): Promise<Ipo> {
     const query: Query = [['includeGmp', params.includeGmp]];
-    const body = await request(`/${segment(identifier)}`, query, params.signal);
-    if (!isObject(body) || !isObject(body.ipo)) throw unexpectedShape(200, body, 'an IPO ({ ipo })');
-    return body.ipo as unknown as Ipo;
+    const body = await request(`/${segment(identifier)}`, query, params.signal, IPO_SHAPE);
+    return body.ipo as Ipo;
   }
 
   async function gmp(identifier: string, params: GmpSeriesParams = {}): Promise<GmpSeries> {
@@ -306,8 +305,7 @@ export function createClient(options: ClientOptions): IpokitClient {
       ['from', params.from],
       ['to', params.to],
     ];
-    const body = await request(`/${segment(identifier)}/gmp`, query, params.signal);
-    if (!isObject(body) || !Array.isArray(body.series) || !isObject(body.meta)) throw unexpectedShape(200, body, 'a GMP series');
+    const body = await request(`/${segment(identifier)}/gmp`, query, params.signal, SERIES_SHAPE);
     return body as unknown as GmpSeries;
   }
 
@@ -427,19 +425,28 @@ function encode(value: string, what: string): string {
   }
 }
 
-function parseSuccess(response: FetchResponseLike, text: string): unknown {
+/** A light check that a 2xx body is the answer asked for, not some other app's JSON. */
+interface Shape {
+  test(body: Record<string, unknown>): boolean;
+  expected: string;
+}
+
+const LIST_SHAPE: Shape = { test: (b) => isObject(b.meta) && Array.isArray(b.ipos), expected: 'a list (meta and ipos)' };
+const IPO_SHAPE: Shape = { test: (b) => isObject(b.ipo), expected: 'an IPO ({ ipo })' };
+const SERIES_SHAPE: Shape = { test: (b) => Array.isArray(b.series) && isObject(b.meta), expected: 'a GMP series' };
+
+function parseSuccess(response: FetchResponseLike, text: string, shape: Shape): Record<string, unknown> {
   const parsed = parseJson(text);
-  if (parsed === NOT_JSON) {
-    throw new IpokitApiError({
-      status: response.status,
-      code: 'ERR:UNEXPECTED',
-      title: reason(response),
-      detail: `The server answered ${response.status} with a body that is not JSON: check baseUrl, it must be the URL the API is mounted at.`,
-      body: text,
-      headers: response.headers,
-    });
-  }
-  return parsed;
+  if (isObject(parsed) && shape.test(parsed)) return parsed;
+  const what = parsed === NOT_JSON ? 'a body that is not JSON' : `JSON that is not ${shape.expected}`;
+  throw new IpokitApiError({
+    status: response.status,
+    code: 'ERR:UNEXPECTED',
+    title: reason(response),
+    detail: `The server answered ${response.status} with ${what}: check baseUrl, it must be the URL the API is mounted at.`,
+    body: parsed === NOT_JSON ? text : parsed,
+    headers: response.headers,
+  });
 }
 
 function apiError(response: FetchResponseLike, text: string): IpokitApiError {
@@ -463,16 +470,6 @@ function apiError(response: FetchResponseLike, text: string): IpokitApiError {
     detail: `The server answered ${response.status} without the API's error body: check baseUrl, or retry later if a proxy is failing.`,
     body: parsed === NOT_JSON ? text : parsed,
     headers: response.headers,
-  });
-}
-
-function unexpectedShape(status: number, body: unknown, expected: string): IpokitApiError {
-  return new IpokitApiError({
-    status,
-    code: 'ERR:UNEXPECTED',
-    title: 'OK',
-    detail: `The server answered ${status} with JSON that is not ${expected}: check baseUrl, it must be the URL the API is mounted at.`,
-    body,
   });
 }
 
