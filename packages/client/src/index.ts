@@ -248,7 +248,7 @@ export const DEFAULT_MAX_DELAY_MS = 60_000;
 export function createClient(options: ClientOptions): IpokitClient {
   const config = checkOptions(options);
 
-  /** GETs `path`; resolves to the 2xx body when `shape` holds for it (`expected` says what it should be). */
+  /** GETs `path` (retrying after 429 as configured); resolves to the 2xx body when it has `shape`. */
   async function request(path: string, query: Query, signal: AbortSignal | undefined, shape: Shape): Promise<Record<string, unknown>> {
     const url = `${config.baseUrl}${path}${queryString(query)}`;
     const init: FetchInitLike = { method: 'GET', headers: config.headers };
