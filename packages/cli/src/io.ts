@@ -20,6 +20,12 @@ export interface CliIo {
    * Tests pass a PGlite instance here. `close` is called when the command is done.
    */
   openDatabase?: () => Promise<{ client: PostgresClient; close: () => Promise<void> }>;
+  /**
+   * Stops long-running commands (`serve`): when it aborts, the server stops accepting
+   * connections, finishes the requests under way and the command resolves. `bin.ts` aborts
+   * it on SIGTERM and SIGINT; absent, `serve` runs until the process ends.
+   */
+  signal?: AbortSignal;
 }
 
 /** One command: its arguments after the command name; resolves to the exit code. */

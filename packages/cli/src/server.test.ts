@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GmpSeries, IpoResponse, ListResponse } from '@ipokit/core';
-import { startDemo } from './server.js';
+import { startServer, type ServerOptions } from './server.js';
+import { openCliTestDatabase } from './test-helpers.js';
 
 const NOW = Date.UTC(2026, 10, 23, 6, 30);
 
@@ -8,23 +9,33 @@ const NOW = Date.UTC(2026, 10, 23, 6, 30);
 async function runCurl(line: string): Promise<{ status: number; body: unknown; headers: Headers }> {
   const m = /^curl -s '([^']+)' -H 'x-api-key: ([^']+)'$/.exec(line);
   if (m === null) throw new Error(`not a curl line the demo prints: ${line}`);
-  const res = await fetch(m[1]!, { headers: { 'x-api-key': m[2]! } });
+  const res = await fetch(m[1]!.replace('localhost', '127.0.0.1'), { headers: { 'x-api-key': m[2]! } });
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
-// On PostgreSQL only with a server to run on (CI sets DATABASE_URL); the store itself is
-// tested on PGlite everywhere.
-const url = process.env.DATABASE_URL;
-const setups = [
-  { name: 'express', framework: 'express' as const },
-  { name: 'koa', framework: 'koa' as const },
-  ...(url ? [{ name: 'express on PostgreSQL', framework: 'express' as const, databaseUrl: url, schema: `ipokit_demo_test_${process.pid}` }] : []),
+// What `npm start` serves: the generated dataset and a key per plan, from memory with either
+// framework, and from PostgreSQL (PGlite here, the real server when DATABASE_URL is set).
+const setups: Array<{ name: string; framework: 'express' | 'koa'; database?: true }> = [
+  { name: 'express', framework: 'express' },
+  { name: 'koa', framework: 'koa' },
+  { name: 'express on PostgreSQL', framework: 'express', database: true },
 ];
 
-describe.each(setups)('the demo on $name', ({ name: _, ...setup }) => {
+describe.each(setups)('the demo on $name', ({ framework, database }) => {
   it('prints three curl lines that answer as the contract says', async () => {
-    const demo = await startDemo({ port: 0, now: () => new Date(NOW), ...setup });
+    const db = database ? await openCliTestDatabase('server') : undefined;
+    const options: ServerOptions = {
+      port: 0,
+      now: () => new Date(NOW),
+      framework,
+      demoKeys: true,
+      seedEmptyDatabase: true,
+      ...(db === undefined ? {} : { database: { client: db.client, schema: db.schema, close: async () => undefined } }),
+    };
+    const demo = await startServer(options);
     try {
+      expect(demo.source).toBe('generated');
+      expect(demo.ipoCount).toBeGreaterThanOrEqual(300);
       expect(demo.curls).toHaveLength(3);
       const [list, one, series] = await Promise.all(demo.curls.map(runCurl));
       expect(list!.status).toBe(200);
@@ -45,17 +56,38 @@ describe.each(setups)('the demo on $name', ({ name: _, ...setup }) => {
       expect(s.series.length).toBeGreaterThan(10);
 
       // the free key is limited to one IPO per page; the root route belongs to the app
-      const free = await fetch(`${demo.url}/ipos?status=listed&limit=5`, { headers: { 'x-api-key': demo.keys.free } });
+      const free = await fetch(`${demo.url.replace('localhost', '127.0.0.1')}/ipos?status=listed&limit=5`, { headers: { 'x-api-key': demo.keys!.free } });
       expect(((await free.json()) as ListResponse).meta.limit).toBe(1);
-      expect((await fetch(demo.url)).status).toBe(200);
+      expect((await fetch(demo.url.replace('localhost', '127.0.0.1'))).status).toBe(200);
     } finally {
       await demo.close();
-      if ('schema' in setup) {
-        const pg = (await import('pg')).default;
-        const pool = new pg.Pool({ connectionString: setup.databaseUrl });
-        await pool.query(`DROP SCHEMA "${setup.schema}" CASCADE`);
-        await pool.end();
-      }
+      await db?.close();
     }
-  });
+  }, 120_000);
+});
+
+describe('startServer on PostgreSQL', () => {
+  it('serves what is stored, creates no key unless asked, and imports nothing into a database that holds IPOs', async () => {
+    const db = await openCliTestDatabase('server_stored');
+    const database = { client: db.client, schema: db.schema, close: async () => undefined };
+    try {
+      const empty = await startServer({ port: 0, database });
+      expect(empty).toMatchObject({ source: 'stored', ipoCount: 0, keys: null });
+      expect(empty.curls).toHaveLength(1);
+      expect(empty.curls[0]).toMatch(/ -H "x-api-key: \$KEY"$/);
+      await empty.close();
+      const accounts = await db.client.query(`SELECT count(*)::int AS n FROM "${db.schema}".accounts`);
+      expect(accounts.rows).toEqual([{ n: 0 }]);
+
+      const seeded = await startServer({ port: 0, database, seedEmptyDatabase: true, demoKeys: true, now: () => new Date(NOW) });
+      expect(seeded.source).toBe('generated');
+      const count = seeded.ipoCount;
+      await seeded.close();
+      const again = await startServer({ port: 0, database, seedEmptyDatabase: true, now: () => new Date(NOW) });
+      expect(again).toMatchObject({ source: 'stored', ipoCount: count, keys: null });
+      await again.close();
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
 });

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { runCli } from './index.js';
+import { capture, openCliTestDatabase, type CliTestDatabase } from './test-helpers.js';
+
+// migrate, accounts and keys through runCli, on PGlite (io.openDatabase), or on the real
+// PostgreSQL through DATABASE_URL when it is set.
+
+let db: CliTestDatabase;
+
+beforeAll(async () => {
+  db = await openCliTestDatabase('admin');
+});
+
+afterAll(async () => {
+  await db?.close();
+});
+
+async function run(argv: string[]) {
+  const out = capture(db.io());
+  const code = await runCli([...argv, '--schema', db.schema], out.io);
+  return { code, stdout: out.stdout(), stderr: out.stderr() };
+}
+
+async function ok(argv: string[]): Promise<string> {
+  const r = await run(argv);
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+const KEY = /ipk_[A-Za-z0-9]{32}/g;
+
+describe('ipokit migrate, accounts, keys', () => {
+  it('refuses to work on a schema that is not migrated, saying to run ipokit migrate', async () => {
+    const r = await run(['keys', 'list', '--account', 'acct_x']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^ipokit keys list: The PostgreSQL schema "ipokit_cli_admin_\w+" is not migrated; .*run 'ipokit migrate' first\.\n$/);
+  });
+
+  it('migrates, and says so again when there is nothing to do', async () => {
+    expect(await ok(['migrate'])).toBe(`Migrated schema ${db.schema} to version 1 (applied 1).\n`);
+    expect(await ok(['migrate'])).toBe(`Schema ${db.schema} is up to date (version 1).\n`);
+  });
+
+  it('creates an account: a short table, JSON, or the id alone', async () => {
+    const table = await ok(['accounts', 'create', '--name', 'Acme Capital', '--plan', 'pro', '--gmp-addon']);
+    expect(table).toMatch(/^id {9}acct_\w+\nname {7}Acme Capital\nplan {7}pro\ngmpAddon {3}yes\ncreatedAt {2}\d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
+    const json = JSON.parse(await ok(['accounts', 'create', '--name', 'Beta', '--plan', 'free', '--json']));
+    expect(json).toEqual({ id: expect.stringMatching(/^acct_/), name: 'Beta', plan: 'free', gmpAddon: false, createdAt: expect.any(String) });
+    expect(await ok(['accounts', 'create', '--name', 'Gamma', '--plan', 'paid', '-q'])).toMatch(/^acct_\w+\n$/);
+  });
+
+  it('updates an account plan and add-on; refuses what the core refuses (exit 1)', async () => {
+    const id = (await ok(['accounts', 'create', '--name', 'Delta', '--plan', 'paid', '--quiet'])).trim();
+    expect(JSON.parse(await ok(['accounts', 'update', id, '--plan', 'pro', '--gmp-addon', '--json']))).toMatchObject({ id, plan: 'pro', gmpAddon: true });
+    expect(JSON.parse(await ok(['accounts', 'update', id, '--no-gmp-addon', '--json']))).toMatchObject({ id, plan: 'pro', gmpAddon: false });
+    expect(await ok(['accounts', 'update', id, '--plan', 'paid', '-q'])).toBe(`${id}\n`);
+    await ok(['keys', 'create', '--account', id, '--label', 'one', '-q']);
+    await ok(['keys', 'create', '--account', id, '--label', 'two', '-q']);
+    const refused = await run(['accounts', 'update', id, '--plan', 'free']);
+    expect(refused).toEqual({ code: 1, stdout: '', stderr: 'ipokit accounts update: The free plan allows one active key: revoke the others before moving to it.\n' });
+    const unknown = await run(['accounts', 'update', 'acct_nope', '--plan', 'pro']);
+    expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'ipokit accounts update: No account has the id "acct_nope".\n' });
+    const badName = await run(['accounts', 'create', '--name', 'x'.repeat(201), '--plan', 'pro']);
+    expect(badName.code).toBe(1);
+    expect(badName.stderr).toBe('ipokit accounts create: name must be a string of 1 to 200 characters.\n');
+  });
+
+  it('creates a key: shown once, with a line on stderr saying it will not be shown again', async () => {
+    const account = (await ok(['accounts', 'create', '--name', 'Keys Inc', '--plan', 'pro', '-q'])).trim();
+    const table = await run(['keys', 'create', '--account', account, '--label', 'prod server']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^id {9}key_\w+\naccount {4}acct_\w+\nlabel {6}prod server\ncreatedAt {2}\S+\nkey {8}ipk_[A-Za-z0-9]{32}\n$/);
+    expect(table.stderr).toMatch(/^This is the only time key key_\w+ \(ipk_[A-Za-z0-9]{8}\.\.\.\) is shown: store it now\. ipokit keeps only its hash\.\n$/);
+    expect(table.stderr.match(KEY)).toBeNull();
+
+    const quiet = await run(['keys', 'create', '--account', account, '--label', 'laptop', '--quiet']);
+    expect(quiet.stdout).toMatch(/^ipk_[A-Za-z0-9]{32}\n$/);
+    expect(quiet.stderr).toContain('only time');
+    const json = JSON.parse((await run(['keys', 'create', '--account', account, '--label', 'ci', '--json'])).stdout);
+    expect(json).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^ipk_/), prefix: json.key.slice(0, 12), label: 'ci', accountId: account, createdAt: expect.any(String) });
+  });
+
+  it('lists keys with id, prefix, label and dates, and revokes them', async () => {
+    const account = (await ok(['accounts', 'create', '--name', 'Lister', '--plan', 'paid', '-q'])).trim();
+    const empty = await run(['keys', 'list', '--account', account]);
+    expect(empty).toEqual({ code: 0, stdout: '', stderr: `Account ${account} has no keys: create one with 'ipokit keys create --account ${account} --label L'.\n` });
+    expect(await ok(['keys', 'list', '--account', account, '--json'])).toBe('[]\n');
+    const first = JSON.parse(await ok(['keys', 'create', '--account', account, '--label', 'first', '--json']));
+    const second = JSON.parse(await ok(['keys', 'create', '--account', account, '--label', 'line\nbreak', '--json']));
+    const table = await ok(['keys', 'list', '--account', account]);
+    const lines = table.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +REVOKED$/);
+    expect(lines[1]).toMatch(new RegExp(`^${first.id} +${first.prefix}\\.\\.\\. +first +${first.createdAt.replace(/\./g, '\\.')} +-$`));
+    expect(lines[2]).toContain('line\\nbreak');
+    expect(await ok(['keys', 'list', '--account', account, '-q'])).toBe(`${first.id}\n${second.id}\n`);
+
+    expect(await ok(['keys', 'revoke', first.id])).toBe(`Revoked key ${first.id}. Servers on this database refuse it within 5 s (keyCacheTtlMs).\n`);
+    expect(await ok(['keys', 'revoke', first.id])).toContain('Revoked'); // a no-op the second time
+    const listed = JSON.parse(await ok(['keys', 'list', '--account', account, '--json']));
+    expect(listed).toEqual([
+      { id: first.id, prefix: first.prefix, label: 'first', createdAt: first.createdAt, revokedAt: expect.any(String) },
+      { id: second.id, prefix: second.prefix, label: 'line\nbreak', createdAt: second.createdAt, revokedAt: null },
+    ]);
+    expect(await run(['keys', 'revoke', 'key_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys revoke: No API key has the id "key_nope".\n' });
+    expect(await run(['keys', 'list', '--account', 'acct_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys list: No account has the id "acct_nope".\n' });
+  });
+
+  it('holds the free plan to one active key (exit 1), and frees the slot on revoke', async () => {
+    const account = (await ok(['accounts', 'create', '--name', 'Freebie', '--plan', 'free', '-q'])).trim();
+    await ok(['keys', 'create', '--account', account, '--label', 'only', '-q']);
+    const second = await run(['keys', 'create', '--account', account, '--label', 'another']);
+    expect(second).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys create: The free plan allows one active key: revoke it or upgrade before creating another.\n' });
+    const [id] = (await ok(['keys', 'list', '--account', account, '-q'])).trim().split('\n');
+    await ok(['keys', 'revoke', id!]);
+    await ok(['keys', 'create', '--account', account, '--label', 'another', '-q']);
+  });
+
+  it('never prints a whole key when listing, whatever the labels (property)', async () => {
+    const account = (await ok(['accounts', 'create', '--name', 'Property', '--plan', 'pro', '-q'])).trim();
+    const created: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => [...s].length <= 100),
+        fc.constantFrom('table', 'json', 'quiet'),
+        fc.boolean(),
+        async (label, output, revoke) => {
+          const r = await run(['keys', 'create', '--account', account, `--label=${label}`, '--json']);
+          expect(r.code, r.stderr).toBe(0);
+          const key = JSON.parse(r.stdout) as { id: string; key: string };
+          created.push(key.key);
+          if (revoke) await ok(['keys', 'revoke', key.id]);
+          const flag = output === 'table' ? [] : [`--${output}`];
+          const listed = await run(['keys', 'list', '--account', account, ...flag]);
+          expect(listed.code).toBe(0);
+          const printed = listed.stdout + listed.stderr;
+          for (const whole of created) expect(printed).not.toContain(whole);
+          for (const whole of created) expect(printed).not.toContain(whole.slice(12));
+          expect(printed.match(KEY)).toBeNull();
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+});

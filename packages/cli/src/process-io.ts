@@ -1,0 +1,29 @@
+/** The `CliIo` of a real process: its streams, environment and directory, and its signals. */
+import type { CliIo } from './io.js';
+
+/**
+ * The process's `CliIo`. With `stopOnSignals`, SIGTERM and SIGINT abort `signal` (once each:
+ * a second Ctrl-C ends the process at once); commands that do not serve leave the signals
+ * alone. Relative paths resolve against the directory `npm run ipokit` was typed in
+ * (`INIT_CWD`), since npm runs scripts from the project's root.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runCli(process.argv.slice(2), processIo({ stopOnSignals: true }));
+ * ```
+ */
+export function processIo(options: { stopOnSignals: boolean }): CliIo {
+  const io: CliIo = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.env.npm_lifecycle_event === 'ipokit' && process.env.INIT_CWD ? process.env.INIT_CWD : process.cwd(),
+  };
+  if (options.stopOnSignals) {
+    const controller = new AbortController();
+    process.once('SIGTERM', () => controller.abort());
+    process.once('SIGINT', () => controller.abort());
+    io.signal = controller.signal;
+  }
+  return io;
+}
