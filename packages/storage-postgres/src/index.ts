@@ -4,3 +4,9 @@
 export { postgresStore, type PostgresStoreOptions } from './postgres-store.js';
 export { migrate, DEFAULT_SCHEMA, SCHEMA_VERSION, type SchemaOptions } from './migrations.js';
 export type { PostgresClient } from './client.js';
+export {
+  importDatasetStream,
+  DEFAULT_IMPORT_BATCH_SIZE,
+  type StreamImportOptions,
+  type StreamImportProgress,
+} from './stream-import.js';

@@ -45,7 +45,7 @@ export interface PostgresStoreOptions extends SchemaOptions {
 }
 
 /** Rows per statement when an import is written. */
-const IPO_BATCH = 2_000;
+export const IPO_BATCH = 2_000;
 const SNAPSHOT_BATCH = 5_000;
 
 const FIELD_COLUMN: Readonly<Record<GmpField, string>> = {
@@ -137,22 +137,18 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     async writeDataset({ ipos, snapshots }) {
       return transaction(async (tx) => {
         // One writer at a time per schema: the conflict check and the writes are one step.
-        await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`${s}.data`));
+        await lockData(tx, s);
         const conflicts = await findConflicts(tx, s, ipos, snapshots);
         if (conflicts.length > 0) return conflicts;
-        for (let i = 0; i < ipos.length; i += IPO_BATCH) {
-          await tx.query(UPSERT_IPOS(s), [JSON.stringify(ipos.slice(i, i + IPO_BATCH).map(ipoRow))]);
-        }
-        for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) {
-          await tx.query(UPSERT_SNAPSHOTS(s), [JSON.stringify(snapshots.slice(i, i + SNAPSHOT_BATCH).map(snapshotRow))]);
-        }
+        for (let i = 0; i < ipos.length; i += IPO_BATCH) await upsertIpos(tx, s, ipos.slice(i, i + IPO_BATCH));
+        for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) await upsertSnapshots(tx, s, snapshots.slice(i, i + SNAPSHOT_BATCH));
         return [];
       });
     },
 
     async deleteIpos(ids) {
       return transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`${s}.data`));
+        await lockData(tx, s);
         const [row] = await tx.query<{ ipos: number; snapshots: number }>(
           `WITH gone_snapshots AS (DELETE FROM ${s}.snapshots WHERE ipo_id = ANY ($1::text[]) RETURNING 1),
                 gone_ipos AS (DELETE FROM ${s}.ipos WHERE id = ANY ($1::text[]) RETURNING 1)
@@ -374,7 +370,8 @@ interface KeyRow {
   revoked_at: string | null;
 }
 
-async function checkSchema(db: Database, s: string): Promise<void> {
+/** Fails with `ERR:UNAVAILABLE`, saying to run `migrate()`, unless schema `s` is migrated far enough. */
+export async function checkSchema(db: Database, s: string): Promise<void> {
   let version: number | null;
   try {
     const rows = await db.query<{ v: number | null }>(`SELECT max(version)::int AS v FROM ${s}.migrations`);
@@ -393,6 +390,21 @@ async function checkSchema(db: Database, s: string): Promise<void> {
   }
 }
 
+/**
+ * Takes the schema's data lock for the rest of the transaction: imports and deletions run
+ * one at a time, each checking conflicts and writing as one step.
+ */
+export async function lockData(tx: Transaction, s: string): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`${s}.data`));
+}
+
+/** What the conflict check needs of a dataset's IPO: its id, symbol and slug. */
+export interface IpoKeys {
+  id: string;
+  symbol: string | null;
+  slug: string;
+}
+
 async function findConflicts(
   tx: Transaction,
   s: string,
@@ -400,38 +412,63 @@ async function findConflicts(
   snapshots: readonly SnapshotRecord[],
 ): Promise<DatasetConflict[]> {
   const conflicts: DatasetConflict[] = [];
-  const ids = ipos.map((ipo) => ipo.id);
-  const incoming = new Set(ids);
+  const incoming = new Set(ipos.map((ipo) => ipo.id));
   const outside = [...new Set(snapshots.map((x) => x.ipoId).filter((id) => !incoming.has(id)))];
-  if (outside.length > 0) {
-    const rows = await tx.query<{ id: string }>(`SELECT id FROM ${s}.ipos WHERE id = ANY ($1::text[])`, [outside]);
-    const stored = new Set(rows.map((r) => r.id));
+  const unknown = await unstoredIpoIds(tx, s, outside);
+  if (unknown.size > 0) {
     snapshots.forEach((x, i) => {
-      if (!incoming.has(x.ipoId) && !stored.has(x.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: i });
+      if (unknown.has(x.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: i });
     });
   }
-  if (ipos.length > 0) {
-    const symbols = ipos.map((ipo) => (ipo.symbol === null ? null : asciiLower(ipo.symbol)));
-    const rows = await tx.query<{ id: string; symbol_folded: string | null; slug: string }>(
-      `SELECT id, symbol_folded, slug FROM ${s}.ipos
-       WHERE (symbol_folded = ANY ($1::text[]) OR slug = ANY ($2::text[])) AND NOT (id = ANY ($3::text[]))`,
-      [symbols.filter((x) => x !== null), ipos.map((ipo) => ipo.slug), ids],
-    );
-    const bySymbol = new Map<string, string>();
-    const bySlug = new Map<string, string>();
-    for (const r of rows) {
-      if (r.symbol_folded !== null) bySymbol.set(r.symbol_folded, r.id);
-      bySlug.set(r.slug, r.id);
-    }
-    ipos.forEach((ipo, i) => {
-      const symbol = symbols[i];
-      const symbolHolder = symbol === null || symbol === undefined ? undefined : bySymbol.get(symbol);
-      if (symbolHolder !== undefined) conflicts.push({ kind: 'symbol-taken', ipo: i, holder: symbolHolder });
-      const slugHolder = bySlug.get(ipo.slug);
-      if (slugHolder !== undefined) conflicts.push({ kind: 'slug-taken', ipo: i, holder: slugHolder });
-    });
-  }
+  conflicts.push(...(await findIpoConflicts(tx, s, ipos)));
   return conflicts;
+}
+
+/** Of these ids (of IPOs not in the dataset), those that name no stored IPO. */
+export async function unstoredIpoIds(tx: Transaction, s: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await tx.query<{ id: string }>(`SELECT id FROM ${s}.ipos WHERE id = ANY ($1::text[])`, [ids]);
+  const stored = new Set(rows.map((r) => r.id));
+  return new Set(ids.filter((id) => !stored.has(id)));
+}
+
+/**
+ * The dataset's IPOs (by index) whose symbol (ignoring ASCII case) or slug is held by a
+ * stored IPO that the dataset does not replace.
+ */
+export async function findIpoConflicts(tx: Transaction, s: string, ipos: readonly IpoKeys[]): Promise<DatasetConflict[]> {
+  const conflicts: DatasetConflict[] = [];
+  if (ipos.length === 0) return conflicts;
+  const symbols = ipos.map((ipo) => (ipo.symbol === null ? null : asciiLower(ipo.symbol)));
+  const rows = await tx.query<{ id: string; symbol_folded: string | null; slug: string }>(
+    `SELECT id, symbol_folded, slug FROM ${s}.ipos
+     WHERE (symbol_folded = ANY ($1::text[]) OR slug = ANY ($2::text[])) AND NOT (id = ANY ($3::text[]))`,
+    [symbols.filter((x) => x !== null), ipos.map((ipo) => ipo.slug), ipos.map((ipo) => ipo.id)],
+  );
+  const bySymbol = new Map<string, string>();
+  const bySlug = new Map<string, string>();
+  for (const r of rows) {
+    if (r.symbol_folded !== null) bySymbol.set(r.symbol_folded, r.id);
+    bySlug.set(r.slug, r.id);
+  }
+  ipos.forEach((ipo, i) => {
+    const symbol = symbols[i];
+    const symbolHolder = symbol === null || symbol === undefined ? undefined : bySymbol.get(symbol);
+    if (symbolHolder !== undefined) conflicts.push({ kind: 'symbol-taken', ipo: i, holder: symbolHolder });
+    const slugHolder = bySlug.get(ipo.slug);
+    if (slugHolder !== undefined) conflicts.push({ kind: 'slug-taken', ipo: i, holder: slugHolder });
+  });
+  return conflicts;
+}
+
+/** Upserts IPO records in one statement: each replaces the stored IPO with its id, whole. */
+export async function upsertIpos(tx: Transaction, s: string, ipos: readonly IpoRecord[]): Promise<void> {
+  await tx.query(UPSERT_IPOS(s), [JSON.stringify(ipos.map(ipoRow))]);
+}
+
+/** Upserts snapshots in one statement: each replaces the stored one with its (ipoId, instant). */
+export async function upsertSnapshots(tx: Transaction, s: string, snapshots: readonly SnapshotRecord[]): Promise<void> {
+  await tx.query(UPSERT_SNAPSHOTS(s), [JSON.stringify(snapshots.map(snapshotRow))]);
 }
 
 const UPSERT_IPOS = (s: string): string => `

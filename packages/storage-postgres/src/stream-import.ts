@@ -1,0 +1,321 @@
+/**
+ * Importing a dataset too large for memory (CONTRACT 9, the CLI's import): the source is
+ * read twice. The first pass validates all of it with the core's checker and keeps no
+ * record; the second reads it again and writes it in batches inside one transaction, after
+ * checking it against stored data under the store's data lock. Either every record is
+ * written or none is, and readers see the data as it was before or after, never half.
+ */
+import {
+  createDatasetChecker,
+  datasetConflictError,
+  IpokitError,
+  type DatasetConflict,
+  type DatasetItem,
+  type IpoRecord,
+  type SnapshotRecord,
+} from '@ipokit/core';
+import { Database, type PostgresClient, type Transaction } from './client.js';
+import { schemaIdentifier, type SchemaOptions } from './migrations.js';
+import {
+  checkSchema,
+  findIpoConflicts,
+  IPO_BATCH,
+  lockData,
+  unstoredIpoIds,
+  upsertIpos,
+  upsertSnapshots,
+  type IpoKeys,
+} from './postgres-store.js';
+
+/** Where a streaming import is: which pass, and how many records it has read in it. */
+export interface StreamImportProgress {
+  /** 1: validating the whole source; 2: writing it (one transaction). */
+  pass: 1 | 2;
+  /** IPO records read so far in this pass. */
+  ipos: number;
+  /** Snapshots read so far in this pass (in pass 2: written or in the batch being written). */
+  snapshots: number;
+}
+
+/**
+ * Options of {@link importDatasetStream}.
+ *
+ * @example
+ * ```ts
+ * importDatasetStream({ client: pool, batchSize: 5000, onProgress: (p) => console.log(p) }, readPass);
+ * ```
+ */
+export interface StreamImportOptions extends SchemaOptions {
+  /** A `pg.Pool`, a `pg.Client` or a PGlite instance, migrated (`migrate`); never closed here. */
+  client: PostgresClient;
+  /** Snapshots per INSERT statement (IPOs: at most 2,000); 1 to 50,000, default 5,000. */
+  batchSize?: number;
+  /** Called as the passes go: every batch, and every `batchSize` records of pass 1. */
+  onProgress?: (progress: StreamImportProgress) => void;
+}
+
+/** The default of {@link StreamImportOptions.batchSize}. */
+export const DEFAULT_IMPORT_BATCH_SIZE = 5_000;
+const MAX_BATCH_SIZE = 50_000;
+/** How many snapshots' places the conflict problems name at most. */
+const MAX_LISTED = 1_000;
+
+/**
+ * Imports a dataset that is read as a stream, twice: `readPass()` must give the same
+ * items each time it is called (e.g. by reading a file again from its start). The result,
+ * and every error, is the one `importDataset` gives for the same dataset: `ERR:DATASET`
+ * with the same problems (invalid records, then conflicts with stored data), nothing
+ * written; `ERR:UNAVAILABLE` when the database fails (the transaction is rolled back). An
+ * error thrown by `readPass` (a read error, malformed JSON) is passed on as it is.
+ *
+ * Memory: the IPOs' ids, symbols and slugs, and 12 bytes per snapshot (to find duplicate
+ * snapshots) are kept, never the records; one batch is in memory at a time.
+ *
+ * @example
+ * ```ts
+ * import { importDatasetStream } from '@ipokit/storage-postgres';
+ *
+ * const { ipos, snapshots } = await importDatasetStream({ client: pool }, () => readItems('big.json'));
+ * ```
+ */
+export async function importDatasetStream(
+  options: StreamImportOptions,
+  readPass: () => AsyncIterable<DatasetItem>,
+): Promise<{ ipos: number; snapshots: number }> {
+  if (options === null || typeof options !== 'object') {
+    throw new IpokitError('ERR:BADPARAM', 'importDatasetStream needs { client }, e.g. importDatasetStream({ client: pool }, readPass).', { parameter: 'client' });
+  }
+  const s = schemaIdentifier(options.schema);
+  const db = new Database(options.client);
+  const batchSize = options.batchSize ?? DEFAULT_IMPORT_BATCH_SIZE;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+    throw new IpokitError('ERR:BADPARAM', `batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}.`, { parameter: 'batchSize' });
+  }
+  const progress = options.onProgress ?? (() => undefined);
+  // Before minutes of reading: is the database there and migrated?
+  await checkSchema(db, s);
+
+  const first = await validatePass(readPass, batchSize, progress);
+  const outcome = await writePass(db, s, first, readPass, batchSize, progress);
+  if (outcome.kind === 'written') return { ipos: outcome.ipos, snapshots: outcome.snapshots };
+
+  // Conflicts with stored data: name the first snapshots that reference unknown IPOs
+  // (found by reading again: their places were not kept), count them all.
+  const listed: Array<{ ipoId: string } | undefined> = [];
+  const conflicts: DatasetConflict[] = [...outcome.conflicts];
+  let unknownCount = 0;
+  for (const id of outcome.unknown) unknownCount += first.snapshotsOf.get(id) ?? 0;
+  if (outcome.unknown.size > 0) {
+    let found = 0;
+    for await (const item of readPass()) {
+      if (item.kind !== 'snapshot') continue;
+      const ipoId = ipoIdOf(item.value);
+      if (ipoId === undefined || !outcome.unknown.has(ipoId)) continue;
+      listed[item.index] = { ipoId };
+      conflicts.push({ kind: 'unknown-ipo', snapshot: item.index });
+      if (++found === MAX_LISTED) break;
+    }
+  }
+  throw datasetConflictError(conflicts, first.ipoKeys, listed, outcome.conflicts.length + unknownCount);
+}
+
+/** What pass 1 keeps: the IPOs' keys, and how many snapshots each IPO id has. */
+interface FirstPass {
+  ipoKeys: IpoKeys[];
+  /** Snapshots per ipoId (an IPO of the dataset or not). */
+  snapshotsOf: Map<string, number>;
+  snapshots: number;
+  /** The `gmp` array comes before the `ipos` array: pass 2 then reads twice (IPOs first). */
+  gmpFirst: boolean;
+}
+
+async function validatePass(
+  readPass: () => AsyncIterable<DatasetItem>,
+  batchSize: number,
+  progress: (p: StreamImportProgress) => void,
+): Promise<FirstPass> {
+  const checker = createDatasetChecker();
+  const ipoKeys: IpoKeys[] = [];
+  const snapshotsOf = new Map<string, number>();
+  let firstArray: 'ipos' | 'gmp' | null = null;
+  let ipos = 0;
+  let snapshots = 0;
+  for await (const item of readPass()) {
+    const record = checker.feed(item);
+    if (item.kind === 'value' && Array.isArray(item.value)) firstArray ??= item.key;
+    else if (item.kind === 'ipo') {
+      ipos += 1;
+      // Kept only while the dataset can still be valid (else it is refused anyway).
+      if (record !== null && checker.problemCount === 0) {
+        const ipo = record as IpoRecord;
+        ipoKeys.push({ id: ipo.id, symbol: ipo.symbol, slug: ipo.slug });
+      }
+      if (ipos % batchSize === 0) progress({ pass: 1, ipos, snapshots });
+    } else if (item.kind === 'snapshot') {
+      snapshots += 1;
+      if (record !== null && checker.problemCount === 0) {
+        const { ipoId } = record as SnapshotRecord;
+        snapshotsOf.set(ipoId, (snapshotsOf.get(ipoId) ?? 0) + 1);
+      }
+      if (snapshots % batchSize === 0) progress({ pass: 1, ipos, snapshots });
+    }
+  }
+  checker.finish();
+  progress({ pass: 1, ipos, snapshots });
+  return { ipoKeys, snapshotsOf, snapshots, gmpFirst: firstArray === 'gmp' };
+}
+
+type WriteOutcome =
+  | { kind: 'written'; ipos: number; snapshots: number }
+  | { kind: 'conflicts'; conflicts: DatasetConflict[]; unknown: Set<string> };
+
+async function writePass(
+  db: Database,
+  s: string,
+  first: FirstPass,
+  readPass: () => AsyncIterable<DatasetItem>,
+  batchSize: number,
+  progress: (p: StreamImportProgress) => void,
+): Promise<WriteOutcome> {
+  // An error of the source is not the database's: it leaves the transaction (rolling it
+  // back) as a marker and is thrown as it was.
+  const source = { failed: false, error: undefined as unknown };
+  const failed = (error: unknown): void => {
+    source.failed = true;
+    source.error = error;
+  };
+  try {
+    return await db.transaction(async (tx): Promise<WriteOutcome> => {
+      await lockData(tx, s);
+      const fileIds = new Set(first.ipoKeys.map((k) => k.id));
+      const outside = [...first.snapshotsOf.keys()].filter((id) => !fileIds.has(id));
+      const unknown = await unstoredIpoIds(tx, s, outside);
+      const conflicts = await findIpoConflicts(tx, s, first.ipoKeys);
+      if (conflicts.length > 0 || unknown.size > 0) return { kind: 'conflicts', conflicts, unknown };
+
+      const writer = new BatchWriter(tx);
+      const checker = createDatasetChecker();
+      const ipoBatch: IpoRecord[] = [];
+      let snapshotBatch: SnapshotRecord[] = [];
+      const ipoBatchSize = Math.min(batchSize, IPO_BATCH);
+      let ipos = 0;
+      let snapshots = 0;
+      const changed = (what: string): IpokitError =>
+        new IpokitError('ERR:DATASET', `The source changed between the two passes of the import (${what}); nothing was written.`, {
+          problems: [{ path: '$', message: `the source changed between the two passes of the import (${what})` }],
+          problemCount: 1,
+        });
+      // IPOs are written before any snapshot (a snapshot's IPO must exist): when the file
+      // holds gmp first, pass 2 reads it twice, IPOs the first time.
+      const reads: Array<'ipos' | 'gmp' | 'both'> = first.gmpFirst ? ['ipos', 'gmp'] : ['both'];
+      try {
+        for (const part of reads) {
+          let items: AsyncIterable<DatasetItem>;
+          try {
+            items = readPass();
+          } catch (error) {
+            failed(error);
+            throw error;
+          }
+          for await (const item of guard(items, failed)) {
+            if (item.kind === 'ipo' && part !== 'gmp') {
+              const record = checker.ipo(item.value, item.index);
+              const keys = first.ipoKeys[ipos];
+              ipos += 1;
+              if (record === null || keys === undefined || keys.id !== record.id || keys.symbol !== record.symbol || keys.slug !== record.slug) {
+                throw changed(`ipos[${item.index}]`);
+              }
+              ipoBatch.push(record);
+              if (ipoBatch.length === ipoBatchSize) {
+                await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+                progress({ pass: 2, ipos, snapshots });
+              }
+            } else if (item.kind === 'snapshot' && part !== 'ipos') {
+              if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+              const record = checker.snapshot(item.value, item.index);
+              snapshots += 1;
+              if (record === null || !first.snapshotsOf.has(record.ipoId)) throw changed(`gmp[${item.index}]`);
+              snapshotBatch.push(record);
+              if (snapshotBatch.length === batchSize) {
+                const batch = snapshotBatch;
+                snapshotBatch = [];
+                await writer.write((t) => upsertSnapshots(t, s, batch));
+                progress({ pass: 2, ipos, snapshots });
+              }
+            }
+          }
+        }
+        if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+        if (snapshotBatch.length > 0) await writer.write((t) => upsertSnapshots(t, s, snapshotBatch));
+        await writer.flush();
+      } finally {
+        // Nothing may still run on the connection when the transaction ends.
+        await writer.settle();
+      }
+      // The same records as pass 1, and as valid (duplicates included) before COMMIT.
+      checker.finish();
+      if (ipos !== first.ipoKeys.length || snapshots !== first.snapshots) throw changed('a different number of records');
+      progress({ pass: 2, ipos, snapshots });
+      return { kind: 'written', ipos, snapshots };
+    });
+  } catch (err) {
+    if (source.failed) throw source.error;
+    throw err;
+  }
+}
+
+/**
+ * Writes one batch while the next is read and checked: at most one statement in flight.
+ * A failed statement fails the next `write` or `flush`.
+ */
+class BatchWriter {
+  private pending: Promise<void> | null = null;
+
+  constructor(private readonly tx: Transaction) {}
+
+  async write(statement: (tx: Transaction) => Promise<void>): Promise<void> {
+    await this.flush();
+    const running = statement(this.tx);
+    // Observed at once, so that a failure is never an unhandled rejection.
+    running.catch(() => undefined);
+    this.pending = running;
+  }
+
+  async flush(): Promise<void> {
+    const pending = this.pending;
+    this.pending = null;
+    if (pending !== null) await pending;
+  }
+
+  /** Waits for a statement in flight, whatever its outcome. */
+  async settle(): Promise<void> {
+    await this.pending?.catch(() => undefined);
+    this.pending = null;
+  }
+}
+
+/** The items of `source`, calling `onError` with an error it throws before passing it on. */
+async function* guard(source: AsyncIterable<DatasetItem>, onError: (error: unknown) => void): AsyncGenerator<DatasetItem> {
+  const iterator = source[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<DatasetItem>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        onError(error);
+        throw error;
+      }
+      if (next.done === true) return;
+      yield next.value;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+}
+
+function ipoIdOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const id = (value as { ipoId?: unknown }).ipoId;
+  return typeof id === 'string' ? id : undefined;
+}
