@@ -55,7 +55,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const running = await startServer({
     port: options.port,
     framework: options.framework,
-    demoKeys: options.demoKeys,
+    // In memory the demo keys are the only keys there can be.
+    demoKeys: options.demoKeys || opened === undefined,
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.datasetFile === undefined ? {} : { datasetFile: resolve(io.cwd, options.datasetFile) }),
     ...(options.datasetLabel === undefined ? {} : { datasetLabel: options.datasetLabel }),
@@ -130,7 +131,9 @@ export function drainMsOf(io: CliIo): number {
 }
 
 function printBanner(running: RunningServer, options: ServeOptions, title: string, db: OpenedDatabase | undefined, io: CliIo): void {
-  const out = (line = '') => io.stdout.write(`${line}\n`);
+  // One write: whoever reads the output sees the whole banner at once.
+  const lines: string[] = [];
+  const out = (line = '') => lines.push(line);
   const what =
     running.source === 'file' ? options.datasetFile : running.source === 'generated' ? 'a generated dataset' : `the ${running.ipoCount} IPOs already stored`;
   const from = db === undefined ? 'memory' : `PostgreSQL at ${db.where} (schema ${db.schema})`;
@@ -149,6 +152,7 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   out('');
   out('Try:');
   for (const c of running.curls) out(`  ${c}`);
+  io.stdout.write(`${lines.join('\n')}\n`);
 }
 
 /** Resolves when the signal aborts; never without one (the process ends the server). */

@@ -1,0 +1,174 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IpoResponse, ListResponse } from '@ipokit/core';
+import { runCli } from './index.js';
+import type { CliIo } from './io.js';
+import { capture, openCliTestDatabase } from './test-helpers.js';
+
+// `ipokit serve` in-process: it runs until io.signal aborts, then drains and resolves 0.
+
+const ORBIT = {
+  ipos: [{ id: '2026000001', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', slug: 'orbit-aerospace-ipo', type: 'EQ', exchanges: ['nse', 'bse'], startDate: '2026-11-20', endDate: '2026-11-24' }],
+  gmp: [{ ipoId: '2026000001', timestamp: '2026-11-18T09:30:00.000Z', sources: [{ name: 'ipowatch', gmpPrice: 42 }] }],
+};
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ipokit-serve-'));
+  await writeFile(join(dir, 'orbit.json'), JSON.stringify(ORBIT));
+  await writeFile(join(dir, 'bad.json'), JSON.stringify({ ipos: [{ ...ORBIT.ipos[0], type: 'IPO', endDate: '2026-11-01' }, { id: 'x' }] }));
+  await writeFile(join(dir, 'broken.json'), '{"ipos": [');
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Serving {
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  stop: () => Promise<number>;
+}
+
+/** Starts `ipokit serve ...args` and waits for its banner. */
+async function startServe(args: string[], io: Partial<CliIo> = {}): Promise<Serving> {
+  const controller = new AbortController();
+  const out = capture({ cwd: dir, ...io, signal: controller.signal });
+  const done = runCli(['serve', '--port', '0', ...args], out.io);
+  const banner = await Promise.race([
+    out.waitForStdout(/ at (http:\/\/localhost:\d+)\/ipos\n/),
+    done.then((code) => {
+      throw new Error(`serve exited with ${code}: ${out.stderr()}`);
+    }),
+  ]);
+  return {
+    url: banner[1]!.replace('localhost', '127.0.0.1'),
+    stdout: out.stdout,
+    stderr: out.stderr,
+    stop: async () => {
+      controller.abort();
+      return done;
+    },
+  };
+}
+
+async function get(url: string, key?: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, key === undefined ? {} : { headers: { 'x-api-key': key } });
+  return { status: res.status, body: await res.json() };
+}
+
+function keysOf(stdout: string): Record<'free' | 'paid' | 'pro', string> {
+  const key = (plan: string) => new RegExp(`^  ${plan} +(ipk_[A-Za-z0-9]{32})`, 'm').exec(stdout)?.[1] ?? '';
+  return { free: key('free'), paid: key('paid'), pro: key('pro') };
+}
+
+describe('ipokit serve from memory', () => {
+  it.each([
+    ['Express', [], {}],
+    ['Koa', ['--framework', 'koa'], {}],
+    ['Koa (IPOKIT_FRAMEWORK)', [], { IPOKIT_FRAMEWORK: 'KOA' }],
+  ])('serves the generated dataset with %s, prints a key per plan and curl lines, and drains on stop', async (name, args, env) => {
+    const serving = await startServe(args, { env });
+    const stdout = serving.stdout();
+    expect(stdout).toMatch(new RegExp(`^ipokit serving a generated dataset from memory with ${name.split(' ')[0]} at http://localhost:\\d+/ipos\\n`));
+    const keys = keysOf(stdout);
+    expect(Object.values(keys).every((k) => k !== '')).toBe(true);
+    const curls = [...stdout.matchAll(/^  curl -s '([^']+)' -H 'x-api-key: (ipk_\w+)'$/gm)];
+    expect(curls).toHaveLength(3);
+    for (const [, url, key] of curls) expect((await get(url!.replace('localhost', '127.0.0.1'), key)).status).toBe(200);
+    expect(await serving.stop()).toBe(0);
+    expect(serving.stderr()).toMatch(/^Stopping: finishing the requests under way/);
+    await expect(fetch(serving.url)).rejects.toThrow();
+  });
+
+  it('serves --dataset FILE instead (relative to the working directory)', async () => {
+    const serving = await startServe(['--dataset', 'orbit.json', '--host', '127.0.0.1']);
+    expect(serving.stdout()).toMatch(/^ipokit serving orbit\.json from memory with Express at/);
+    const one = await get(`${serving.url}/ipos/orbit`, keysOf(serving.stdout()).paid);
+    expect(one.status).toBe(200);
+    expect((one.body as IpoResponse).ipo.id).toBe('2026000001');
+    expect(await serving.stop()).toBe(0);
+  });
+
+  it('refuses a bad dataset file with every problem listed, exit 1', async () => {
+    const out = capture({ cwd: dir });
+    expect(await runCli(['serve', '--port', '0', '--dataset', 'bad.json'], out.io)).toBe(1);
+    const lines = out.stderr().trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ipokit serve: dataset file \S+bad\.json is not a valid dataset: The dataset has \d+ problems/);
+    expect(lines[1]).toMatch(/^\d+ problems; nothing was written:$/);
+    expect(lines.slice(2)).toEqual(expect.arrayContaining([expect.stringMatching(/^  ipos\[0\]\.type: /), expect.stringMatching(/^  ipos\[1\]\.name: /)]));
+    expect(out.stdout()).toBe('');
+  });
+
+  it.each([
+    ['missing.json', /^ipokit serve: cannot read dataset file \S+missing\.json: ENOENT/],
+    ['broken.json', /^ipokit serve: dataset file \S+broken\.json is not valid JSON: /],
+  ])('says why %s cannot be served, exit 1', async (file, message) => {
+    const out = capture({ cwd: dir });
+    expect(await runCli(['serve', '--port', '0', '--dataset', file], out.io)).toBe(1);
+    expect(out.stderr()).toMatch(message);
+    expect(out.stderr().trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('says when the port is taken, exit 1', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const out = capture({ cwd: dir, env: { PORT: String(port) } });
+      expect(await runCli(['serve', '--dataset', 'orbit.json'], out.io)).toBe(1);
+      expect(out.stderr()).toBe(`ipokit serve: cannot listen on 127.0.0.1:${port}: the port is in use (choose another with --port, or 0 for any free one)\n`);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('refuses a bad PORT or IPOKIT_DRAIN_MS from the environment, exit 2', async () => {
+    for (const env of [{ PORT: 'http' }, { IPOKIT_DRAIN_MS: '-1' }]) {
+      const out = capture({ cwd: dir, env });
+      expect(await runCli(['serve'], out.io)).toBe(2);
+      expect(out.stderr()).toMatch(/^ipokit serve: (PORT|IPOKIT_DRAIN_MS) must be a whole number/);
+    }
+  });
+});
+
+describe('ipokit serve from PostgreSQL', () => {
+  it('migrates and serves what is stored, with no key unless --demo-keys; --dataset imports first', async () => {
+    const db = await openCliTestDatabase('serve');
+    try {
+      const io = { ...db.io() };
+      const bare = await startServe(['--schema', db.schema], io);
+      expect(bare.stdout()).toMatch(/^ipokit serving the 0 IPOs already stored from PostgreSQL at .+ \(schema ipokit_cli_serve_\w+\) with Express at /);
+      expect(bare.stdout()).toContain('No demo key was created (--demo-keys makes one per plan).');
+      expect(bare.stdout()).not.toMatch(/ipk_[A-Za-z0-9]{32}/);
+      expect(bare.stderr()).toContain("The database holds no IPO yet: load a dataset with 'ipokit import <file>'");
+      expect(await bare.stop()).toBe(0);
+      const accounts = async () => (await db.client.query(`SELECT count(*)::int AS n FROM "${db.schema}".accounts`)).rows;
+      expect(await accounts()).toEqual([{ n: 0 }]);
+
+      const loaded = await startServe(['--schema', db.schema, '--dataset', 'orbit.json', '--demo-keys', '--framework', 'koa'], io);
+      expect(loaded.stdout()).toMatch(/^ipokit serving orbit\.json from PostgreSQL .* with Koa at /);
+      const keys = keysOf(loaded.stdout());
+      const list = await get(`${loaded.url}/ipos?status=open&limit=5`, keys.pro);
+      expect(list.status).toBe(200);
+      expect((list.body as ListResponse).meta.count).toBe(1);
+      expect(await loaded.stop()).toBe(0);
+      expect(await accounts()).toEqual([{ n: 3 }]);
+
+      // what is stored stays: a plain serve now serves it, with a key made by the CLI
+      const account = capture({ ...io });
+      await runCli(['accounts', 'create', '--name', 'Mine', '--plan', 'paid', '-q', '--schema', db.schema], account.io);
+      const key = capture({ ...io });
+      await runCli(['keys', 'create', '--account', account.stdout().trim(), '--label', 'mine', '-q', '--schema', db.schema], key.io);
+      const again = await startServe([], { ...io, env: { ...io.env, IPOKIT_SCHEMA: db.schema } });
+      expect(again.stdout()).toMatch(/^ipokit serving the 1 IPOs already stored from PostgreSQL/);
+      expect((await get(`${again.url}/ipos/ORBIT`, key.stdout().trim())).status).toBe(200);
+      expect(await again.stop()).toBe(0);
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});
