@@ -6,10 +6,11 @@ import { todayInIst, toIsoUtc } from './dates.js';
 import { IpokitError, isIpokitError, type ErrorCode } from './errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from './gmp.js';
 import { lookupKey } from './key-cache.js';
+import { openApiDocument } from './openapi.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
 import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
 import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
-import { normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
+import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
 import { errorBody, ipoJson } from './serialize.js';
 import { deriveStatus } from './status.js';
 import { WINDOW_MS } from './sliding-window.js';
@@ -60,13 +61,35 @@ const IDENTIFIER_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,127}$/;
  */
 export function createIpoHandler(store: Store, options: IpoRouterOptions = {}): IpoHandler {
   const settings = resolveOptions(options);
-  return (request) => handle(store, settings, request);
+  const openApiText = openApiCache();
+  return (request) => handle(store, settings, openApiText, request);
+}
+
+/** Mount paths whose serialised OpenAPI document is kept (the oldest is dropped first). */
+const OPENAPI_CACHE_SIZE = 16;
+
+/**
+ * The OpenAPI document's JSON text for a mount path, serialised once per mount path. The
+ * map is bounded: a mount matched ignoring case (`/IPOS`, `/Ipos`) or a mount with a
+ * parameter could otherwise grow it without end.
+ */
+function openApiCache(): (mount: string) => string {
+  const cache = new Map<string, string>();
+  return (mount) => {
+    let text = cache.get(mount);
+    if (text === undefined) {
+      text = JSON.stringify(openApiDocument({ serverUrl: mount === '' ? '/' : mount }));
+      if (cache.size >= OPENAPI_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(mount, text);
+    }
+    return text;
+  };
 }
 
 /** A failure of the store (or its timeout): answered 503. */
 class StoreFailure extends Error {}
 
-async function handle(store: Store, s: ResolvedOptions, req: HandlerRequest): Promise<HandlerResponse> {
+async function handle(store: Store, s: ResolvedOptions, openApiText: (mount: string) => string, req: HandlerRequest): Promise<HandlerResponse> {
   let rateHeaders: Record<string, string> = {};
   try {
     const now = s.now().getTime();
@@ -77,12 +100,16 @@ async function handle(store: Store, s: ResolvedOptions, req: HandlerRequest): Pr
       return error(414, 'ERR:URITOOLONG', `The request-target is longer than ${s.maxUrlLength} bytes: shorten the query.`);
     }
     const route = routePath(req.path);
-    if (route.kind === 'unknown') return error(404, 'ERR:NOTFOUND', 'No such route: use /, /{identifier} or /{identifier}/gmp.');
+    const openapi = route.kind === 'unknown' && s.openapi && isOpenApiPath(req.path);
+    if (route.kind === 'unknown' && !openapi) return error(404, 'ERR:NOTFOUND', 'No such route: use /, /{identifier} or /{identifier}/gmp.');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const res = error(405, 'ERR:METHOD', `The method ${quote(req.method)} is not allowed: use GET or HEAD.`);
       res.headers['Allow'] = 'GET, HEAD';
       return res;
     }
+    // The OpenAPI document is static: answered here, with no key and no window, like the
+    // rest of this step.
+    if (openapi) return respond(200, openApiText(mountPathOf(req.url, req.path)), {});
 
     // 2. Key.
     const address = normalizeClientAddress(req.clientAddress);

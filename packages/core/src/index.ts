@@ -17,5 +17,6 @@ export * from './serialize.js';
 export * from './rate-limit.js';
 export * from './key-cache.js';
 export * from './handler.js';
+export * from './openapi.js';
 export * from './admin.js';
 export * from './dataset.js';

@@ -46,6 +46,20 @@ export interface IpoRouterOptions {
   limiterFailOpen?: boolean;
   /** Receives every unexpected error (the 500s and 503s). Default: `console.error`. */
   onError?: (error: unknown) => void;
+  /**
+   * Serve the OpenAPI 3.1 document of the API (`openApiDocument()`) at `GET` and `HEAD`
+   * `{mount}/-/openapi.json`, with `servers: [{ url: <the mount path as the request
+   * reached it> }]`. Like the path and method step it needs no key and no window counts
+   * it (it is static); `maxUrlLength` (414) and the 405 of other methods still apply.
+   * No identifier starts with `-`, so no IPO is shadowed. When false, that path is an
+   * unknown path (404). Default false.
+   *
+   * @example
+   * ```ts
+   * app.use('/ipos', ipoRouter(store, { openapi: true })); // GET /ipos/-/openapi.json
+   * ```
+   */
+  openapi?: boolean;
 }
 
 /** Settings with every default applied. */
@@ -60,6 +74,7 @@ export interface ResolvedOptions {
   keyCacheTtlMs: number;
   limiterFailOpen: boolean;
   onError: (error: unknown) => void;
+  openapi: boolean;
 }
 
 /** The defaults of CONTRACT 11. */
@@ -77,6 +92,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError'>>
   storeTimeoutMs: 5_000,
   keyCacheTtlMs: 5_000,
   limiterFailOpen: false,
+  openapi: false,
 });
 
 /**
@@ -106,6 +122,8 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
   if (typeof onError !== 'function') throw badOption('onError', 'must be a function');
   const failOpen = options.limiterFailOpen ?? d.limiterFailOpen;
   if (typeof failOpen !== 'boolean') throw badOption('limiterFailOpen', 'must be a boolean');
+  const openapi = options.openapi ?? d.openapi;
+  if (typeof openapi !== 'boolean') throw badOption('openapi', 'must be a boolean');
   return {
     now,
     limits: {
@@ -122,6 +140,7 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
     keyCacheTtlMs: nonNegativeInteger('keyCacheTtlMs', options.keyCacheTtlMs ?? d.keyCacheTtlMs),
     limiterFailOpen: failOpen,
     onError,
+    openapi,
   };
 }
 

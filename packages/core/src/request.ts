@@ -3,6 +3,7 @@
  * string. The framework's parsed query and params are never used, so that every
  * framework gives the same answer.
  */
+import { OPENAPI_PATH } from './openapi.js';
 
 /** Which of the three operations a path names, or none. */
 export type Route =
@@ -35,6 +36,53 @@ export function routePath(path: string): Route {
   }
   return { kind: 'unknown' };
 }
+
+/**
+ * Tells whether a path below the mount names the OpenAPI document ({@link OPENAPI_PATH},
+ * `/-/openapi.json`), read as {@link routePath} reads paths: each segment percent-decoded
+ * once, one trailing slash tolerated. No identifier can start with `-`, so this path
+ * shadows none; {@link routePath} itself calls it an unknown path (the handler serves it
+ * only when the `openapi` option is on).
+ *
+ * @example
+ * ```ts
+ * isOpenApiPath('/-/openapi.json/'); // true
+ * isOpenApiPath('/openapi.json');    // false: that is the identifier route
+ * ```
+ */
+export function isOpenApiPath(path: string): boolean {
+  const p = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  if (p === OPENAPI_PATH) return true;
+  const segments = p.split('/');
+  return (
+    segments.length === 3 &&
+    segments[0] === '' &&
+    decodeComponent(segments[1] as string) === OPENAPI_SEGMENTS[0] &&
+    decodeComponent(segments[2] as string) === OPENAPI_SEGMENTS[1]
+  );
+}
+
+const OPENAPI_SEGMENTS = OPENAPI_PATH.slice(1).split('/') as [string, string];
+
+/**
+ * The mount path as a request reached it: its request-target (origin dropped when sent in
+ * absolute-form, query dropped) without the path below the mount, e.g. `/ipos` for
+ * `GET /ipos/-/openapi.json?x`; `''` when the router answers at the root, or when the
+ * target does not end with the path (an adapter that rewrote it).
+ *
+ * @example
+ * ```ts
+ * mountPathOf('http://example.com/IPOS/-/openapi.json', '/-/openapi.json'); // '/IPOS'
+ * ```
+ */
+export function mountPathOf(url: string, path: string): string {
+  let target = url.replace(ABSOLUTE_FORM, '');
+  const q = target.indexOf('?');
+  if (q >= 0) target = target.slice(0, q);
+  return path !== '' && target.endsWith(path) ? target.slice(0, target.length - path.length) : '';
+}
+
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
 /**
  * The raw query string split into parameters: name -> every raw value sent for it, in
