@@ -1,8 +1,10 @@
 /**
  * `@ipokit/core/testing`: the storage conformance suite, the reference store it is
- * checked against, the reference implementations of the store queries, and fast-check
- * arbitraries of valid records. Needs `vitest` and `fast-check` (optional peer
- * dependencies); nothing here is imported by `@ipokit/core` itself.
+ * checked against, the reference implementations of the store queries, fast-check
+ * arbitraries of valid records, and the HTTP conformance suite, which validates every
+ * response against the OpenAPI document. Needs `vitest` and `fast-check`, and for the
+ * HTTP suite `ajv` and `ajv-formats` (optional peer dependencies); nothing here is
+ * imported by `@ipokit/core` itself.
  *
  * @example
  * ```ts
@@ -44,12 +46,15 @@ export {
 export {
   STORE_FAULT_SECRET,
   httpChecks,
+  openApiValidator,
   runCheck,
   testHttp,
   type CheckContext,
   type HttpCheck,
   type HttpResult,
   type HttpTarget,
+  type OpenApiExchange,
+  type OpenApiValidator,
   type RawRequestOptions,
   type RequestOptions,
   type StartedTarget,

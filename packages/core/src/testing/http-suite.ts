@@ -5,10 +5,13 @@
  * fixture of `http-fixture.ts`, a server on port 0 and a controllable clock.
  */
 import http from 'node:http';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { revokeApiKey, updateAccount } from '../admin.js';
+import { importDataset, revokeApiKey, updateAccount } from '../admin.js';
+import { openApiDocument, type OpenApiDocument, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '../openapi.js';
 import type { IpoRouterOptions } from '../options.js';
+import { decodeComponent, isOpenApiPath } from '../request.js';
 import type { ErrorBody, GmpField, GmpInterval, GmpSeries, Ipo, IpoResponse, IpoStatus, ListResponse, Store } from '../types.js';
 import {
   EXPECTED_ORDER,
@@ -256,8 +259,17 @@ export async function runCheck(options: TestHttpOptions, check: HttpCheck): Prom
       get baseUrl() {
         return baseUrl();
       },
-      request: (target, o) => fetchResult(baseUrl() + target, o),
-      raw: (target, o) => rawResult(new URL(baseUrl()), target, o),
+      request: async (target, o) => {
+        const url = baseUrl() + target;
+        const res = await fetchResult(url, o);
+        await expectConforms(baseUrl(), (o?.method ?? 'GET').toUpperCase(), new URL(url).pathname, res);
+        return res;
+      },
+      raw: async (target, o) => {
+        const res = await rawResult(new URL(baseUrl()), target, o);
+        await expectConforms(baseUrl(), (o?.method ?? 'GET').toUpperCase(), new URL(baseUrl()).pathname + (target.split('?')[0] ?? ''), res);
+        return res;
+      },
       keys: fixture.keys,
       fixture,
       clock: {
@@ -315,7 +327,257 @@ export function httpChecks(): HttpCheck[] {
     ...ipoChecks(),
     ...badInputChecks(),
     ...jsonChecks(),
+    ...openApiChecks(),
   ];
+}
+
+// ---------------------------------------------------------------------------------------
+// OpenAPI conformance: every response a check receives is validated against the document
+
+/** One request and its response, as {@link OpenApiValidator.check} reads them. */
+export interface OpenApiExchange {
+  /** The method sent, e.g. `GET`. */
+  method: string;
+  /** The path below the mount as sent (still percent-encoded, no query), e.g. `/ORBIT/gmp`; `''` or `/` for the list. */
+  path: string;
+  /** The mount path the request reached, e.g. `/ipos` (`''` at the root): the served document's `servers` URL. */
+  mount: string;
+  status: number;
+  /** Response headers, names lowercased. */
+  headers: Readonly<Record<string, string>>;
+  /** The response body as sent (UTF-8). */
+  body: string;
+}
+
+/** Validates responses against an OpenAPI document of the API, with ajv (JSON Schema 2020-12 and formats). */
+export interface OpenApiValidator {
+  /** The document responses are validated against. */
+  readonly document: OpenApiDocument;
+  /**
+   * What is wrong with a response, as readable sentences; `[]` when it conforms. A path of
+   * the document is matched as the router reads paths (segments percent-decoded once, one
+   * trailing slash tolerated). Checked: that the document lists the status for the
+   * route's operation (GET, or HEAD; any other method only 405, or the 414 and 500 that
+   * come before the method check), the body against the response's schema (HEAD: no
+   * body), every documented header (required ones present, values valid), and that no
+   * `RateLimit-*`, `Retry-After` or `Allow` header appears where the response does not
+   * document it. Paths the document does not list may only answer the unknown-path 404
+   * (or 414, or 500), with the error body and no rate-limit header; the served document
+   * (`/-/openapi.json`) must be exactly `openApiDocument({ serverUrl: mount })`.
+   */
+  check(exchange: OpenApiExchange): string[];
+}
+
+/**
+ * Builds a validator of responses against `document` (default: `openApiDocument()`).
+ * Every schema is compiled with ajv's JSON Schema 2020-12 validator in strict mode, with
+ * ajv-formats; a schema that does not compile or a `$ref` that does not resolve throws
+ * when a response first needs it. Needs the optional peer dependencies `ajv` and
+ * `ajv-formats`, loaded only here (the storage suite runs without them).
+ *
+ * @example
+ * ```ts
+ * const validator = await openApiValidator();
+ * const res = await handle({ method: 'GET', url: '/ipos/NOPE', path: '/NOPE', query: '', headers: { 'x-api-key': key }, clientAddress: '127.0.0.1' });
+ * validator.check({ method: 'GET', path: '/NOPE', mount: '/ipos', status: res.status, headers: lowercased(res.headers), body: res.body }); // []
+ * ```
+ */
+export async function openApiValidator(document: OpenApiDocument = openApiDocument()): Promise<OpenApiValidator> {
+  const [ajvModule, formatsModule] = await Promise.all([import('ajv/dist/2020.js'), import('ajv-formats')]);
+  // CommonJS modules whose module.exports is the class (or plugin) and also its own `.default`.
+  const Ajv2020 = ajvModule.default.default;
+  const addFormats = formatsModule.default.default;
+  const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
+  addFormats(ajv);
+  // The document's own keys are not JSON Schema keywords: declared so that strict mode
+  // accepts the document as the root every `#/components/...` reference resolves in.
+  ajv.addVocabulary(['openapi', 'jsonSchemaDialect', 'info', 'servers', 'tags', 'security', 'paths', 'components', 'webhooks', 'externalDocs']);
+  ajv.addSchema({ ...document, $id: OPENAPI_SCHEMA_ID });
+  const compiled = new Map<string, ValidateFunction>();
+  const validatorAt = (pointer: string[]): ValidateFunction => {
+    const fragment = pointer.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
+    let validate = compiled.get(fragment);
+    if (validate === undefined) {
+      validate = ajv.getSchema(`${OPENAPI_SCHEMA_ID}#/${fragment}`);
+      if (validate === undefined) throw new Error(`the OpenAPI document has no schema at #/${pointer.join('/')}`);
+      compiled.set(fragment, validate);
+    }
+    return validate;
+  };
+  const served = new Map<string, string>();
+  const servedText = (mount: string): string => {
+    let text = served.get(mount);
+    if (text === undefined) {
+      text = JSON.stringify(openApiDocument({ serverUrl: mount === '' ? '/' : mount }));
+      served.set(mount, text);
+    }
+    return text;
+  };
+  return {
+    document,
+    check(x) {
+      const where = `${x.method} ${x.mount}${x.path} answered ${x.status}`;
+      const template = templateOf(document, x.path);
+      if (template !== null) {
+        const item = document.paths[template];
+        const name = x.method === 'HEAD' ? 'head' : 'get';
+        const op = item[name];
+        const response = op.responses[String(x.status)];
+        if (response === undefined) {
+          return [`${where}, a status the OpenAPI document does not list for ${op.operationId} (${template}): it lists ${Object.keys(op.responses).join(', ')}`];
+        }
+        const other = x.method !== 'GET' && x.method !== 'HEAD';
+        if (other && ![405, 414, 500].includes(x.status)) return [`${where}: a method other than GET and HEAD may only be answered 405 (or 414, 500)`];
+        if (!other && x.status === 405) return [`${where}: the document lists 405 for other methods, never for GET or HEAD`];
+        return conform(x, where, response, ['paths', template, name, 'responses', String(x.status)], document, validatorAt);
+      }
+      const openapi = isOpenApiPath(x.path === '' ? '/' : x.path);
+      if (openapi && x.status === 200) {
+        const problems = conform(x, where, { description: 'the served OpenAPI document', headers: { 'Cache-Control': { $ref: '#/components/headers/CacheControl' } } }, null, document, validatorAt);
+        if (!/^application\/json\s*(;|$)/i.test(x.headers['content-type'] ?? '')) problems.push(`${where}: the document is served as ${x.headers['content-type'] ?? 'no content-type'}`);
+        if (x.method !== 'HEAD' && x.body !== servedText(x.mount)) {
+          problems.push(`${where}: the served document is not openApiDocument({ serverUrl: ${JSON.stringify(x.mount === '' ? '/' : x.mount)} }) (got ${x.body.slice(0, 120)}...)`);
+        }
+        return problems;
+      }
+      const schema = UNROUTED_ERRORS[x.status];
+      if (schema === undefined || (x.status === 405 && !openapi)) {
+        return [`${where}: ${x.path} is no path of the OpenAPI document, where only the unknown-path 404 (or 414, 500) may answer`];
+      }
+      const headers: OpenApiResponse['headers'] = { 'Cache-Control': { $ref: '#/components/headers/CacheControl' } };
+      if (x.status === 405) headers['Allow'] = { $ref: '#/components/headers/Allow' };
+      const response: OpenApiResponse = { description: schema, headers, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } };
+      return conform(x, where, response, ['components', 'schemas', schema], document, validatorAt);
+    },
+  };
+}
+
+const OPENAPI_SCHEMA_ID = 'https://ipokit.invalid/openapi.json';
+/** Headers whose presence must be documented for the response that carries them. */
+const DOCUMENTED_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'allow'];
+/** What a path the document does not list may answer (the served document's path: 405 too), and the body schema. */
+const UNROUTED_ERRORS: Readonly<Record<number, string>> = { 404: 'NotFoundError', 405: 'MethodNotAllowedError', 414: 'UriTooLongError', 500: 'InternalError' };
+
+/** The path of the document a path below the mount names, read as the router reads it; null for none. */
+function templateOf(document: OpenApiDocument, path: string): keyof OpenApiDocument['paths'] | null {
+  let p = path === '' ? '/' : path;
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  const segments = p === '/' ? [] : p.slice(1).split('/');
+  for (const template of Object.keys(document.paths) as Array<keyof OpenApiDocument['paths']>) {
+    const parts = template === '/' ? [] : template.slice(1).split('/');
+    if (parts.length !== segments.length) continue;
+    const matches = parts.every((part, i) => {
+      const segment = segments[i] as string;
+      return /^\{[^}]+\}$/.test(part) ? segment !== '' : decodeComponent(segment) === part;
+    });
+    if (matches) return template;
+  }
+  return null;
+}
+
+/**
+ * Checks headers and body against one response object; `pointer` locates it in the
+ * document (its body schema at `content/<media>/schema`), or, for a synthesised response,
+ * names the body schema itself (null: no body schema).
+ */
+function conform(
+  x: OpenApiExchange,
+  where: string,
+  response: OpenApiResponse,
+  pointer: string[] | null,
+  document: OpenApiDocument,
+  validatorAt: (pointer: string[]) => ValidateFunction,
+): string[] {
+  const problems: string[] = [];
+  const documented = new Set<string>();
+  for (const [name, declared] of Object.entries(response.headers)) {
+    documented.add(name.toLowerCase());
+    const [header, schemaPointer] = resolveHeader(document, declared, pointer !== null && pointer[0] === 'paths' ? [...pointer, 'headers', name] : null);
+    const value = x.headers[name.toLowerCase()];
+    if (value === undefined) {
+      if (header.required) problems.push(`${where} without the header ${name}, which the OpenAPI document requires`);
+      continue;
+    }
+    let data: unknown = value;
+    if (header.schema.type === 'integer' || header.schema.type === 'number') {
+      if (!/^-?[0-9]+$/.test(value)) {
+        problems.push(`${where} with ${name}: ${JSON.stringify(value)}, not an integer`);
+        continue;
+      }
+      data = Number(value);
+    }
+    const validate = validatorAt(schemaPointer);
+    if (!validate(data)) problems.push(`${where} with ${name}: ${JSON.stringify(value)}, which does not match the OpenAPI document: ${errorsText(validate, name)}`);
+  }
+  for (const name of DOCUMENTED_HEADERS) {
+    if (x.headers[name] !== undefined && !documented.has(name)) {
+      problems.push(`${where} with the header ${name}, which the OpenAPI document does not give this response`);
+    }
+  }
+  if (x.method === 'HEAD') {
+    if (x.body !== '') problems.push(`${where} with a body to HEAD`);
+    return problems;
+  }
+  if (pointer === null) return problems;
+  const content = response.content;
+  if (content === undefined) {
+    if (x.body !== '') problems.push(`${where} with a body, which the OpenAPI document does not give this response`);
+    return problems;
+  }
+  const media = (x.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (content[media] === undefined) {
+    problems.push(`${where} with content-type ${JSON.stringify(x.headers['content-type'] ?? '')}, not one the OpenAPI document lists (${Object.keys(content).join(', ')})`);
+    return problems;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(x.body);
+  } catch {
+    problems.push(`${where} with a body that is not JSON: ${x.body.slice(0, 200)}`);
+    return problems;
+  }
+  const validate = validatorAt(pointer[0] === 'paths' ? [...pointer, 'content', media, 'schema'] : pointer);
+  if (!validate(body)) {
+    const shown = pointer.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    problems.push(`${where} with a body that does not match the OpenAPI document (#/${shown}): ${errorsText(validate, 'body')}; body: ${x.body.slice(0, 300)}`);
+  }
+  return problems;
+}
+
+/** A header object of a response, and the pointer of its schema. */
+function resolveHeader(document: OpenApiDocument, declared: OpenApiHeader | OpenApiReference, inline: string[] | null): [OpenApiHeader, string[]] {
+  if ('$ref' in declared) {
+    const name = declared.$ref.replace('#/components/headers/', '');
+    const header = document.components.headers[name];
+    if (header === undefined) throw new Error(`the OpenAPI document's ${declared.$ref} does not resolve`);
+    return [header, ['components', 'headers', name, 'schema']];
+  }
+  if (inline === null) throw new Error('an inline header needs the pointer of its response');
+  return [declared, [...inline, 'schema']];
+}
+
+function errorsText(validate: ValidateFunction, dataVar: string): string {
+  return (validate.errors ?? [])
+    .slice(0, 8)
+    .map((e) => `${dataVar}${e.instancePath} ${e.message ?? 'is invalid'}${e.params === undefined ? '' : ` ${JSON.stringify(e.params)}`}`)
+    .join('; ');
+}
+
+let sharedValidator: Promise<OpenApiValidator> | null = null;
+
+/** One validator of the default document for every check (compiled schemas are kept). */
+function suiteValidator(): Promise<OpenApiValidator> {
+  sharedValidator ??= openApiValidator();
+  return sharedValidator;
+}
+
+/** Rejects, failing the check, when a response of the router does not conform to the document. */
+async function expectConforms(baseUrl: string, method: string, pathname: string, res: HttpResult): Promise<void> {
+  const mount = new URL(baseUrl).pathname.replace(/\/$/, '');
+  // A path the URL parser moved out of the mount (`/ipos/../x`) never reached the router.
+  if (pathname !== mount && !pathname.startsWith(`${mount}/`)) return;
+  const problems = (await suiteValidator()).check({ method, path: pathname.slice(mount.length), mount, status: res.status, headers: res.headers, body: res.text });
+  if (problems.length > 0) throw new Error(`OpenAPI conformance: ${problems.join('\n')}`);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -2156,6 +2418,121 @@ function jsonChecks(): HttpCheck[] {
       },
     },
   ];
+}
+
+// ---------------------------------------------------------------------------------------
+// 11. The OpenAPI document, served with the openapi option (every response of every check
+// is also validated against the document: see runCheck)
+
+function openApiChecks(): HttpCheck[] {
+  const DOC = '/-/openapi.json';
+  return [
+    {
+      id: 'openapi-served',
+      name: 'MUST serve the OpenAPI document at {mount}/-/openapi.json when the openapi option is on: 200, JSON, servers = the mount path, no key needed, no window charged',
+      options: { openapi: true, limits: {} },
+      async fn(ctx) {
+        const mount = new URL(ctx.baseUrl).pathname.replace(/\/$/, '');
+        const expected = JSON.stringify(openApiDocument({ serverUrl: mount }));
+        // more requests than the keyless quota (6), with every kind of key: none is refused or counted
+        for (const key of [undefined, '', ctx.keys.wrong, ctx.keys.revoked, ctx.keys.free, ctx.keys.proGmp, undefined, undefined]) {
+          const res = await ctx.request(DOC, key === undefined ? {} : { key });
+          expectOk(res);
+          expect(res.text).toBe(expected);
+          expectNoRateHeaders(res);
+        }
+        for (const target of [`${DOC}/`, `${DOC}?status=bogus&x=1`, '/%2D/openapi%2Ejson']) {
+          const res = await ctx.request(target);
+          expect(res.status, target).toBe(200);
+          expect(res.text, target).toBe(expected);
+        }
+        const absolute = await ctx.raw(DOC, { absoluteForm: true });
+        expect(absolute.status).toBe(200);
+        expect(absolute.text).toBe(expected);
+        const doc = asOpenApiDocument(JSON.parse(expected));
+        expect(Object.keys(doc.paths)).toEqual(['/', '/{identifier}', '/{identifier}/gmp']);
+        expect(doc.servers).toEqual([{ url: mount, description: expect.any(String) }]);
+        // the windows were not touched: the first counted request sees the full keyless quota
+        const list = await ctx.request('?status=open');
+        expectRateHeaders(list, { limit: 6, remaining: 5, reset: 60 });
+      },
+    },
+    {
+      id: 'openapi-head-methods-414',
+      name: 'MUST answer HEAD of the OpenAPI document as GET without a body, other methods 405 with Allow: GET, HEAD, and a request-target over maxUrlLength 414',
+      options: { openapi: true },
+      async fn(ctx) {
+        const get = await ctx.request(DOC);
+        const head = await ctx.request(DOC, { method: 'HEAD' });
+        expect(head.status).toBe(200);
+        expect(head.text).toBe('');
+        const strip = (h: Record<string, string>): Record<string, string> => {
+          const out = { ...h };
+          for (const k of ['date', 'connection', 'keep-alive']) delete out[k];
+          return out;
+        };
+        expect(strip(head.headers)).toEqual(strip(get.headers));
+        expect(head.headers['content-length']).toBe(String(Buffer.byteLength(get.text)));
+        for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+          const res = await ctx.request(DOC, { method, key: ctx.keys.paid });
+          expectError(res, 405);
+          expect(res.headers['allow']).toBe('GET, HEAD');
+          expectNoRateHeaders(res);
+        }
+        const mount = new URL(ctx.baseUrl).pathname;
+        expectError(await ctx.request(targetOfLength(mount, `${DOC}?pad=`, 4097)), 414);
+        expect((await ctx.request(targetOfLength(mount, `${DOC}?pad=`, 4096))).status).toBe(200);
+      },
+    },
+    {
+      id: 'openapi-off-by-default',
+      name: 'MUST answer {mount}/-/openapi.json 404 ERR:NOTFOUND, as any unknown path, when the openapi option is off (the default)',
+      async fn(ctx) {
+        for (let round = 0; round < 2; round++) {
+          for (const method of ['GET', 'HEAD', 'POST']) {
+            for (const target of [DOC, `${DOC}/`, '/%2D/openapi%2Ejson']) {
+              const res = await ctx.request(target, { method, key: ctx.keys.paid });
+              expect(res.status, `${method} ${target}`).toBe(404);
+              if (method !== 'HEAD') expectError(res, 404);
+              expectNoRateHeaders(res);
+            }
+          }
+          await ctx.restart({ openapi: false });
+        }
+      },
+    },
+    {
+      id: 'openapi-no-shadowing',
+      name: 'MUST leave every identifier to the IPO routes when the document is served: an IPO with the id openapi.json is found at /openapi.json, and /- is an identifier',
+      options: { openapi: true },
+      async fn(ctx) {
+        expectError(await ctx.request('/openapi.json', { key: ctx.keys.paid }), 404);
+        await importDataset(ctx.store, {
+          ipos: [{ id: 'openapi.json', name: 'OpenAPI Json Ltd', symbol: 'OAJ', slug: 'openapi-json', type: 'EQ', exchanges: ['nse'], startDate: '2026-11-20', endDate: '2026-11-24' }],
+          gmp: [{ ipoId: 'openapi.json', timestamp: '2026-11-21T06:30:00.000Z', sources: [{ name: 'ipowatch', gmpPrice: 12.5 }] }],
+        });
+        const one = asIpo(await ctx.request('/openapi.json', { key: ctx.keys.paid }));
+        expect(one.ipo.id).toBe('openapi.json');
+        const series = asSeries(await ctx.request('/openapi.json/gmp?from=2026-11-20&to=2026-11-22', { key: ctx.keys.proGmp }));
+        expect(series.ipoId).toBe('openapi.json');
+        expect(series.series).toEqual([{ timestamp: '2026-11-21T00:00:00.000Z', price: 12.5 }]);
+        expectError(await ctx.request('/openapi.json'), 401);
+        // '-' is an identifier (one that names no IPO), and the document's path is not a prefix
+        expectError(await ctx.request('/-', { key: ctx.keys.paid }), 404);
+        expectError(await ctx.request('/-/gmp', { key: ctx.keys.proGmp }), 404);
+        for (const target of ['/-/openapi.jsonx', '/-/openapi.json/gmp', '/-/OPENAPI.JSON', '/x/openapi.json']) {
+          expectError(await ctx.request(target, { key: ctx.keys.paid }), 404);
+        }
+        expect((await ctx.request(DOC)).status).toBe(200);
+      },
+    },
+  ];
+}
+
+/** The served document, typed for the checks. */
+function asOpenApiDocument(value: unknown): OpenApiDocument {
+  if (!isRecord(value) || !isRecord(value['paths'])) throw new Error('the served document is not an OpenAPI document');
+  return value as unknown as OpenApiDocument;
 }
 
 // ---------------------------------------------------------------------------------------
