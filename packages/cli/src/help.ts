@@ -52,15 +52,19 @@ Options:
 ${DATABASE_OPTIONS}`,
   },
   import: {
-    usage: 'Usage: ipokit import <file> [--batch-size N] [--schema S]',
-    details: `Imports a dataset JSON file (the format of the README) into PostgreSQL, streamed: a first
-pass checks all of it and lists every problem; then it is written in batches inside one
-transaction, with a progress bar, so either all of it is imported or none. Ends with a
-summary of what was written.
+    usage: 'Usage: ipokit import <file> [--batch-size N] [--schema S] [--json]',
+    details: `Imports a dataset JSON file (the format of the README) into PostgreSQL, streamed, so a file
+of any size fits: a first pass checks all of it and lists every problem; then it is written
+in batches inside one transaction, so either all of it is imported or none. Progress goes to
+stderr, the summary to stdout.
 
 Options:
-  --batch-size N     records per batch
-${DATABASE_OPTIONS}`,
+  --batch-size N     records per batch, 1 to 50000 (default 5000)
+  --json             print the summary as JSON: {"ipos":N,"snapshots":M,"seconds":T}
+${DATABASE_OPTIONS}
+
+Example:
+  ipokit demo-data --out ipos.json && ipokit import ipos.json`,
   },
   accounts: {
     usage: `Usage: ipokit accounts create --name NAME --plan free|paid|pro [--gmp-addon] [--json | --quiet] [--schema S]
