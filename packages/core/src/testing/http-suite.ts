@@ -378,8 +378,9 @@ export interface OpenApiValidator {
  * @example
  * ```ts
  * const validator = await openApiValidator();
- * const res = await handle({ method: 'GET', url: '/ipos/NOPE', path: '/NOPE', query: '', headers: { 'x-api-key': key }, clientAddress: '127.0.0.1' });
- * validator.check({ method: 'GET', path: '/NOPE', mount: '/ipos', status: res.status, headers: lowercased(res.headers), body: res.body }); // []
+ * const res = await fetch('http://localhost:3000/ipos/ORBIT', { headers: { 'x-api-key': key } });
+ * const headers = Object.fromEntries(res.headers); // names come lowercased
+ * validator.check({ method: 'GET', path: '/ORBIT', mount: '/ipos', status: res.status, headers, body: await res.text() }); // [] when it conforms
  * ```
  */
 export async function openApiValidator(document: OpenApiDocument = openApiDocument()): Promise<OpenApiValidator> {
