@@ -334,6 +334,31 @@ describe('every response of the handler validates against the OpenAPI document (
       }),
       { numRuns: 400 },
     );
+    // Bursts at one instant, so that every window refuses whatever the run generated: the
+    // keyless list, a 401 charged to the address, an account's window, its GMP window.
+    const burst: Array<[string, string, KeyName]> = [
+      ['/', 'status=open', 'none'],
+      ['/ORBIT', '', 'wrong'],
+      ['/ORBIT', '', 'paid'],
+      ['/ORBIT/gmp', 'interval=hourly', 'proGmp'],
+    ];
+    for (const [path, query, who] of burst) {
+      clock.now += 61_000;
+      const key = who === 'none' || who === 'empty' ? undefined : keys[who];
+      for (let i = 0; i < 8; i++) {
+        const req: HandlerRequest = {
+          method: i % 3 === 2 ? 'HEAD' : 'GET',
+          url: `/ipos${path}${query === '' ? '' : `?${query}`}`,
+          path,
+          query,
+          headers: key === undefined ? {} : { 'x-api-key': key },
+          clientAddress: '198.51.100.77',
+        };
+        const status = await checkOne(handlers.strict, req, '/ipos');
+        seen.add(status);
+        if (i === 7) expect(status, `the 8th request to ${path} as ${who}`).toBe(429);
+      }
+    }
     // the run reached every status the document lists
     for (const status of [200, 400, 401, 403, 404, 405, 414, 429, 500, 503]) expect(seen, `status ${status} was generated`).toContain(status);
   });
