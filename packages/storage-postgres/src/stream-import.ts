@@ -210,39 +210,59 @@ async function writePass(
       const reads: Array<'ipos' | 'gmp' | 'both'> = first.gmpFirst ? ['ipos', 'gmp'] : ['both'];
       try {
         for (const part of reads) {
-          let items: AsyncIterable<DatasetItem>;
+          // Read by hand (no generator in between: it costs per item): an error of the
+          // source is noted as the source's before it leaves.
+          let items: AsyncIterator<DatasetItem>;
           try {
-            items = readPass();
+            items = readPass()[Symbol.asyncIterator]();
           } catch (error) {
             failed(error);
             throw error;
           }
-          for await (const item of guard(items, failed)) {
-            if (item.kind === 'ipo' && part !== 'gmp') {
-              const record = checker.ipo(item.value, item.index);
-              const keys = first.ipoKeys[ipos];
-              ipos += 1;
-              if (record === null || keys === undefined || keys.id !== record.id || keys.symbol !== record.symbol || keys.slug !== record.slug) {
-                throw changed(`ipos[${item.index}]`);
+          let finished = false;
+          try {
+            for (;;) {
+              let next: IteratorResult<DatasetItem>;
+              try {
+                next = await items.next();
+              } catch (error) {
+                failed(error);
+                throw error;
               }
-              ipoBatch.push(record);
-              if (ipoBatch.length === ipoBatchSize) {
-                await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
-                progress({ pass: 2, ipos, snapshots });
+              if (next.done === true) {
+                finished = true;
+                break;
               }
-            } else if (item.kind === 'snapshot' && part !== 'ipos') {
-              if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
-              const record = checker.snapshot(item.value, item.index);
-              snapshots += 1;
-              if (record === null || !first.snapshotsOf.has(record.ipoId)) throw changed(`gmp[${item.index}]`);
-              snapshotBatch.push(record);
-              if (snapshotBatch.length === batchSize) {
-                const batch = snapshotBatch;
-                snapshotBatch = [];
-                await writer.write((t) => upsertSnapshots(t, s, batch));
-                progress({ pass: 2, ipos, snapshots });
+              const item = next.value;
+              if (item.kind === 'ipo' && part !== 'gmp') {
+                const record = checker.ipo(item.value, item.index);
+                const keys = first.ipoKeys[ipos];
+                ipos += 1;
+                if (record === null || keys === undefined || keys.id !== record.id || keys.symbol !== record.symbol || keys.slug !== record.slug) {
+                  throw changed(`ipos[${item.index}]`);
+                }
+                ipoBatch.push(record);
+                if (ipoBatch.length === ipoBatchSize) {
+                  await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+                  progress({ pass: 2, ipos, snapshots });
+                }
+              } else if (item.kind === 'snapshot' && part !== 'ipos') {
+                if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+                const record = checker.snapshot(item.value, item.index);
+                snapshots += 1;
+                if (record === null || !first.snapshotsOf.has(record.ipoId)) throw changed(`gmp[${item.index}]`);
+                snapshotBatch.push(record);
+                if (snapshotBatch.length === batchSize) {
+                  const batch = snapshotBatch;
+                  snapshotBatch = [];
+                  await writer.write((t) => upsertSnapshots(t, s, batch));
+                  progress({ pass: 2, ipos, snapshots });
+                }
               }
             }
+          } finally {
+            // Left early (a failure): the source closes its file.
+            if (!finished) await items.return?.().catch(() => undefined);
           }
         }
         if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
@@ -291,26 +311,6 @@ class BatchWriter {
   async settle(): Promise<void> {
     await this.pending?.catch(() => undefined);
     this.pending = null;
-  }
-}
-
-/** The items of `source`, calling `onError` with an error it throws before passing it on. */
-async function* guard(source: AsyncIterable<DatasetItem>, onError: (error: unknown) => void): AsyncGenerator<DatasetItem> {
-  const iterator = source[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      let next: IteratorResult<DatasetItem>;
-      try {
-        next = await iterator.next();
-      } catch (error) {
-        onError(error);
-        throw error;
-      }
-      if (next.done === true) return;
-      yield next.value;
-    }
-  } finally {
-    await iterator.return?.();
   }
 }
 

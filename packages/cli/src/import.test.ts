@@ -1,0 +1,317 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { once } from 'node:events';
+import { promisify } from 'node:util';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatasetChecker, importDataset, IpokitError, validateDataset, type DatasetItem } from '@ipokit/core';
+import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/core/testing';
+import { migrate, postgresStore } from '@ipokit/storage-postgres';
+import { readDatasetFile } from './import.js';
+import { runCli } from './index.js';
+import type { CliIo } from './io.js';
+import { capture, openCliTestDatabase, type CliTestDatabase } from './test-helpers.js';
+
+const ON = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
+let db: CliTestDatabase;
+let dir: string;
+beforeAll(async () => {
+  db = await openCliTestDatabase('import');
+  await migrate(db.client, { schema: db.schema });
+  dir = await mkdtemp(join(tmpdir(), 'ipokit-import-'));
+});
+afterAll(async () => {
+  await db.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function file(name: string, content: unknown): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+async function run(argv: string[], overrides: Partial<CliIo> = {}) {
+  const out = capture({ ...db.io(), cwd: dir, ...overrides });
+  const code = await runCli(argv, out.io);
+  return { code, stdout: out.stdout(), stderr: out.stderr() };
+}
+
+async function empty(): Promise<void> {
+  for (const t of ['snapshots', 'ipos']) await db.client.query(`DELETE FROM "${db.schema}".${t}`);
+}
+
+const count = async (table: string): Promise<number> =>
+  Number(((await db.client.query(`SELECT count(*)::int AS n FROM "${db.schema}".${table}`)).rows[0] as { n: number }).n);
+
+const IPOS = [
+  makeIpo({ id: 'a1', name: 'Acme', symbol: 'ACME', startDate: '2026-11-20', endDate: '2026-11-24' }),
+  makeIpo({ id: 'b2', name: 'Beta', symbol: 'BETA' }),
+];
+const SNAPSHOTS = Array.from({ length: 30 }, (_, i) => makeSnapshot(i % 2 === 0 ? 'a1' : 'b2', Date.UTC(2026, 10, 18) + i * 60_000, { ipowatch: 100 * i, x: null }));
+const GOOD = toDataset({ ipos: IPOS, snapshots: SNAPSHOTS });
+
+describe(`ipokit import (${ON})`, () => {
+  it('imports a good file: exit 0, the summary on stdout, what was written is what importDataset writes', async () => {
+    await empty();
+    await file('good.json', GOOD);
+    const r = await run(['import', 'good.json', '--schema', db.schema, '--batch-size', '7']);
+    expect(r.stderr).toMatch(/^ipokit import: checked 2 IPOs and 30 snapshots in \d+\.\d s\nipokit import: wrote 2 IPOs and 30 snapshots in \d+\.\d s\n$/);
+    expect(r.stdout).toMatch(/^imported 2 IPOs and 30 snapshots in \d+(\.\d)? s\n$/);
+    expect(r.code).toBe(0);
+    const store = postgresStore({ client: db.client, schema: db.schema });
+    const found = await store.findIpo({ identifier: 'acme', gmpAt: Date.UTC(2027, 0, 1) });
+    expect(found?.ipo).toEqual(IPOS[0]);
+    expect(found?.gmp).toEqual(SNAPSHOTS[28]);
+    expect(await count('snapshots')).toBe(30);
+
+    // Again, with --json: nothing changes.
+    const again = await run(['import', join(dir, 'good.json'), '--schema', db.schema, '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ ipos: 2, snapshots: 30, seconds: expect.any(Number) as unknown });
+    expect(await count('snapshots')).toBe(30);
+  });
+
+  it('refuses malformed JSON with its line and column: exit 1, nothing written', async () => {
+    await empty();
+    await file('bad.json', '{"ipos": [\n  {"id": "a1", "name": "Acme"\n   "slug": "acme"}\n]}');
+    const r = await run(['import', 'bad.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`ipokit import: bad.json is not valid JSON: expected ',' at line 3, column 4; nothing was written\n`);
+    expect(await count('ipos')).toBe(0);
+
+    await file('truncated.json', JSON.stringify(GOOD).slice(0, 200));
+    const t = await run(['import', 'truncated.json', '--schema', db.schema]);
+    expect(t.code).toBe(1);
+    expect(t.stderr).toMatch(/^ipokit import: truncated\.json is not valid JSON: .* at line 1, column \d+; nothing was written\n$/);
+  });
+
+  it('refuses a file with a bad record: every problem as path: message, then the total; exit 1', async () => {
+    await empty();
+    const bad = { ipos: [...GOOD.ipos, { id: 'c3', name: 'C', slug: 'c3', type: 'EQ', startDate: '2026-12-10', endDate: '2026-12-05' }, { id: 'd4' }], gmp: GOOD.gmp, typo: 1 };
+    await file('bad-record.json', bad);
+    const r = await run(['import', 'bad-record.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n').filter((l) => !l.startsWith('ipokit import: checked'))).toEqual([
+      'typo: unknown top-level key "typo": a dataset holds only "ipos" and "gmp"',
+      'ipos[2].endDate: endDate 2026-12-05 is before startDate 2026-12-10',
+      'ipos[3].name: name is required',
+      'ipos[3].slug: slug is required',
+      'ipos[3].type: type is required',
+      'ipokit import: bad-record.json was refused: 5 problems; nothing was written',
+      '',
+    ]);
+    expect(await count('ipos')).toBe(0);
+  });
+
+  it('refuses a file that conflicts with stored data: exit 1, the stored data unchanged', async () => {
+    await empty();
+    await importDataset(postgresStore({ client: db.client, schema: db.schema }), toDataset({ ipos: [makeIpo({ id: 'held', symbol: 'ACME' })], snapshots: [] }));
+    await file('conflict.json', { ipos: GOOD.ipos, gmp: [...GOOD.gmp, { ipoId: 'ghost', timestamp: '2026-11-18T09:30:00Z', sources: [] }] });
+    const r = await run(['import', 'conflict.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').filter((l) => !/^ipokit import: (checked|wrote)/.test(l))).toEqual([
+      'ipos[0].symbol: symbol "ACME" is already held by the stored IPO "held"',
+      'gmp[30].ipoId: ipoId "ghost" names no IPO in the dataset or the store',
+      'ipokit import: conflict.json was refused: 2 problems; nothing was written',
+      '',
+    ]);
+    expect(await count('ipos')).toBe(1);
+    expect(await count('snapshots')).toBe(0);
+  });
+
+  it('answers usage errors with exit 2, an unreadable file and an unmigrated schema with exit 1', async () => {
+    await file('good.json', GOOD);
+    const usage = async (argv: string[], message: RegExp, overrides: Partial<CliIo> = {}) => {
+      const r = await run(argv, overrides);
+      expect(r.code).toBe(2);
+      expect(r.stderr.split('\n')[0]).toMatch(message);
+      expect(r.stderr).toContain('Usage: ipokit import');
+    };
+    await usage(['import'], /missing argument <file>/);
+    await usage(['import', 'a.json', 'b.json'], /unexpected argument "b.json"/);
+    await usage(['import', 'good.json', '--batch-size', '0'], /--batch-size must be a whole number from 1 to 50000, got "0"/);
+    await usage(['import', 'good.json', '--batches', '5'], /unknown option --batches/);
+    await usage(['import', 'good.json', '--schema', 'Bad-Name'], /--schema must be lowercase/);
+    await usage(['import', 'good.json'], /set DATABASE_URL=postgres:/, { env: {}, openDatabase: undefined });
+
+    const missing = await run(['import', 'nope.json', '--schema', db.schema]);
+    expect(missing).toEqual({ code: 1, stdout: '', stderr: 'ipokit import: cannot read nope.json: no such file\n' });
+
+    const unmigrated = await run(['import', 'good.json', '--schema', 'ipokit_never_migrated']);
+    expect(unmigrated.code).toBe(1);
+    expect(unmigrated.stderr).toMatch(/^ipokit import: The PostgreSQL schema "?ipokit_never_migrated"? is not migrated; .* run 'ipokit migrate' first\.\n$/);
+  });
+
+  it('draws one updating progress line per pass on a terminal', async () => {
+    await empty();
+    await file('good.json', GOOD);
+    let err = '';
+    const tty = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          err += chunk.toString();
+          callback();
+        },
+      }),
+      { isTTY: true },
+    );
+    const r = await run(['import', 'good.json', '--schema', db.schema, '--batch-size', '10'], { stderr: tty });
+    expect(r.code).toBe(0);
+    const lines = err.split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^\rpass 1\/2 checking \[[#-]{24}\] +\d+%  \d+ records  [\d,]+\/s\u001b\[K/);
+    expect(lines[0]).toMatch(/\rpass 1\/2 checking \[#{24}\] 100%  32 records  [\d,]+\/s\u001b\[K$/);
+    expect(lines[1]).toMatch(/\rpass 2\/2 writing  \[#{24}\] 100%  32 records  [\d,]+\/s\u001b\[K$/);
+    expect(lines[2]).toBe('');
+  });
+});
+
+describe('readDatasetFile', () => {
+  /** What validateDataset says of the parsed text, and what the checker says of the streamed file. */
+  async function both(text: string, blockSize: number): Promise<void> {
+    const path = await file('property.json', text);
+    const expected = outcome(() => validateDataset(JSON.parse(text)));
+    const checker = createDatasetChecker();
+    const records: unknown[] = [];
+    for await (const item of readDatasetFile(path, { blockSize })) {
+      const record = checker.feed(item);
+      if (record !== null) records.push(record);
+    }
+    const got = outcome(() => {
+      checker.finish();
+      return records;
+    });
+    if ('ok' in expected) expect(got).toEqual({ ok: [...expected.ok.ipos, ...expected.ok.snapshots] });
+    else expect(got).toEqual(expected);
+  }
+
+  function outcome<T>(run: () => T): { ok: T } | { problems: unknown; problemCount: unknown; message: string } {
+    try {
+      return { ok: run() };
+    } catch (err) {
+      if (!(err instanceof IpokitError)) throw err;
+      return { problems: err.problems, problemCount: err.problemCount, message: err.message };
+    }
+  }
+
+  it('streams what JSON.parse reads, whatever the block boundaries (property)', async () => {
+    const value = fc.oneof(
+      { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+      { weight: 1, arbitrary: fc.constantFrom('\u{1F600}é', 'a\u2028b', '\\"', 1e21, -0, 0.1, 5e-324) },
+    );
+    const top = fc.oneof(
+      { weight: 6, arbitrary: datasetArbitrary({ maxIpos: 4, maxSnapshots: 8 }).map((r) => toDataset(r) as Record<string, unknown>) },
+      { weight: 2, arbitrary: fc.dictionary(fc.constantFrom('ipos', 'gmp', 'x', '1', '__proto__'), fc.oneof(value, fc.array(value))) },
+      { weight: 1, arbitrary: value },
+    );
+    await fc.assert(
+      fc.asyncProperty(top, fc.integer({ min: 1, max: 64 }), fc.boolean(), async (dataset, blockSize, pretty) => {
+        const text = JSON.stringify(dataset, null, pretty ? 2 : undefined) ?? 'null';
+        await both(text, blockSize);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('skips a byte-order mark, keeps a "__proto__" key as data, and reads a repeated key for the checker to refuse', async () => {
+    const path = await file('odd.json', '\uFEFF{"gmp": 5, "__proto__": {"a": 1}, "ipos": [{"__proto__": 1}], "gmp": [1]}');
+    const items: DatasetItem[] = [];
+    for await (const item of readDatasetFile(path, { blockSize: 2 })) items.push(item);
+    expect(items).toEqual([
+      { kind: 'key', key: 'gmp' },
+      { kind: 'value', key: 'gmp', value: 5 },
+      { kind: 'key', key: '__proto__' },
+      { kind: 'key', key: 'ipos' },
+      { kind: 'value', key: 'ipos', value: [] },
+      { kind: 'ipo', index: 0, value: JSON.parse('{"__proto__": 1}') as unknown },
+      { kind: 'key', key: 'gmp' },
+    ]);
+    expect(Object.getPrototypeOf((items[5] as { value: object }).value)).toBe(Object.prototype);
+  });
+});
+
+describe(`ipokit import in little memory (${ON})`, () => {
+  // 300,000 snapshots (about 40 MB of JSON) under a 64 MB V8 heap. Holding the file would
+  // not fit: its text alone is 40 MB and JSON.parse makes ~100 MB of objects of it (the
+  // control below proves that this limit kills a process that does). Streamed, the heap
+  // holds one batch and the checker's 12 bytes a snapshot (in array buffers, outside it).
+  const HEAP_MB = 64;
+  const SNAPSHOTS_IN_FILE = 300_000;
+  let big: string;
+
+  beforeAll(async () => {
+    big = join(dir, 'big.json');
+    const out = createWriteStream(big);
+    const write = async (text: string) => {
+      if (!out.write(text)) await once(out, 'drain');
+    };
+    await write('{"ipos":[');
+    for (let i = 0; i < 100; i++) {
+      await write(`${i === 0 ? '' : ','}${JSON.stringify({ id: `M${i}`, name: `Memory ${i} Ltd`, symbol: `MEM${i}`, slug: `memory-${i}`, type: 'EQ', exchanges: ['nse'] })}`);
+    }
+    await write('],"gmp":[');
+    const t0 = Date.UTC(2026, 0, 1);
+    for (let j = 0; j < SNAPSHOTS_IN_FILE; j++) {
+      const ts = new Date(t0 + Math.floor(j / 100) * 60_000).toISOString();
+      await write(`${j === 0 ? '' : ','}{"ipoId":"M${j % 100}","timestamp":"${ts}","sources":[{"name":"ipowatch","gmpPrice":${(j % 997) / 4}},{"name":"investorgain","gmpPrice":null}]}`);
+    }
+    await write(']}');
+    out.end();
+    await once(out, 'finish');
+  }, 60_000);
+
+  const child = promisify(execFile);
+  const node = (args: string[], env: Record<string, string | undefined> = {}) =>
+    child(process.execPath, [`--max-old-space-size=${HEAP_MB}`, ...args], {
+      cwd: process.cwd(),
+      env: { ...process.env, ...env },
+      maxBuffer: 1 << 20,
+    }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+    );
+
+  it('imports 300,000 snapshots with a 64 MB heap, which JSON.parse of the same file exceeds', async () => {
+    await empty();
+    const control = await node(['-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(big)}, 'utf8'))`]);
+    expect(control.code).not.toBe(0);
+    expect(control.stderr).toMatch(/heap out of memory/i);
+
+    // The child runs the command as a shell would, on PGlite or on DATABASE_URL.
+    const script = `
+      import { runCli } from '@ipokit/cli';
+      const url = process.env.DATABASE_URL;
+      let openDatabase;
+      if (!url) {
+        const { PGlite } = await import('@electric-sql/pglite');
+        const { migrate } = await import('@ipokit/storage-postgres');
+        const lite = await PGlite.create();
+        await migrate(lite, { schema: 'ipokit_memory' });
+        openDatabase = async () => ({ client: lite, close: async () => {} });
+      }
+      let peak = 0;
+      const sample = setInterval(() => { peak = Math.max(peak, process.memoryUsage().heapUsed); }, 20);
+      const code = await runCli(['import', ${JSON.stringify(big)}, '--schema', process.env.IPOKIT_SCHEMA, '--json'],
+        { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), openDatabase });
+      clearInterval(sample);
+      process.stderr.write('peak heap ' + Math.round(peak / 1048576) + ' MB\\n');
+      process.exitCode = code;
+    `;
+    const started = Date.now();
+    const r = await node(['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], {
+      IPOKIT_SCHEMA: db.kind === 'postgres' ? db.schema : 'ipokit_memory',
+    });
+    expect(r.stderr).toMatch(/peak heap \d+ MB/);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ipos: 100, snapshots: SNAPSHOTS_IN_FILE });
+    if (db.kind === 'postgres') expect(await count('snapshots')).toBe(SNAPSHOTS_IN_FILE);
+    expect(Date.now() - started).toBeLessThan(60_000);
+  }, 120_000);
+});
