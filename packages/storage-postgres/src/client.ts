@@ -19,8 +19,15 @@ export interface Transaction {
   script(sql: string): Promise<void>;
 }
 
+/** A connection checked out of a pool (pg's PoolClient is an EventEmitter). */
+interface PooledConnection extends PostgresClient {
+  release(error?: Error | boolean): void;
+  on?(event: 'error', listener: (err: Error) => void): unknown;
+  off?(event: 'error', listener: (err: Error) => void): unknown;
+}
+
 interface PoolLike extends PostgresClient {
-  connect(): Promise<PostgresClient & { release(error?: Error | boolean): void }>;
+  connect(): Promise<PooledConnection>;
   totalCount: number;
 }
 
@@ -87,20 +94,29 @@ export class Database {
       return result as T;
     }
     if (this.kind === 'pool') {
-      let connection: PostgresClient & { release(error?: Error | boolean): void };
+      let connection: PooledConnection;
       try {
         connection = await (this.client as PoolLike).connect();
       } catch (err) {
         throw unavailable(err);
       }
+      // pg-pool removes its own 'error' listener while a connection is checked out: if the
+      // server goes away between two statements of the transaction, pg emits 'error' on
+      // the connection, which would crash the process with no listener. Ours keeps the
+      // error, and the connection goes back to the pool as broken (the pool drops it).
       let broken: Error | undefined;
+      const onError = (err: Error): void => {
+        broken ??= err;
+      };
+      connection.on?.('error', onError);
       try {
         return await inTransaction(connection, fn);
       } catch (err) {
         // A connection whose ROLLBACK failed is not given back to the pool.
-        if (err instanceof RollbackFailed) broken = err;
+        if (err instanceof RollbackFailed) broken ??= err;
         throw unavailable(err);
       } finally {
+        connection.off?.('error', onError);
         connection.release(broken);
       }
     }
