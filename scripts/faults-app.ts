@@ -1,0 +1,66 @@
+/**
+ * One app process of `npm run faults` (scripts/faults.ts): the router (Express or Koa, by
+ * argv[2]) on a postgresStore over its own pg.Pool. It prints its port, counts what must
+ * stay zero (unhandled rejections, uncaught exceptions) and answers `stats` over IPC with
+ * those counts and its pool's state.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express from 'express';
+import Koa from 'koa';
+import pg from 'pg';
+import { ipoRouter } from '@ipokit/express';
+import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
+import { postgresStore } from '@ipokit/storage-postgres';
+
+/** What the app reports when asked. */
+export interface FaultAppStats {
+  unhandledRejections: number;
+  uncaughtExceptions: number;
+  /** Calls of the router's onError (each 503 reports one). */
+  reportedErrors: number;
+  /** Errors emitted by the pool for idle connections that died. */
+  poolErrors: number;
+  poolTotal: number;
+  poolIdle: number;
+  poolWaiting: number;
+}
+
+const stats: FaultAppStats = { unhandledRejections: 0, uncaughtExceptions: 0, reportedErrors: 0, poolErrors: 0, poolTotal: 0, poolIdle: 0, poolWaiting: 0 };
+process.on('unhandledRejection', () => void stats.unhandledRejections++);
+process.on('uncaughtException', () => void stats.uncaughtExceptions++);
+
+const framework = process.argv[2] === 'koa' ? 'koa' : 'express';
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8, connectionTimeoutMillis: 1_000 });
+pool.on('error', () => void stats.poolErrors++);
+const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit' });
+const options = {
+  now: () => new Date(Number(process.env.IPOKIT_NOW)),
+  limits: { paid: { perMinute: 1e12, gmpPerMinute: 1e12 }, pro: { perMinute: 1e12, gmpPerMinute: 1e12 } },
+  // No key cache: every request reads its key from the database, the hardest case.
+  keyCacheTtlMs: 0,
+  storeTimeoutMs: 2_000,
+  onError: () => void stats.reportedErrors++,
+};
+
+let server: Server;
+if (framework === 'koa') {
+  const app = new Koa();
+  app.use(koaIpoRouter(store, { ...options, prefix: '/ipos' }));
+  server = app.listen(0, '127.0.0.1');
+} else {
+  const app = express();
+  app.use('/ipos', ipoRouter(store, options));
+  server = app.listen(0, '127.0.0.1');
+}
+server.once('listening', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
+
+process.on('message', (m: unknown) => {
+  if (m !== 'stats') return;
+  process.send?.({ ...stats, poolTotal: pool.totalCount, poolIdle: pool.idleCount, poolWaiting: pool.waitingCount });
+});
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  void pool.end().finally(() => process.exit(0));
+});

@@ -1,0 +1,331 @@
+/**
+ * Fault injection under load (`npm run faults`): PostgreSQL is stopped and started again,
+ * over and over, while two app processes (Express and Koa, each with its own pg.Pool) serve
+ * a steady load and this process keeps importing small datasets. It counts every request
+ * and fails (exit 1) if any answer is other than 200 or a clean 503 ERR:UNAVAILABLE, if an
+ * app process crashes or sees an unhandled rejection, if a pool keeps a connection checked
+ * out afterwards, if the service does not recover by itself after every fault, or if any
+ * import is found half written.
+ *
+ *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24]
+ *
+ * `restart` (the default when PostgreSQL's binaries are installed) runs a throwaway cluster
+ * and stops it for real (`pg_ctl stop`, alternating `-m immediate`, a crash, and `-m fast`);
+ * `proxy` puts a TCP proxy before DATABASE_URL and cuts every connection through it.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { importDataset } from '@ipokit/core';
+import { FIXTURE_NOW, IPO_IDS, seedFixture } from '@ipokit/core/testing';
+import { migrate, postgresStore } from '@ipokit/storage-postgres';
+import type { FaultAppStats } from './faults-app.js';
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const CYCLES = Number(args.get('cycles') ?? 10);
+const WORKERS = Number(args.get('workers') ?? 24);
+const SCHEMA = 'ipokit_faults';
+const SNAPSHOTS_PER_IMPORT = 25;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+// --- the database and how to take it away ---------------------------------------------
+
+interface Faultable {
+  url: string;
+  describe: string;
+  down(kind: number): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function pgBin(): string | null {
+  if (!existsSync('/usr/lib/postgresql')) return null;
+  const versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
+  for (const v of versions) {
+    const dir = `/usr/lib/postgresql/${v}/bin`;
+    if (['initdb', 'pg_ctl', 'postgres'].every((t) => existsSync(join(dir, t)))) return dir;
+  }
+  return null;
+}
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((resolve) => s.close(resolve));
+  return port;
+}
+
+async function throwawayCluster(bin: string): Promise<Faultable> {
+  const asRoot = process.getuid?.() === 0;
+  const run = (tool: string, toolArgs: string[]): string =>
+    execFileSync(asRoot ? 'runuser' : join(bin, tool), asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...toolArgs] : toolArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const tmp = mkdtempSync(join(tmpdir(), 'ipokit-faults-'));
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    chownSync(tmp, uid, gid);
+  }
+  const data = join(tmp, 'data');
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const port = await freePort();
+  const opts = `-k ${tmp} -p ${port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
+  const start = (): void => void run('pg_ctl', ['-D', data, '-l', join(tmp, 'postgres.log'), '-w', '-t', '60', '-o', opts, 'start']);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    describe: `a throwaway PostgreSQL cluster (${bin}) stopped with pg_ctl, alternately -m immediate (a crash) and -m fast`,
+    down: async (kind) => void run('pg_ctl', ['-D', data, '-m', kind % 2 === 0 ? 'immediate' : 'fast', '-w', '-t', '60', 'stop']),
+    up: async () => start(),
+    close: async () => {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+      } catch {
+        // already stopped
+      }
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+async function proxiedServer(url: string): Promise<Faultable> {
+  const target = new URL(url);
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  const port = await freePort();
+  const listen = async (): Promise<void> => {
+    const s = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      for (const sock of [client, upstream]) {
+        sockets.add(sock);
+        sock.on('close', () => sockets.delete(sock));
+        sock.on('error', () => sock.destroy());
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => s.listen(port, '127.0.0.1', resolve));
+    server = s;
+  };
+  const cut = async (): Promise<void> => {
+    const s = server;
+    server = null;
+    for (const sock of sockets) sock.destroy();
+    if (s !== null) await new Promise((resolve) => s.close(resolve));
+  };
+  await listen();
+  const via = new URL(url);
+  via.host = `127.0.0.1:${port}`;
+  return { url: via.toString(), describe: `DATABASE_URL through a TCP proxy that cuts every connection and refuses new ones`, down: cut, up: listen, close: cut };
+}
+
+// --- the apps and the load --------------------------------------------------------------
+
+interface App {
+  name: string;
+  child: ChildProcess;
+  origin: string;
+  exited: boolean;
+}
+
+async function startApp(framework: 'express' | 'koa', url: string): Promise<App> {
+  const file = fileURLToPath(new URL('./faults-app.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file, framework], {
+    env: { ...process.env, DATABASE_URL: url, IPOKIT_SCHEMA: SCHEMA, IPOKIT_NOW: String(FIXTURE_NOW) },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${framework} app exited with ${code}`)));
+  });
+  const app: App = { name: framework, child, origin: `http://127.0.0.1:${port}`, exited: false };
+  child.once('exit', () => (app.exited = true));
+  return app;
+}
+
+function statsOf(app: App): Promise<FaultAppStats> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${app.name} did not answer stats`)), 5_000);
+    app.child.once('message', (m) => {
+      clearTimeout(timer);
+      resolve(m as FaultAppStats);
+    });
+    app.child.send('stats');
+  });
+}
+
+interface Tally {
+  ok: number;
+  unavailable: number;
+  /** Anything else: a defect. */
+  bad: Map<string, number>;
+}
+
+const LEAK = /127\.0\.0\.1|localhost|SELECT|INSERT|ECONN|stack|at \w+ \(|ipk_/;
+
+async function send(origin: string, path: string, key: string, tally: Tally): Promise<number> {
+  let status: number;
+  let text: string;
+  try {
+    const res = await fetch(`${origin}${path}`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(10_000) });
+    status = res.status;
+    text = await res.text();
+  } catch (err) {
+    const what = `no answer (${(err as Error).name})`;
+    tally.bad.set(what, (tally.bad.get(what) ?? 0) + 1);
+    return 0;
+  }
+  if (status === 200) tally.ok++;
+  else if (status === 503 && JSON.parse(text).code === 'ERR:UNAVAILABLE' && !LEAK.test(text)) tally.unavailable++;
+  else {
+    const what = `${status} ${text.slice(0, 120)}`;
+    tally.bad.set(what, (tally.bad.get(what) ?? 0) + 1);
+  }
+  return status;
+}
+
+// --- the run ------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const bin = pgBin();
+  const mode = args.get('mode') ?? (bin !== null ? 'restart' : 'proxy');
+  if (mode === 'restart' && bin === null) throw new Error('--mode restart needs PostgreSQL installed (/usr/lib/postgresql/*/bin)');
+  if (mode === 'proxy' && !process.env.DATABASE_URL) throw new Error('--mode proxy needs DATABASE_URL');
+  const db = mode === 'restart' ? await throwawayCluster(bin!) : await proxiedServer(process.env.DATABASE_URL!);
+  console.log(`faults: ${db.describe}; ${CYCLES} cycles, ${WORKERS} concurrent clients over Express and Koa`);
+
+  const admin = new pg.Pool({ connectionString: db.url, max: 2, connectionTimeoutMillis: 1_000 });
+  admin.on('error', () => {});
+  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+  await migrate(admin, { schema: SCHEMA });
+  const seeded = await seedFixture(postgresStore({ client: admin, schema: SCHEMA }));
+  const apps = [await startApp('express', db.url), await startApp('koa', db.url)];
+  const paths: Array<[string, string]> = [
+    ['/ipos/ORBIT', seeded.keys.paid],
+    ['/ipos?status=listed&limit=10', seeded.keys.paid],
+    ['/ipos/ORBIT/gmp?interval=hourly', seeded.keys.proGmp],
+  ];
+
+  const tally: Tally = { ok: 0, unavailable: 0, bad: new Map() };
+  let running = true;
+  let sent = 0;
+  const worker = async (w: number): Promise<void> => {
+    for (let i = 0; running; i++) {
+      const app = apps[(w + i) % apps.length]!;
+      const [path, key] = paths[(w + i) % paths.length]!;
+      sent++;
+      const status = await send(app.origin, path, key, tally);
+      if (status === 503) await sleep(20); // a client backing off a little, as real ones do
+    }
+  };
+
+  // Imports while the faults happen: each adds its own snapshots; none may be half written.
+  const imports: Array<{ n: number; ok: boolean }> = [];
+  const importer = async (): Promise<void> => {
+    const store = postgresStore({ client: admin, schema: SCHEMA });
+    for (let n = 0; running; n++) {
+      const base = Date.UTC(2030, 0, 1) + n * SNAPSHOTS_PER_IMPORT * 60_000;
+      const gmp = Array.from({ length: SNAPSHOTS_PER_IMPORT }, (_, i) => ({
+        ipoId: IPO_IDS.orbit,
+        timestamp: new Date(base + i * 60_000).toISOString(),
+        sources: [{ name: 'faults', gmpPrice: n % 100 }],
+      }));
+      try {
+        await importDataset(store, { gmp });
+        imports.push({ n, ok: true });
+      } catch {
+        imports.push({ n, ok: false });
+        await sleep(50);
+      }
+    }
+  };
+
+  const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
+  const importing = importer();
+  const recoveries: number[] = [];
+  const per: Array<{ ok: number; unavailable: number }> = [];
+  try {
+    await sleep(1_000);
+    for (let c = 0; c < CYCLES; c++) {
+      const before = { ok: tally.ok, unavailable: tally.unavailable };
+      await db.down(c);
+      await sleep(500 + Math.round(Math.random() * 1_500));
+      await db.up();
+      // Recovered when every app answers every path 200 again, without any restart.
+      const t0 = performance.now();
+      for (;;) {
+        const probe: Tally = { ok: 0, unavailable: 0, bad: tally.bad };
+        for (const app of apps) for (const [path, key] of paths) await send(app.origin, path, key, probe);
+        if (probe.ok === apps.length * paths.length) break;
+        if (performance.now() - t0 > 30_000) throw new Error(`cycle ${c + 1}: not recovered 30 s after the database came back`);
+        await sleep(50);
+      }
+      recoveries.push(Math.round(performance.now() - t0));
+      await sleep(1_000 + Math.round(Math.random() * 1_000));
+      per.push({ ok: tally.ok - before.ok, unavailable: tally.unavailable - before.unavailable });
+      console.log(`cycle ${c + 1}/${CYCLES}: ${per.at(-1)!.ok} x 200, ${per.at(-1)!.unavailable} x 503, recovered ${recoveries.at(-1)} ms after restart`);
+    }
+  } finally {
+    running = false;
+    await Promise.all(workers);
+    await importing;
+  }
+
+  // Quiet now: nothing may be left checked out, nothing unhandled, nobody crashed.
+  await sleep(500);
+  const problems: string[] = [];
+  for (const app of apps) {
+    if (app.exited) {
+      problems.push(`${app.name} app crashed`);
+      continue;
+    }
+    const s = await statsOf(app);
+    console.log(`${app.name}: ${JSON.stringify(s)}`);
+    if (s.unhandledRejections > 0) problems.push(`${app.name}: ${s.unhandledRejections} unhandled rejections`);
+    if (s.uncaughtExceptions > 0) problems.push(`${app.name}: ${s.uncaughtExceptions} uncaught exceptions`);
+    if (s.poolTotal - s.poolIdle > 0 || s.poolWaiting > 0) problems.push(`${app.name}: ${s.poolTotal - s.poolIdle} pool connections still checked out, ${s.poolWaiting} waiting`);
+  }
+  for (const [what, n] of tally.bad) problems.push(`${n} x ${what}`);
+
+  const counts = await admin.query<{ n: string; c: string }>(
+    `SELECT ((ts - $1) / ($2 * 60000))::text AS n, count(*)::text AS c FROM ${SCHEMA}.snapshots WHERE ts >= $1 GROUP BY 1`,
+    [Date.UTC(2030, 0, 1), SNAPSHOTS_PER_IMPORT],
+  );
+  const stored = new Map(counts.rows.map((r) => [Number(r.n), Number(r.c)]));
+  let half = 0;
+  let lost = 0;
+  for (const { n, ok } of imports) {
+    const c = stored.get(n) ?? 0;
+    if (c !== 0 && c !== SNAPSHOTS_PER_IMPORT) half++;
+    if (ok && c !== SNAPSHOTS_PER_IMPORT) lost++;
+  }
+  if (half > 0) problems.push(`${half} imports half written`);
+  if (lost > 0) problems.push(`${lost} imports reported done but not stored`);
+
+  for (const app of apps) app.child.kill('SIGTERM');
+  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`).catch(() => {});
+  await admin.end();
+  await db.close();
+
+  const sorted = [...recoveries].sort((a, b) => a - b);
+  console.log('');
+  console.log(`faults injected:    ${CYCLES} (${mode})`);
+  console.log(`requests:           ${sent} sent: ${tally.ok} x 200, ${tally.unavailable} x 503 ERR:UNAVAILABLE, ${[...tally.bad.values()].reduce((a, b) => a + b, 0)} other`);
+  console.log(`recovery:           every cycle; median ${sorted[sorted.length >> 1]} ms, worst ${sorted.at(-1)} ms after the database was back`);
+  console.log(`imports:            ${imports.length} (${imports.filter((i) => i.ok).length} done, ${imports.filter((i) => !i.ok).length} refused by the outage); half written: ${half}; done but lost: ${lost}`);
+  if (problems.length > 0) {
+    console.log(`\nFAILED:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+    process.exitCode = 1;
+  } else {
+    console.log('result:             no crash, no unhandled rejection, no leaked connection, no answer but 200 or a clean 503, nothing half written or lost');
+  }
+}
+
+await main();
