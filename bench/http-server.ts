@@ -13,7 +13,7 @@ import { createAccount, createApiKey, importDataset, type IpoRouterOptions } fro
 import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
-import { generateDataset } from '../demo/src/generate.js';
+import { generateDataset } from '@ipokit/cli';
 
 const NOW = Date.UTC(2026, 10, 22, 6, 30);
 /** Quotas no benchmark run can reach (finite, so the limiter does its work). */

@@ -6,6 +6,7 @@
  *   node --conditions=source --import tsx bench/http.ts [--rounds 3] [--seconds 5] [--connections 32]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
@@ -44,10 +45,23 @@ async function start(name: string): Promise<Started> {
   return { child, ...(JSON.parse(line) as { port: number; key: string; paths: string[] }) };
 }
 
-async function measure(s: Started, path: string, seconds: number, connections: number): Promise<number> {
+/** CPU seconds (user + system) the server process has used so far; NaN where /proc is missing. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ
+  } catch {
+    return NaN;
+  }
+}
+
+/** req/s, and the server's CPU microseconds per request (less sensitive to a busy machine). */
+async function measure(s: Started, path: string, seconds: number, connections: number): Promise<{ rps: number; cpuUs: number }> {
+  const before = cpuSeconds(s.child.pid);
   const result = await autocannon({ url: `http://127.0.0.1:${s.port}${path}`, headers: { 'x-api-key': s.key }, connections, duration: seconds });
+  const cpu = cpuSeconds(s.child.pid) - before;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: non-2xx ${result.non2xx}, errors ${result.errors}`);
-  return result.requests.average;
+  return { rps: result.requests.average, cpuUs: (cpu * 1e6) / result.requests.total };
 }
 
 function median(xs: readonly number[]): number {
@@ -70,6 +84,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   const seconds = options.seconds ?? 5;
   const connections = options.connections ?? 32;
   const samples = new Map<string, number[]>();
+  const cpuSamples = new Map<string, number[]>();
   for (let round = 0; round < rounds; round++) {
     for (const name of round % 2 === 0 ? CONTENDERS : [...CONTENDERS].reverse()) {
       const s = await start(name);
@@ -77,7 +92,9 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
         for (const [i, path] of s.paths.entries()) {
           await measure(s, path, 1, connections); // warm-up
           const key = `${name}|${ROUTE_NAMES[i]}`;
-          samples.set(key, [...(samples.get(key) ?? []), await measure(s, path, seconds, connections)]);
+          const m = await measure(s, path, seconds, connections);
+          samples.set(key, [...(samples.get(key) ?? []), m.rps]);
+          cpuSamples.set(key, [...(cpuSamples.get(key) ?? []), m.cpuUs]);
         }
       } finally {
         s.child.kill();
@@ -85,16 +102,32 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
     }
   }
   const rps = (name: Contender, route: string): number => median(samples.get(`${name}|${route}`) ?? [NaN]);
+  const cpuUs = (name: Contender, route: string): number => median(cpuSamples.get(`${name}|${route}`) ?? [NaN]);
   const rows: BenchRow[] = [];
   const note = `${connections} connections, ${rounds} interleaved rounds of ${seconds} s, client and server on one 2-core machine`;
   for (const route of ROUTE_NAMES) {
     for (const name of CONTENDERS) {
       const xs = samples.get(`${name}|${route}`) ?? [];
-      rows.push({ group: 'HTTP', name: `${route}: ${name}`, value: Math.round(rps(name, route)), unit: 'req/s', note: `samples ${xs.map((x) => Math.round(x)).join(', ')}` });
+      rows.push({
+        group: 'HTTP',
+        name: `${route}: ${name}`,
+        value: Math.round(rps(name, route)),
+        unit: 'req/s',
+        note: `samples ${xs.map((x) => Math.round(x)).join(', ')}; server CPU ${cpuUs(name, route).toFixed(1)} us/request`,
+      });
     }
     for (const [ours, theirs, target] of TARGETS) {
       const ratio = rps(ours, route) / rps(theirs, route);
-      rows.push({ group: 'HTTP', name: `${route}: ${ours} / ${theirs}`, value: Number(ratio.toFixed(2)), unit: 'x', target: `>= ${target}`, pass: ratio >= target, note });
+      const cpuRatio = cpuUs(theirs, route) / cpuUs(ours, route);
+      rows.push({
+        group: 'HTTP',
+        name: `${route}: ${ours} / ${theirs}`,
+        value: Number(ratio.toFixed(2)),
+        unit: 'x',
+        target: `>= ${target}`,
+        pass: ratio >= target,
+        note: `${note}; by server CPU per request ${cpuRatio.toFixed(2)}x`,
+      });
     }
   }
   return rows;
