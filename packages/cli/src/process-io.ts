@@ -3,8 +3,8 @@ import type { CliIo } from './io.js';
 
 /**
  * The process's `CliIo`. With `stopOnSignals`, SIGTERM and SIGINT abort `signal` (once each:
- * a second Ctrl-C ends the process at once); commands that do not serve leave the signals
- * alone. Relative paths resolve against the directory `npm run ipokit` was typed in
+ * a second Ctrl-C ends the process at once), and so does, under `npm run`, the end of the
+ * parent process; commands that do not serve leave the signals alone. Relative paths resolve against the directory `npm run ipokit` was typed in
  * (`INIT_CWD`), since npm runs scripts from the project's root.
  *
  * @example
@@ -23,6 +23,18 @@ export function processIo(options: { stopOnSignals: boolean }): CliIo {
     const controller = new AbortController();
     process.once('SIGTERM', () => controller.abort());
     process.once('SIGINT', () => controller.abort());
+    if (process.env.npm_lifecycle_event !== undefined) {
+      // Under `npm run`, a SIGTERM to npm reaches the `sh -c` between it and us, which dies
+      // without passing it on (`kill %1` in a script, a supervisor stopping npm): when our
+      // parent is gone, stop as if signalled instead of serving on as an orphan.
+      const parent = process.ppid;
+      const watch = setInterval(() => {
+        if (process.ppid === parent) return;
+        clearInterval(watch);
+        controller.abort();
+      }, 500);
+      watch.unref();
+    }
     io.signal = controller.signal;
   }
   return io;
