@@ -7,7 +7,7 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source', ...defaultServerConditions] } },
   resolve: { conditions: ['source'] },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'demo/src/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'demo/src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },

@@ -1,0 +1,235 @@
+/**
+ * The packages as users install them (issue: "every package passes publint and
+ * @arethetypeswrong/cli; a test installs the packed tarballs into a scratch project and
+ * imports them as ESM and as CommonJS, with types"). Each package is built with tsup and
+ * packed with `npm pack`; the tarballs are installed with npm into a project outside the
+ * workspace, where scripts import every package both ways and serve a request through
+ * each router, a strict TypeScript consumer type-checks against the shipped .d.ts (ESM and
+ * CommonJS), and the installed `ipokit` command runs. @ipokit/client has its own such test
+ * (packages/client/src/package.test.ts), which builds it; it is left out here so the two
+ * never build the same dist at once.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { publint } from 'publint';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const SLOW = 600_000;
+const PACKAGES = ['core', 'storage-memory', 'storage-postgres', 'express', 'koa', 'cli'] as const;
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** Every package's public entry points and what each must export (a function or class). */
+const EXPORTS: Record<string, string[]> = {
+  '@ipokit/core': ['createIpoHandler', 'importDataset', 'createAccount', 'createApiKey', 'listApiKeys', 'revokeApiKey', 'openApiDocument', 'IpokitError', 'validateDataset'],
+  '@ipokit/storage-memory': ['memoryStore'],
+  '@ipokit/storage-postgres': ['postgresStore', 'migrate'],
+  '@ipokit/express': ['ipoRouter'],
+  '@ipokit/koa': ['ipoRouter'],
+  '@ipokit/cli': ['runCli'],
+};
+
+const DATASET = {
+  ipos: [{ id: '2026000001', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', slug: 'orbit-aerospace-ipo', type: 'EQ', exchanges: ['nse'], startDate: '2026-11-20', endDate: '2026-11-24' }],
+};
+
+const ESM_SCRIPT = `
+import http from 'node:http';
+import express from 'express';
+import Koa from 'koa';
+import * as core from '@ipokit/core';
+import * as memory from '@ipokit/storage-memory';
+import * as postgres from '@ipokit/storage-postgres';
+import * as ex from '@ipokit/express';
+import * as koa from '@ipokit/koa';
+import * as cli from '@ipokit/cli';
+const modules = { '@ipokit/core': core, '@ipokit/storage-memory': memory, '@ipokit/storage-postgres': postgres, '@ipokit/express': ex, '@ipokit/koa': koa, '@ipokit/cli': cli };
+const missing = [];
+for (const [name, names] of Object.entries(${JSON.stringify(EXPORTS)})) for (const n of names) if (typeof modules[name][n] !== 'function') missing.push(name + ' ' + n);
+const store = memory.memoryStore();
+await core.importDataset(store, ${JSON.stringify(DATASET)});
+const acct = await core.createAccount(store, { name: 'a', plan: 'paid' });
+const { key } = await core.createApiKey(store, { accountId: acct.id, label: 'k' });
+async function ask(server) {
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const res = await fetch('http://127.0.0.1:' + server.address().port + '/ipos/ORBIT', { headers: { 'x-api-key': key } });
+  const body = await res.json();
+  server.close();
+  return res.status + ' ' + body.ipo.symbol;
+}
+const app = express();
+app.use('/ipos', ex.ipoRouter(store, { now: () => new Date('2026-11-22T06:30:00Z') }));
+const kapp = new Koa();
+kapp.use(koa.ipoRouter(store, { prefix: '/ipos', now: () => new Date('2026-11-22T06:30:00Z') }));
+console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())) }));
+`;
+
+const CJS_SCRIPT = `
+const http = require('node:http');
+const express = require('express');
+const modules = Object.fromEntries(${JSON.stringify(Object.keys(EXPORTS))}.map((n) => [n, require(n)]));
+const missing = [];
+for (const [name, names] of Object.entries(${JSON.stringify(EXPORTS)})) for (const n of names) if (typeof modules[name][n] !== 'function') missing.push(name + ' ' + n);
+const core = modules['@ipokit/core'];
+(async () => {
+  const store = modules['@ipokit/storage-memory'].memoryStore();
+  await core.importDataset(store, ${JSON.stringify(DATASET)});
+  const acct = await core.createAccount(store, { name: 'a', plan: 'paid' });
+  const { key } = await core.createApiKey(store, { accountId: acct.id, label: 'k' });
+  const app = express();
+  app.use('/ipos', modules['@ipokit/express'].ipoRouter(store, { now: () => new Date('2026-11-22T06:30:00Z') }));
+  const server = http.createServer(app);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const res = await fetch('http://127.0.0.1:' + server.address().port + '/ipos/ORBIT', { headers: { 'x-api-key': key } });
+  const body = await res.json();
+  server.close();
+  console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol }));
+})();
+`;
+
+// A strict consumer: the shipped types must be complete and precise.
+const CONSUMER_ESM = `
+import express from 'express';
+import Koa from 'koa';
+import { createAccount, importDataset, IpokitError, openApiDocument, type Ipo, type IpoRouterOptions, type Store } from '@ipokit/core';
+import { memoryStore } from '@ipokit/storage-memory';
+import { migrate, postgresStore } from '@ipokit/storage-postgres';
+import { ipoRouter } from '@ipokit/express';
+import { ipoRouter as koaRouter } from '@ipokit/koa';
+import { runCli } from '@ipokit/cli';
+
+const store: Store = memoryStore();
+const options: IpoRouterOptions = { limits: { paid: { perMinute: 600 } }, keyCacheTtlMs: 1000 };
+const result: { ipos: number; snapshots: number } = await importDataset(store, {});
+const account = await createAccount(store, { name: 'Acme', plan: 'pro', gmpAddon: true });
+account.plan satisfies 'free' | 'paid' | 'pro';
+express().use('/ipos', ipoRouter(store, options));
+new Koa().use(koaRouter(store, { ...options, prefix: '/ipos' }));
+const doc = openApiDocument({ serverUrl: '/ipos' });
+doc.openapi satisfies string;
+const ipo: Ipo | null = null;
+const err: IpokitError | null = null;
+declare const pool: { query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }> };
+await migrate(pool);
+postgresStore({ client: pool });
+const code: Promise<number> = runCli(['--help'], { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: '.' });
+// @ts-expect-error plan is one of free, paid, pro
+await createAccount(store, { name: 'x', plan: 'gold' });
+console.log(result, ipo, err, code);
+`;
+
+const CONSUMER_CJS = `
+import core = require('@ipokit/core');
+import memory = require('@ipokit/storage-memory');
+import ex = require('@ipokit/express');
+const store: core.Store = memory.memoryStore();
+export const router = ex.ipoRouter(store, { maxUrlLength: 2048 });
+export const done: Promise<{ ipos: number; snapshots: number }> = core.importDataset(store, {});
+`;
+
+describe('the packages as installed from their tarballs', () => {
+  let tmp: string;
+  let project: string;
+  const tarballs: Record<string, string> = {};
+
+  beforeAll(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'ipokit-packages-'));
+    for (const name of PACKAGES) {
+      await run(process.execPath, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { cwd: join(ROOT, 'packages', name) });
+      const { stdout } = await run(NPM, ['pack', '--json', '--pack-destination', tmp], { cwd: join(ROOT, 'packages', name) });
+      const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
+      tarballs[name] = join(tmp, info!.filename);
+    }
+    project = join(tmp, 'project');
+    await run('mkdir', ['-p', project]);
+    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
+    // Dependencies come from npm's cache where `npm ci` put them (no download needed).
+    await run(
+      NPM,
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...Object.values(tarballs), 'express@5', 'koa@3', 'pg@8', '@types/express@5', '@types/koa@3', '@types/node@20'],
+      { cwd: project, maxBuffer: 64 * 1024 * 1024 },
+    );
+  }, SLOW);
+
+  afterAll(async () => {
+    if (tmp !== undefined) await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('ship only what they need: dist (and src for the source maps), no tests', async () => {
+    for (const name of PACKAGES) {
+      const { stdout } = await run('tar', ['-tzf', tarballs[name]!]);
+      const files = stdout.trim().split('\n');
+      expect(files.filter((f) => /\.test\.ts$|test-|\.tsbuildinfo$/.test(f)), name).toEqual([]);
+      expect(files, name).toContain('package/dist/index.js');
+      expect(files, name).toContain('package/dist/index.cjs');
+      expect(files, name).toContain('package/dist/index.d.ts');
+      expect(files, name).toContain('package/dist/index.d.cts');
+    }
+  });
+
+  it('import as ESM and serve through both routers', async () => {
+    await writeFile(join(project, 'esm.mjs'), ESM_SCRIPT);
+    const { stdout } = await run(process.execPath, ['esm.mjs'], { cwd: project });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', koa: '200 ORBIT' });
+  });
+
+  it('require as CommonJS and serve', async () => {
+    await writeFile(join(project, 'cjs.cjs'), CJS_SCRIPT);
+    const { stdout } = await run(process.execPath, ['cjs.cjs'], { cwd: project });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT' });
+  });
+
+  it('type-check in a strict consumer, ESM and CommonJS', async () => {
+    await writeFile(join(project, 'consumer.mts'), CONSUMER_ESM);
+    await writeFile(join(project, 'consumer.cts'), CONSUMER_CJS);
+    await writeFile(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], noUncheckedIndexedAccess: true },
+        files: ['consumer.mts', 'consumer.cts'],
+      }),
+    );
+    const result = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project }).catch(
+      (err: { stdout?: string; stderr?: string }) => ({ stdout: `FAILED\n${err.stdout ?? ''}${err.stderr ?? ''}` }),
+    );
+    // Errors inside third-party .d.ts are not ours; ours and the consumer's must be none.
+    const ours = result.stdout.split('\n').filter((line) => line.startsWith('consumer.') || line.includes('@ipokit/') || line.startsWith('FAILED'));
+    expect(ours.filter((l) => l !== 'FAILED')).toEqual([]);
+  }, SLOW);
+
+  it('install the ipokit command: --help, --version and demo-data run', async () => {
+    const bin = join(project, 'node_modules', '.bin', 'ipokit');
+    const help = await run(bin, ['--help'], { cwd: project });
+    expect(help.stdout).toMatch(/ipokit/);
+    const version = await run(bin, ['--version'], { cwd: project });
+    expect(version.stdout.trim()).toMatch(/0\.1\.0/);
+    await run(bin, ['demo-data', '--out', 'data.json'], { cwd: project });
+    const data = JSON.parse(await readFile(join(project, 'data.json'), 'utf8')) as { ipos: unknown[]; gmp: unknown[] };
+    expect(data.ipos.length).toBeGreaterThan(100);
+    const bad = await run(bin, ['no-such-command'], { cwd: project }).catch((err: { code?: number; stderr?: string }) => err);
+    expect((bad as { code?: number }).code).toBe(2);
+  });
+
+  it.each(PACKAGES)('%s passes publint and arethetypeswrong', async (name) => {
+    const dir = join(ROOT, 'packages', name);
+    const { messages } = await publint({ pkgDir: dir, level: 'suggestion', strict: true });
+    expect(messages).toEqual([]);
+    const attw = await run(process.execPath, [join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js'), tarballs[name]!, '--format', 'json'], {
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '{}' }));
+    const report = JSON.parse(attw.stdout) as { problems?: unknown };
+    expect(report.problems, attw.stdout.slice(0, 2000)).toEqual({});
+  }, SLOW);
+
+  it('left no tarball or build output in the repository', async () => {
+    for (const name of PACKAGES) {
+      const files = await readdir(join(ROOT, 'packages', name));
+      expect(files.filter((f) => f.endsWith('.tgz')), name).toEqual([]);
+    }
+  });
+});
