@@ -72,6 +72,17 @@ describe('the ipokit process', () => {
     expect(b.stdout).toBe(a.stdout);
   });
 
+  it('ends quietly when the reader of its output goes away (ipokit demo-data | head)', async () => {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', BIN, 'demo-data'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = new Promise<number | null>((resolve) => child.once('close', resolve));
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy();
+    expect(await code).toBe(0);
+    expect(stderr).toBe('');
+  });
+
   it.each(['SIGTERM', 'SIGINT'] as const)('serve answers, then drains and exits 0 on %s', async (signal) => {
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', BIN, 'serve', '--port', '0'], {
       env: { ...process.env, DATABASE_URL: '', IPOKIT_DRAIN_MS: '2000' },

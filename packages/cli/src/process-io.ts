@@ -4,7 +4,8 @@ import type { CliIo } from './io.js';
 /**
  * The process's `CliIo`. With `stopOnSignals`, SIGTERM and SIGINT abort `signal` (once each:
  * a second Ctrl-C ends the process at once), and so does, under `npm run`, the end of the
- * parent process; commands that do not serve leave the signals alone. Relative paths resolve against the directory `npm run ipokit` was typed in
+ * parent process; commands that do not serve leave the signals alone. A closed stdout
+ * (`ipokit demo-data | head`) ends the process quietly. Relative paths resolve against the directory `npm run ipokit` was typed in
  * (`INIT_CWD`), since npm runs scripts from the project's root.
  *
  * @example
@@ -13,6 +14,15 @@ import type { CliIo } from './io.js';
  * ```
  */
 export function processIo(options: { stopOnSignals: boolean }): CliIo {
+  // `ipokit demo-data | head`: once the reader has gone, end quietly instead of crashing
+  // on an unhandled EPIPE with a stack trace. Nobody reads stderr then either.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+  });
+  process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
   const io: CliIo = {
     stdout: process.stdout,
     stderr: process.stderr,
