@@ -235,6 +235,26 @@ describe('createDatasetChecker', () => {
   });
 });
 
+describe('createDatasetChecker: what it keeps', () => {
+  it('keeps its own copies of ids, symbols and slugs, not the larger text a parser cut them from', () => {
+    const gc = collector();
+    const checker = createDatasetChecker();
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // Each record's strings are cut from a 200 kB block, as a streaming parser cuts values
+    // from the text it read: 200 blocks kept alive would be 40 MB.
+    for (let i = 0; i < 200; i++) {
+      const block = `${'x'.repeat(100_000)}"id-${i}-abcdefghijkl","SYM${i}ABCDEFGHIJ","slug-${i}-abcdefghijkl","ipo-${i}-abcdefghijklmnop",${'y'.repeat(100_000)}`;
+      const cut = (n: number) => block.slice(100_000).split(',')[n]!.slice(1, -1);
+      expect(checker.ipo({ id: cut(0), name: 'n', symbol: cut(1), slug: cut(2), type: 'EQ' }, i)).not.toBeNull();
+      checker.snapshot({ ipoId: cut(3), timestamp: TS, sources: [] }, i);
+    }
+    gc();
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(4_000_000);
+    expect(checker.finish()).toEqual({ ipos: 200, snapshots: 200 });
+  });
+});
+
 /** A full garbage collection on demand, without starting node with --expose-gc. */
 function collector(): () => void {
   setFlagsFromString('--expose-gc');

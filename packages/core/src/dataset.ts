@@ -454,8 +454,9 @@ class SnapshotKeys {
     let ordinal = this.ordinalOf.get(ipoId);
     if (ordinal === undefined) {
       ordinal = this.ipoIds.length;
-      this.ordinalOf.set(ipoId, ordinal);
-      this.ipoIds.push(ipoId);
+      const kept = detached(ipoId);
+      this.ordinalOf.set(kept, ordinal);
+      this.ipoIds.push(kept);
       if (ordinal === this.latest.length) {
         this.latest = grown(this.latest, new Float64Array(ordinal * 2));
         this.counts = grown(this.counts, new Uint32Array(ordinal * 2));
@@ -545,6 +546,16 @@ class SnapshotKeys {
   private instantAt(i: number): number {
     return this.instants[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
   }
+}
+
+/**
+ * `text` on its own. A string cut from a larger one (as a streaming JSON parser cuts values
+ * from the block of text it read) may keep that whole block alive; the checker keeps ids,
+ * symbols and slugs for the rest of the dataset, so it keeps copies (V8 flattens the
+ * concatenation into a new string of this length, which the slice then refers to).
+ */
+function detached(text: string): string {
+  return text.length < 13 ? text : ` ${text}`.slice(1);
 }
 
 /** `into` holding `from` at its start. */
@@ -655,7 +666,7 @@ function checkIpo(value: unknown, index: number, problems: Problems, seen: Seen)
 
 function firstOrDuplicate(scope: RecordScope, seen: Map<string, number>, key: string, index: number, label: string, what: string): void {
   const earlier = seen.get(key);
-  if (earlier === undefined) seen.set(key, index);
+  if (earlier === undefined) seen.set(detached(key), index);
   else scope.add(label, `${what} is already used by ipos[${earlier}]`);
 }
 
