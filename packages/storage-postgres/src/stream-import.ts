@@ -148,14 +148,16 @@ async function validatePass(
       // Kept only while the dataset can still be valid (else it is refused anyway).
       if (record !== null && checker.problemCount === 0) {
         const ipo = record as IpoRecord;
-        ipoKeys.push({ id: ipo.id, symbol: ipo.symbol, slug: ipo.slug });
+        ipoKeys.push({ id: detached(ipo.id), symbol: ipo.symbol === null ? null : detached(ipo.symbol), slug: detached(ipo.slug) });
       }
       if (ipos % batchSize === 0) progress({ pass: 1, ipos, snapshots });
     } else if (item.kind === 'snapshot') {
       snapshots += 1;
       if (record !== null && checker.problemCount === 0) {
         const { ipoId } = record as SnapshotRecord;
-        snapshotsOf.set(ipoId, (snapshotsOf.get(ipoId) ?? 0) + 1);
+        const seen = snapshotsOf.get(ipoId);
+        if (seen === undefined) snapshotsOf.set(detached(ipoId), 1);
+        else snapshotsOf.set(ipoId, seen + 1);
       }
       if (snapshots % batchSize === 0) progress({ pass: 1, ipos, snapshots });
     }
@@ -210,60 +212,33 @@ async function writePass(
       const reads: Array<'ipos' | 'gmp' | 'both'> = first.gmpFirst ? ['ipos', 'gmp'] : ['both'];
       try {
         for (const part of reads) {
-          // Read by hand (no generator in between: it costs per item): an error of the
-          // source is noted as the source's before it leaves.
-          let items: AsyncIterator<DatasetItem>;
-          try {
-            items = readPass()[Symbol.asyncIterator]();
-          } catch (error) {
-            failed(error);
-            throw error;
-          }
-          let finished = false;
-          try {
-            for (;;) {
-              let next: IteratorResult<DatasetItem>;
-              try {
-                next = await items.next();
-              } catch (error) {
-                failed(error);
-                throw error;
+          await eachItem(readPass, failed, async (item) => {
+            if (item.kind === 'ipo' && part !== 'gmp') {
+              const record = checker.ipo(item.value, item.index);
+              const keys = first.ipoKeys[ipos];
+              ipos += 1;
+              if (record === null || keys === undefined || keys.id !== record.id || keys.symbol !== record.symbol || keys.slug !== record.slug) {
+                throw changed(`ipos[${item.index}]`);
               }
-              if (next.done === true) {
-                finished = true;
-                break;
+              ipoBatch.push(record);
+              if (ipoBatch.length === ipoBatchSize) {
+                await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+                progress({ pass: 2, ipos, snapshots });
               }
-              const item = next.value;
-              if (item.kind === 'ipo' && part !== 'gmp') {
-                const record = checker.ipo(item.value, item.index);
-                const keys = first.ipoKeys[ipos];
-                ipos += 1;
-                if (record === null || keys === undefined || keys.id !== record.id || keys.symbol !== record.symbol || keys.slug !== record.slug) {
-                  throw changed(`ipos[${item.index}]`);
-                }
-                ipoBatch.push(record);
-                if (ipoBatch.length === ipoBatchSize) {
-                  await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
-                  progress({ pass: 2, ipos, snapshots });
-                }
-              } else if (item.kind === 'snapshot' && part !== 'ipos') {
-                if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
-                const record = checker.snapshot(item.value, item.index);
-                snapshots += 1;
-                if (record === null || !first.snapshotsOf.has(record.ipoId)) throw changed(`gmp[${item.index}]`);
-                snapshotBatch.push(record);
-                if (snapshotBatch.length === batchSize) {
-                  const batch = snapshotBatch;
-                  snapshotBatch = [];
-                  await writer.write((t) => upsertSnapshots(t, s, batch));
-                  progress({ pass: 2, ipos, snapshots });
-                }
+            } else if (item.kind === 'snapshot' && part !== 'ipos') {
+              if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+              const record = checker.snapshot(item.value, item.index);
+              snapshots += 1;
+              if (record === null || !first.snapshotsOf.has(record.ipoId)) throw changed(`gmp[${item.index}]`);
+              snapshotBatch.push(record);
+              if (snapshotBatch.length === batchSize) {
+                const batch = snapshotBatch;
+                snapshotBatch = [];
+                await writer.write((t) => upsertSnapshots(t, s, batch));
+                progress({ pass: 2, ipos, snapshots });
               }
             }
-          } finally {
-            // Left early (a failure): the source closes its file.
-            if (!finished) await items.return?.().catch(() => undefined);
-          }
+          });
         }
         if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
         if (snapshotBatch.length > 0) await writer.write((t) => upsertSnapshots(t, s, snapshotBatch));
@@ -312,6 +287,50 @@ class BatchWriter {
     await this.pending?.catch(() => undefined);
     this.pending = null;
   }
+}
+
+/**
+ * Reads one pass, item by item, by hand (a generator in between would cost per item); an
+ * error of the source is noted with `failed` before it leaves, and a pass left early (a
+ * failure) closes the source.
+ */
+async function eachItem(
+  readPass: () => AsyncIterable<DatasetItem>,
+  failed: (error: unknown) => void,
+  onItem: (item: DatasetItem) => Promise<void>,
+): Promise<void> {
+  let items: AsyncIterator<DatasetItem>;
+  try {
+    items = readPass()[Symbol.asyncIterator]();
+  } catch (error) {
+    failed(error);
+    throw error;
+  }
+  let finished = false;
+  try {
+    for (;;) {
+      let next: IteratorResult<DatasetItem>;
+      try {
+        next = await items.next();
+      } catch (error) {
+        failed(error);
+        throw error;
+      }
+      if (next.done === true) break;
+      await onItem(next.value);
+    }
+    finished = true;
+  } finally {
+    if (!finished) await items.return?.().catch(() => undefined);
+  }
+}
+
+/**
+ * `text` on its own: a string cut from a larger one (a parser's block of text) may keep the
+ * whole block alive, and these are kept for the whole import (see the core's checker).
+ */
+function detached(text: string): string {
+  return text.length < 13 ? text : ` ${text}`.slice(1);
 }
 
 function ipoIdOf(value: unknown): string | undefined {
