@@ -10,7 +10,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatasetChecker, importDataset, IpokitError, validateDataset, type DatasetItem } from '@ipokit/core';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/core/testing';
-import { migrate, postgresStore } from '@ipokit/storage-postgres';
+import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
+import pg from 'pg';
 import { readDatasetFile } from './import.js';
 import { runCli } from './index.js';
 import type { CliIo } from './io.js';
@@ -147,6 +148,24 @@ describe(`ipokit import (${ON})`, () => {
     const unmigrated = await run(['import', 'good.json', '--schema', 'ipokit_never_migrated']);
     expect(unmigrated.code).toBe(1);
     expect(unmigrated.stderr).toMatch(/^ipokit import: The PostgreSQL schema "?ipokit_never_migrated"? is not migrated; .* run 'ipokit migrate' first\.\n$/);
+  });
+
+  it('says in one line, without a stack, that the database failed halfway; exit 1, nothing written', async () => {
+    await empty();
+    await file('good.json', GOOD);
+    const pool = db.kind === 'postgres' ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 }) : null;
+    const client = failingOnSnapshotInsert(pool ?? db.client, 2);
+    const r = await run(['import', 'good.json', '--schema', db.schema, '--batch-size', '10'], {
+      openDatabase: async () => ({ client, close: async () => void (await pool?.end()) }),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n').filter((l) => !/^ipokit import: (checked|wrote)/.test(l))).toEqual([
+      'ipokit import: The PostgreSQL store failed.: connection lost halfway (injected)',
+      '',
+    ]);
+    expect(await count('ipos')).toBe(0);
+    expect(await count('snapshots')).toBe(0);
   });
 
   it('draws one updating progress line per pass on a terminal', async () => {
@@ -315,3 +334,27 @@ describe(`ipokit import in little memory (${ON})`, () => {
     expect(Date.now() - started).toBeLessThan(60_000);
   }, 120_000);
 });
+
+/** `client`, whose `n`-th snapshot INSERT (in or out of a transaction) fails. */
+function failingOnSnapshotInsert(client: PostgresClient, n: number): PostgresClient {
+  let inserts = 0;
+  const failing = (c: PostgresClient): PostgresClient['query'] => async (text, params) => {
+    if (/INSERT INTO \S+\.snapshots/.test(text) && ++inserts === n) throw new Error('connection lost halfway (injected)');
+    return c.query(text, params);
+  };
+  const lite = client as PostgresClient & { transaction?: <T>(fn: (tx: PostgresClient) => Promise<T>) => Promise<T> };
+  if (typeof lite.transaction === 'function') {
+    return { query: failing(client), transaction: <T>(fn: (tx: PostgresClient) => Promise<T>) => lite.transaction!((tx) => fn({ query: failing(tx) })) } as PostgresClient;
+  }
+  const pool = client as PostgresClient & { connect(): Promise<PostgresClient & { release(e?: Error | boolean): void }>; totalCount: number };
+  return {
+    query: failing(client),
+    get totalCount() {
+      return pool.totalCount;
+    },
+    connect: async () => {
+      const c = await pool.connect();
+      return { query: failing(c), release: (e?: Error | boolean) => c.release(e) };
+    },
+  } as PostgresClient;
+}
