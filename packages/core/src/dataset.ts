@@ -1,7 +1,9 @@
 /**
  * Validation of a whole dataset (CONTRACT 1, 2, 6, 9): every IPO record and GMP snapshot
  * is checked, problems are collected in dataset order, and a valid dataset comes back as
- * the normalised records stores keep.
+ * the normalised records stores keep. The same rules run one record at a time for a
+ * dataset streamed from a file too large for memory (`createDatasetChecker`);
+ * `validateDataset` is built on them.
  */
 import { aggregatePaise } from './aggregate.js';
 import { dateToEpochMs, parseInstant } from './dates.js';
