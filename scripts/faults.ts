@@ -24,6 +24,8 @@ import pg from 'pg';
 import { importDataset } from '@ipokit/core';
 import { FIXTURE_NOW, IPO_IDS, seedFixture } from '@ipokit/core/testing';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
+// The storage package's test proxy (not published), by path.
+import { cuttableProxy } from '../packages/storage-postgres/src/test-proxy.js';
 import type { FaultAppStats } from './faults-app.js';
 
 const args = new Map<string, string>();
@@ -95,35 +97,10 @@ async function throwawayCluster(bin: string): Promise<Faultable> {
 }
 
 async function proxiedServer(url: string): Promise<Faultable> {
-  const target = new URL(url);
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | null = null;
-  const port = await freePort();
-  const listen = async (): Promise<void> => {
-    const s = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port || 5432), target.hostname);
-      for (const sock of [client, upstream]) {
-        sockets.add(sock);
-        sock.on('close', () => sockets.delete(sock));
-        sock.on('error', () => sock.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => s.listen(port, '127.0.0.1', resolve));
-    server = s;
-  };
-  const cut = async (): Promise<void> => {
-    const s = server;
-    server = null;
-    for (const sock of sockets) sock.destroy();
-    if (s !== null) await new Promise((resolve) => s.close(resolve));
-  };
-  await listen();
+  const proxy = await cuttableProxy(new URL(url));
   const via = new URL(url);
-  via.host = `127.0.0.1:${port}`;
-  return { url: via.toString(), describe: `DATABASE_URL through a TCP proxy that cuts every connection and refuses new ones`, down: cut, up: listen, close: cut };
+  via.host = `127.0.0.1:${proxy.port}`;
+  return { url: via.toString(), describe: `DATABASE_URL through a TCP proxy that cuts every connection and refuses new ones`, down: proxy.cut, up: proxy.restore, close: proxy.close };
 }
 
 // --- the apps and the load --------------------------------------------------------------

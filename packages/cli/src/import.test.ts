@@ -12,6 +12,8 @@ import { createDatasetChecker, importDataset, IpokitError, validateDataset, type
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/core/testing';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
 import pg from 'pg';
+// The storage package's own test helper (not published), by path.
+import { failingOnSnapshotInsert } from '../../storage-postgres/src/test-database.js';
 import { readDatasetFile } from './import.js';
 import { runCli } from './index.js';
 import type { CliIo } from './io.js';
@@ -335,26 +337,3 @@ describe(`ipokit import in little memory (${ON})`, () => {
   }, 120_000);
 });
 
-/** `client`, whose `n`-th snapshot INSERT (in or out of a transaction) fails. */
-function failingOnSnapshotInsert(client: PostgresClient, n: number): PostgresClient {
-  let inserts = 0;
-  const failing = (c: PostgresClient): PostgresClient['query'] => async (text, params) => {
-    if (/INSERT INTO \S+\.snapshots/.test(text) && ++inserts === n) throw new Error('connection lost halfway (injected)');
-    return c.query(text, params);
-  };
-  const lite = client as PostgresClient & { transaction?: <T>(fn: (tx: PostgresClient) => Promise<T>) => Promise<T> };
-  if (typeof lite.transaction === 'function') {
-    return { query: failing(client), transaction: <T>(fn: (tx: PostgresClient) => Promise<T>) => lite.transaction!((tx) => fn({ query: failing(tx) })) } as PostgresClient;
-  }
-  const pool = client as PostgresClient & { connect(): Promise<PostgresClient & { release(e?: Error | boolean): void }>; totalCount: number };
-  return {
-    query: failing(client),
-    get totalCount() {
-      return pool.totalCount;
-    },
-    connect: async () => {
-      const c = await pool.connect();
-      return { query: failing(c), release: (e?: Error | boolean) => c.release(e) };
-    },
-  } as PostgresClient;
-}

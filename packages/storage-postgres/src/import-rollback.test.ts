@@ -3,7 +3,7 @@ import { importDataset, isIpokitError } from '@ipokit/core';
 import { makeIpo, makeSnapshot, toDataset } from '@ipokit/core/testing';
 import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
-import { openTestDatabase, type TestDatabase } from './test-database.js';
+import { failingOnSnapshotInsert, openTestDatabase, type TestDatabase } from './test-database.js';
 
 // An import is all or nothing even when the database fails halfway: here the second batch
 // of snapshots fails after the IPOs and the first batch were written in the transaction.
@@ -14,33 +14,6 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-/** The test database's client, whose `n`-th snapshot INSERT (in or out of a transaction) fails. */
-function failingOnSnapshotInsert(client: PostgresClient, n: number): PostgresClient {
-  let inserts = 0;
-  const failing = (c: PostgresClient): PostgresClient['query'] => async (text, params) => {
-    if (/INSERT INTO \S+\.snapshots/.test(text) && ++inserts === n) throw new Error('connection lost halfway (injected)');
-    return c.query(text, params);
-  };
-  const lite = client as PostgresClient & { transaction?: <T>(fn: (tx: PostgresClient) => Promise<T>) => Promise<T>; exec?: (sql: string) => Promise<unknown> };
-  if (typeof lite.transaction === 'function') {
-    return Object.assign(Object.create(null) as object, {
-      query: failing(client),
-      exec: lite.exec?.bind(client),
-      transaction: <T>(fn: (tx: PostgresClient) => Promise<T>) => lite.transaction!((tx) => fn({ query: failing(tx) })),
-    }) as PostgresClient;
-  }
-  const pool = client as PostgresClient & { connect(): Promise<PostgresClient & { release(e?: Error | boolean): void }>; totalCount: number };
-  return {
-    query: failing(client),
-    get totalCount() {
-      return pool.totalCount;
-    },
-    connect: async () => {
-      const c = await pool.connect();
-      return { query: failing(c), release: (e?: Error | boolean) => c.release(e) };
-    },
-  } as PostgresClient;
-}
 
 describe(`postgresStore import (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('a failure halfway through an import rolls all of it back', async () => {

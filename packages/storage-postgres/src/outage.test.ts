@@ -1,4 +1,3 @@
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pg from 'pg';
@@ -9,6 +8,7 @@ import { ipoRouter } from '@ipokit/express';
 import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
+import { cuttableProxy } from './test-proxy.js';
 
 // The database goes away under load and comes back: requests meanwhile get 503
 // ERR:UNAVAILABLE (nothing else, no crash, no unhandled rejection), and once it is back
@@ -22,36 +22,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => db.close());
 
-/** A TCP proxy to the server that can be cut (every connection closed, new ones refused). */
-async function cuttableProxy(target: URL): Promise<{ port: number; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | null = null;
-  let port = 0;
-  const listen = async (): Promise<void> => {
-    const s = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port || 5432), target.hostname);
-      for (const sock of [client, upstream]) {
-        sockets.add(sock);
-        sock.on('close', () => sockets.delete(sock));
-        sock.on('error', () => sock.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => s.listen(port, '127.0.0.1', resolve));
-    port = (s.address() as AddressInfo).port;
-    server = s;
-  };
-  const stop = async (): Promise<void> => {
-    const s = server;
-    server = null;
-    for (const sock of sockets) sock.destroy();
-    if (s !== null) await new Promise((resolve) => s.close(resolve));
-  };
-  await listen();
-  return { port, cut: stop, restore: listen, close: stop };
-}
 
 interface Harness {
   client: PostgresClient;

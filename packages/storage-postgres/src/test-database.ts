@@ -57,3 +57,40 @@ export async function openTestDatabase(name: string): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * A client over `client` whose `n`-th snapshot INSERT (in or out of a transaction) fails,
+ * as a connection lost halfway through an import would. Keeps the client's kind (PGlite
+ * with `transaction()`, or a pool with `connect()`), so the store takes the same path.
+ *
+ * @example
+ * ```ts
+ * const broken = postgresStore({ client: failingOnSnapshotInsert(db.client, 2), schema: db.schema });
+ * ```
+ */
+export function failingOnSnapshotInsert(client: PostgresClient, n: number): PostgresClient {
+  let inserts = 0;
+  const failing = (c: PostgresClient): PostgresClient['query'] => async (text, params) => {
+    if (/INSERT INTO \S+\.snapshots/.test(text) && ++inserts === n) throw new Error('connection lost halfway (injected)');
+    return c.query(text, params);
+  };
+  const lite = client as PostgresClient & { transaction?: <T>(fn: (tx: PostgresClient) => Promise<T>) => Promise<T>; exec?: (sql: string) => Promise<unknown> };
+  if (typeof lite.transaction === 'function') {
+    return Object.assign(Object.create(null) as object, {
+      query: failing(client),
+      exec: lite.exec?.bind(client),
+      transaction: <T>(fn: (tx: PostgresClient) => Promise<T>) => lite.transaction!((tx) => fn({ query: failing(tx) })),
+    }) as PostgresClient;
+  }
+  const pool = client as PostgresClient & { connect(): Promise<PostgresClient & { release(e?: Error | boolean): void }>; totalCount: number };
+  return {
+    query: failing(client),
+    get totalCount() {
+      return pool.totalCount;
+    },
+    connect: async () => {
+      const c = await pool.connect();
+      return { query: failing(c), release: (e?: Error | boolean) => c.release(e) };
+    },
+  } as PostgresClient;
+}
