@@ -20,6 +20,17 @@ async function block(heading: string): Promise<string> {
   return m[1]!;
 }
 
+/** The URLs of the curl lines in the sh block after "More queries against either". */
+async function moreQueries(): Promise<string[]> {
+  const readme = await readFile(`${ROOT}README.md`, 'utf8');
+  const at = readme.indexOf('More queries against either');
+  if (at < 0) throw new Error('README has no "More queries against either"');
+  const sh = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
+  const urls = [...(sh?.[1] ?? '').matchAll(/curl -s '([^']+)' -H "x-api-key: \$KEY"/g)].map((x) => x[1]!);
+  if (urls.length === 0) throw new Error('no curl lines after "More queries against either"');
+  return urls;
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
@@ -55,6 +66,12 @@ describe.each([
       const body = (await res.json()) as { ipo: { symbol: string; gmp?: { aggregations: { mean: number } } } };
       expect(body.ipo.symbol).toBe('ORBIT');
       if (name === 'express') expect(body.ipo.gmp?.aggregations.mean).toBe(41.25);
+      // "More queries against either": the README's curl lines, on this server and key.
+      for (const url of await moreQueries()) {
+        const more = await fetch(url.replace('http://localhost:3000', `http://127.0.0.1:${port}`), { headers: { 'x-api-key': m![2]! } });
+        expect(more.status, `${url}: ${await more.clone().text()}`).toBe(200);
+        await more.arrayBuffer();
+      }
     } finally {
       child.kill();
       await rm(file, { force: true });
