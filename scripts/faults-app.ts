@@ -59,6 +59,8 @@ process.on('message', (m: unknown) => {
   if (m !== 'stats') return;
   process.send?.({ ...stats, poolTotal: pool.totalCount, poolIdle: pool.idleCount, poolWaiting: pool.waitingCount });
 });
+// The script that started this app was killed (or crashed): do not outlive it.
+process.on('disconnect', () => process.exit(0));
 process.on('SIGTERM', () => {
   server.close();
   server.closeAllConnections();
