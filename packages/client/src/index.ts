@@ -12,7 +12,7 @@
  * for await (const ipo of ipos.all({ status: 'listed', year: 2026 })) console.log(ipo.symbol);
  * ```
  */
-// Types only: the built .d.ts inlines them (tsup `dts.resolve`), so the published client needs
+// Types only: the built .d.ts inlines them (see tsup.config.ts), so the published client needs
 // @ipokit/core neither at run time nor for its types.
 import type {
   ErrorBody,

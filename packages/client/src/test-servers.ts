@@ -4,48 +4,21 @@
  * suite's fixture, on 127.0.0.1 port 0, with a clock the test moves. Not published (the
  * package ships dist/ only, built from index.ts).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
-import Koa from 'koa';
-import type { IpoRouterOptions, Store } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, type FixtureKeys } from '@ipokit/core/testing';
-import { ipoRouter as expressRouter } from '@ipokit/express';
-import { ipoRouter as koaRouter } from '@ipokit/koa';
+import type { IpoRouterOptions } from '@ipokit/core';
+import { FIXTURE_NOW, seedFixture, type FixtureKeys, type HttpTarget, type StartedTarget } from '@ipokit/core/testing';
 import { memoryStore } from '@ipokit/storage-memory';
+// The adapters' own test apps (not published), by path: the same servers their suites use.
+import { EXPRESS_VERSIONS, expressTarget } from '../../express/src/test-target.js';
+import { koaTargets } from '../../koa/src/test-target.js';
 
 /** A way to serve the router at `/ipos`. */
-export interface Framework {
-  name: string;
-  serve(store: Store, options: IpoRouterOptions): Promise<Served>;
-}
+export type Framework = HttpTarget;
 
 /** A server that listens. */
-export interface Served {
-  /** The mount URL, e.g. `http://127.0.0.1:40123/ipos`. */
-  baseUrl: string;
-  close(): Promise<void>;
-}
+export type Served = StartedTarget;
 
-/** The frameworks the client is tested against. */
-export const FRAMEWORKS: readonly Framework[] = [
-  {
-    name: 'express 5',
-    serve: (store, options) => {
-      const app = express();
-      app.use('/ipos', expressRouter(store, options));
-      return listen(app, '/ipos');
-    },
-  },
-  {
-    name: 'koa 3',
-    serve: (store, options) => {
-      const app = new Koa();
-      app.use(koaRouter(store, { ...options, prefix: '/ipos' }));
-      return listen(app.callback(), '/ipos');
-    },
-  },
-];
+/** The frameworks the client is tested against: Express 5, and Koa 3 with `prefix: '/ipos'`. */
+export const FRAMEWORKS: readonly Framework[] = [expressTarget(EXPRESS_VERSIONS[0]!), ...koaTargets('koa 3')];
 
 /** No window refuses anything (for tests that send many requests). */
 export const NO_LIMITS: NonNullable<IpoRouterOptions['limits']> = {
@@ -74,7 +47,7 @@ export async function fixtureServer(framework: Framework, options: IpoRouterOpti
   const store = memoryStore();
   const { keys } = await seedFixture(store);
   const clock = { now: FIXTURE_NOW };
-  const served = await framework.serve(store, { onError: () => {}, ...options, now: () => new Date(clock.now) });
+  const served = await framework.start(store, { onError: () => {}, ...options, now: () => new Date(clock.now) });
   return {
     ...served,
     keys,
@@ -83,22 +56,5 @@ export async function fixtureServer(framework: Framework, options: IpoRouterOpti
       await served.close();
       await store.close?.();
     },
-  };
-}
-
-async function listen(handler: http.RequestListener, mount: string): Promise<Served> {
-  const server = http.createServer(handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}${mount}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err === undefined ? resolve() : reject(err)));
-        server.closeAllConnections();
-      }),
   };
 }
