@@ -101,3 +101,4 @@ export {
   type SentRequest,
   type StatusCounts,
 } from './testing/fuzz.js';
+export { testFuzz, type TestFuzzOptions } from './testing/fuzz-suite.js';
