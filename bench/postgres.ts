@@ -23,18 +23,7 @@ import type { GmpBucket, GmpBucketQuery, IpoStatus, ListQuery, Store } from '@ip
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
 import { syntheticIpo as ipo } from '../packages/storage-postgres/src/synthetic.js';
 import { runLimiterBench, runQuotaScaling, type LimiterBenchResult } from './postgres-limiter.js';
-
-/** One figure of a benchmark, as every part of `npm run bench` reports it. */
-export interface BenchRow {
-  group: string;
-  name: string;
-  value: number;
-  unit: string;
-  /** The target, e.g. `<= 1.2x`. */
-  target?: string;
-  pass?: boolean;
-  note?: string;
-}
+import type { BenchRow } from './rows.js';
 
 /** Options of {@link runPostgresBench}. */
 export interface PostgresBenchOptions {
