@@ -50,6 +50,48 @@ describe.each(EXPRESS_VERSIONS)('express adapter on $name', ({ create }) => {
     );
   });
 
+  it('MUST do nothing when another middleware answered first or the client left (no crash, no error)', async () => {
+    const errors: unknown[] = [];
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => void rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      await withApp(
+        create,
+        (app, store) => {
+          // connect-timeout style: answers 503 while the store is still busy
+          app.use((_req, res, next) => {
+            const timer = setTimeout(() => {
+              if (!res.headersSent) res.status(503).type('text/plain').send('timed out');
+            }, 30);
+            res.on('close', () => clearTimeout(timer));
+            next();
+          });
+          app.use('/ipos', ipoRouter(slowStore(store, 150), { ...clock(), onError: (e) => errors.push(e) }));
+          app.use((err: unknown, _req: unknown, res: { headersSent: boolean; end(): void }, _next: unknown) => {
+            errors.push(err);
+            if (!res.headersSent) res.end();
+          });
+        },
+        async (base) => {
+          expect(await text(`${base}/ipos?status=open`)).toEqual([503, 'timed out']);
+          // the client that leaves before the answer
+          const gone = new AbortController();
+          const request = fetch(`${base}/ipos?status=open`, { signal: gone.signal }).catch(() => 'aborted');
+          setTimeout(() => gone.abort(), 10);
+          expect(await request).toBe('aborted');
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          // the process still serves, and nothing was reported
+          expect(await status(`${base}/ipos?status=open`)).toBe(503);
+        },
+      );
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+    expect(rejections).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   it('MUST measure maxUrlLength on the whole request-target, deeper mount path included', async () => {
     await withApp(
       create,
@@ -81,6 +123,15 @@ async function withApp(
     await server.close();
     await store.close?.();
   }
+}
+
+/** The store with its IPO reads answering `ms` later. */
+function slowStore(store: Store, ms: number): Store {
+  const later = <T>(value: Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms));
+  return Object.assign(Object.create(store) as Store, {
+    listIpos: (q: Parameters<Store['listIpos']>[0]) => later(store.listIpos(q)),
+    findIpo: (q: Parameters<Store['findIpo']>[0]) => later(store.findIpo(q)),
+  });
 }
 
 async function status(url: string, headers: Record<string, string> = {}): Promise<number> {

@@ -46,6 +46,9 @@ export function ipoRouter(store: Store, options: IpoRouterOptions = {}): IpoRequ
       headers: req.headers,
       clientAddress: req.ip,
     }).then((result) => {
+      // Something else answered meanwhile (a timeout middleware), or the client left: the
+      // answer has nowhere to go, and that is no error.
+      if (res.headersSent || res.writableEnded || res.destroyed) return;
       // Write the core's bytes as they are: res.send would add an ETag and answer 304s.
       res.writeHead(result.status, result.headers);
       res.end(result.body);

@@ -73,6 +73,10 @@ export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoM
       headers: ctx.headers,
       clientAddress: ctx.ip,
     });
+    // Something else answered meanwhile (a timeout middleware), or the client left: the
+    // answer has nowhere to go, and that is no error.
+    const { res } = ctx;
+    if (res.headersSent || res.writableEnded || res.destroyed) return;
     // Status and headers before the body, so Koa keeps our Content-Type. The headers go
     // straight to Node's response (what ctx.set does, without its per-header dispatch);
     // Content-Length is left to Koa, which measures the string body itself (and sends
@@ -80,7 +84,7 @@ export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoM
     ctx.status = result.status;
     const { headers } = result;
     for (const name in headers) {
-      if (name !== 'Content-Length') ctx.res.setHeader(name, headers[name]!);
+      if (name !== 'Content-Length') res.setHeader(name, headers[name]!);
     }
     ctx.body = result.body;
   };

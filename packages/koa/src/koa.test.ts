@@ -134,6 +134,49 @@ describe.each(KOA_VERSIONS)('koa adapter on $name', ({ create }) => {
     );
   });
 
+  it('MUST do nothing when another middleware answered first or the client left (no crash, no error)', async () => {
+    const errors: unknown[] = [];
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): void => void rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      await withApp(
+        create,
+        (app, store) => {
+          app.silent = true;
+          app.on('error', (err: unknown) => errors.push(err));
+          // a timeout middleware that answers 503 on Node's response while the store is
+          // still busy, and still waits for the rest of the chain
+          app.use(async (ctx, next) => {
+            const timer = setTimeout(() => {
+              ctx.res.writeHead(503, { 'content-type': 'text/plain' });
+              ctx.res.end('timed out');
+            }, 30);
+            try {
+              await next();
+            } finally {
+              clearTimeout(timer);
+            }
+          });
+          app.use(ipoRouter(slowStore(store, 150), { ...clock(), prefix: '/ipos', onError: (e) => errors.push(e) }));
+        },
+        async (origin) => {
+          expect(await text(`${origin}/ipos?status=open`)).toEqual([503, 'timed out']);
+          const gone = new AbortController();
+          const request = fetch(`${origin}/ipos?status=open`, { signal: gone.signal }).catch(() => 'aborted');
+          setTimeout(() => gone.abort(), 10);
+          expect(await request).toBe('aborted');
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expect(await status(`${origin}/ipos?status=open`)).toBe(503);
+        },
+      );
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+    expect(rejections).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   it('MUST measure maxUrlLength on the whole request-target, prefix included', async () => {
     await withApp(
       create,
@@ -161,6 +204,15 @@ async function withApp(create: () => Koa, build: (app: Koa, store: Store) => voi
     await server.close();
     await store.close?.();
   }
+}
+
+/** The store with its IPO reads answering `ms` later. */
+function slowStore(store: Store, ms: number): Store {
+  const later = <T>(value: Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms));
+  return Object.assign(Object.create(store) as Store, {
+    listIpos: (q: Parameters<Store['listIpos']>[0]) => later(store.listIpos(q)),
+    findIpo: (q: Parameters<Store['findIpo']>[0]) => later(store.findIpo(q)),
+  });
 }
 
 async function status(url: string, headers: Record<string, string> = {}): Promise<number> {
