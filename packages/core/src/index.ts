@@ -2,6 +2,7 @@
  * @ipokit/core: the pure engine behind the ipokit routers and stores.
  */
 export * from './types.js';
+export * from './ascii.js';
 export * from './errors.js';
 export * from './numbers.js';
 export * from './dates.js';

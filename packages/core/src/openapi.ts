@@ -474,7 +474,7 @@ function rateHeaders(refused: boolean): Record<string, OpenApiHeader | OpenApiRe
 
 function componentParameters(): Record<string, OpenApiParameter> {
   const dateSchema = (): JsonSchema => ({ type: 'string', format: 'date', pattern: DATE_PATTERN, examples: ['2026-11-20'] });
-  const casing = 'Matched case-insensitively (the canonical form is shown).';
+  const casing = 'Matched ignoring case in ASCII only: A-Z match a-z and no other character folds (the canonical form is shown).';
   return {
     identifier: {
       name: 'identifier',
@@ -497,7 +497,7 @@ function componentParameters(): Record<string, OpenApiParameter> {
       required: false,
       style: 'form',
       explode: false,
-      description: `Comma-separated IPO types to keep, e.g. \`EQ,SME\`. Items are matched case-insensitively and repeats are ignored; an empty item (\`EQ,,SME\`) is a 400.`,
+      description: `Comma-separated IPO types to keep, e.g. \`EQ,SME\`. Items are matched ignoring case in ASCII only (A-Z match a-z; no other character folds) and repeats are ignored; an empty item (\`EQ,,SME\`) is a 400.`,
       schema: { type: 'array', items: { type: 'string', enum: TYPES }, minItems: 1, maxItems: 3, uniqueItems: true },
     },
     source: {

@@ -21,6 +21,19 @@ describe('parseListParams', () => {
     expect(list('status=open')).toMatchObject({ types: null, source: null, page: 1, limit: 3, includeGmp: false });
   });
 
+  it('folds case in ASCII only: no other character matches a letter (the long s, the Kelvin sign, the dotless i)', () => {
+    expect(failsOn(() => list('status=open&type=%C5%BFme'))).toBe('type'); // U+017F uppercases to S
+    expect(failsOn(() => list('status=%C4%B1'))).toBe('status');
+    expect(failsOn(() => list('status=open&type=EQ,%C5%BFME'))).toBe('type');
+    expect(failsOn(() => list('status=cloſed'))).toBe('status');
+    expect(failsOn(() => list('status=open&source=b%C5%BFe'))).toBe('source');
+    expect(failsOn(() => list('status=open&includeGmp=TRUE%E2%80%8B'))).toBe('includeGmp');
+    expect(failsOn(() => parseGmpParams('ORBIT', parseQuery('interval=wee%E2%84%AAly')))).toBe('interval'); // U+212A lowercases to k
+    expect(failsOn(() => parseGmpParams('ORBIT', parseQuery('interval=WEE%E2%84%AALY')))).toBe('interval');
+    expect(parseGmpParams('ORBIT', parseQuery('interval=WeEkLy&field=MeDiAn'))).toMatchObject({ interval: 'weekly', field: 'median' });
+    expect(list('status=LiStEd&type=sMe&source=BsE&includeGmp=FaLsE')).toMatchObject({ status: 'listed', types: ['SME'], source: 'bse', includeGmp: false });
+  });
+
   it('takes limits however long, page up to 1,000,000,000', () => {
     expect(list('status=open&limit=99999999999999999999999').limit).toBe(Infinity);
     expect(list('status=open&page=1000000000').page).toBe(1_000_000_000);

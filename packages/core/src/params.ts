@@ -3,6 +3,7 @@
  * parser throws `IpokitError('ERR:BADPARAM')` naming the first invalid parameter, in the
  * order the interface lists them.
  */
+import { asciiLower } from './ascii.js';
 import { dateToEpochMs } from './dates.js';
 import { IpokitError } from './errors.js';
 import { decodeComponent, decodeQueryComponent } from './request.js';
@@ -61,7 +62,8 @@ export function parseListParams(query: Map<string, string[]>): ListParams {
     types = [];
     for (const item of items) {
       if (item === '') throw badParam('type', `type must be a comma-separated list of EQ, SME, DEBT without empty items; got ${quote(typeText)}.`);
-      const t = TYPES.find((x) => x === item.toUpperCase());
+      const folded = asciiLower(item);
+      const t = TYPES.find((x) => asciiLower(x) === folded);
       if (t === undefined) throw badParam('type', `type must be a comma-separated list of EQ, SME, DEBT; got ${quote(typeText)}.`);
       if (!types.includes(t)) types.push(t);
     }
@@ -155,7 +157,7 @@ function identifierParam(raw: string): string {
 function includeGmpParam(query: Map<string, string[]>): boolean {
   const value = one(query, 'includeGmp');
   if (value === null) return false;
-  const lower = value.toLowerCase();
+  const lower = asciiLower(value);
   if (lower === 'true') return true;
   if (lower === 'false') return false;
   throw badParam('includeGmp', `includeGmp must be true or false; got ${quote(value)}.`);
@@ -169,8 +171,8 @@ function dateParam(query: Map<string, string[]>, name: string): string | null {
 }
 
 function enumValue<T extends string>(name: string, value: string, allowed: readonly T[]): T {
-  const lower = value.toLowerCase();
-  const found = allowed.find((a) => a.toLowerCase() === lower);
+  const lower = asciiLower(value);
+  const found = allowed.find((a) => asciiLower(a) === lower);
   if (found === undefined) throw badParam(name, `${name} must be one of ${allowed.join(', ')}; got ${quote(value)}.`);
   return found;
 }

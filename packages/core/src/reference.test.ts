@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { asciiLower, latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
+import { asciiLower } from './ascii.js';
+import { latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
 import { makeIpo, makeSnapshot } from './testing/arbitraries.js';
 import type { ListQuery } from './types.js';
 

@@ -3,22 +3,9 @@
  * the semantics every backend must reproduce and are what the property tests compare
  * against: plain array scans, no indexes, clarity over speed.
  */
+import { asciiLower } from './ascii.js';
 import { compareForStatus, deriveStatus } from './status.js';
 import type { GmpBucket, GmpBucketQuery, IpoRecord, IpoRow, ListQuery, SnapshotRecord } from './types.js';
-
-/**
- * Lowercases the ASCII letters A-Z and nothing else, so that every backend folds case
- * the same way (JavaScript's `toLowerCase` and SQL's `lower()` also fold `É`, the Kelvin
- * sign and others).
- *
- * @example
- * ```ts
- * asciiLower('AbC-É'); // 'abc-É'
- * ```
- */
-export function asciiLower(s: string): string {
-  return s.replace(/[A-Z]/g, (c) => c.toLowerCase());
-}
 
 /**
  * The latest snapshot of an IPO whose timestamp is at or before `at`, or null.

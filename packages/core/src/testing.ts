@@ -18,7 +18,8 @@
 export { testStore, type TestStoreOptions } from './testing/store-suite.js';
 export { referenceStore } from './testing/reference-store.js';
 export { testClientAddress, type ClientAddressTarget } from './testing/client-address.js';
-export { asciiLower, latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
+export { latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
+export { asciiLower } from './ascii.js';
 export {
   ARBITRARY_DAYS,
   ARBITRARY_FIRST_DAY,

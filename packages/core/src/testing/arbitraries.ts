@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { aggregatePaise } from '../aggregate.js';
 import { addDays, DAY_MS, toIsoUtc } from '../dates.js';
 import { MAX_GMP_PAISE, paiseToRupees } from '../numbers.js';
-import { asciiLower } from '../reference.js';
+import { asciiLower } from '../ascii.js';
 import { compareCodePoints } from '../status.js';
 import type { Dataset, Exchange, IpoDates, IpoRecord, IpoType, ScheduleEvent, SnapshotRecord } from '../types.js';
 

@@ -1613,6 +1613,8 @@ function seriesChecks(): HttpCheck[] {
           ['interval=%ZZ', 'interval'],
           ['interval=daily%20', 'interval'],
           ['interval=1d', 'interval'],
+          // case folds in ASCII only: the Kelvin sign lowercases to k in JavaScript
+          ['interval=wee%E2%84%AAly', 'interval'],
           ['field=avg', 'field'],
           ['field=', 'field'],
           ['field=mean&field=max', 'field'],
@@ -2184,6 +2186,8 @@ function badInputChecks(): HttpCheck[] {
           ['status=open&status=open', 'status'],
           ['type=', 'type'],
           ['type=EQ,,SME', 'type'],
+          // case folds in ASCII only: the long s uppercases to S in JavaScript
+          ['type=%C5%BFme', 'type'],
           ['type=EQ,', 'type'],
           ['type=,EQ', 'type'],
           ['type=BOND', 'type'],

@@ -6,7 +6,8 @@
  * Every method does all its work synchronously inside one `async` function body, so
  * each call is atomic: JavaScript runs no other code until the body returns.
  */
-import { asciiLower, referenceBuckets, referenceFind, referenceList } from '../reference.js';
+import { asciiLower } from '../ascii.js';
+import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
 import { slidingWindowHit } from '../sliding-window.js';
 import { compareCodePoints } from '../status.js';
 import type {
