@@ -3,6 +3,7 @@
  * string. The framework's parsed query and params are never used, so that every
  * framework gives the same answer.
  */
+import { asciiLower } from './ascii.js';
 import { OPENAPI_PATH } from './openapi.js';
 
 /** Which of the three operations a path names, or none. */
@@ -142,23 +143,57 @@ export function decodeComponent(raw: string): string | null {
 }
 
 /**
- * Normalises a client address for rate limiting: `::ffff:1.2.3.4` is `1.2.3.4`, IPv6
- * addresses count by their /64 prefix, and a zone index (`%eth0`) is dropped.
+ * The window of every client address that is not an IPv4 or IPv6 address (and of a
+ * request with no address at all): they all share it.
+ */
+export const UNKNOWN_ADDRESS = 'unknown';
+
+/** Longer than any address with brackets, zone and port that a proxy plausibly sends. */
+const MAX_ADDRESS_LENGTH = 100;
+
+/**
+ * Normalises a client address for rate limiting (docs/spec.md#limits): `::ffff:1.2.3.4` is
+ * `1.2.3.4`, IPv6 addresses count by their /64 prefix, a zone index (`%eth0`) and a port
+ * that a proxy appended (`1.2.3.4:5678`, `[2001:db8::1]:5678`) are dropped. Everything else
+ * (a proxy passing on what a client wrote) is {@link UNKNOWN_ADDRESS}, one window shared by
+ * all such values, so that no client picks its own window and the result is at most 24
+ * characters long, whatever was sent.
+ *
+ * IPv4 is the dotted-quad of four decimal numbers 0-255 without leading zeros: the legacy
+ * forms that some parsers accept (`010.0.0.1` read as octal, `3405803783` as one number,
+ * `0xcb.0.113.7`) are not addresses here, and `203.000.113.007` is not `203.0.113.7`.
  *
  * @example
  * ```ts
  * normalizeClientAddress('2001:db8:1:2:aaaa::1'); // '2001:db8:1:2::/64'
+ * normalizeClientAddress('203.0.113.7:49152');    // '203.0.113.7'
+ * normalizeClientAddress('203.000.113.007');      // 'unknown'
  * ```
  */
 export function normalizeClientAddress(address: string | undefined): string {
-  if (address === undefined || address === '') return 'unknown';
-  let a = address.trim().toLowerCase();
+  if (address === undefined || address.length > MAX_ADDRESS_LENGTH) return UNKNOWN_ADDRESS;
+  let a = address.trim();
+  if (a.startsWith('[')) {
+    // [v6] or [v6]:port
+    const close = a.indexOf(']');
+    if (close < 0) return UNKNOWN_ADDRESS;
+    const rest = a.slice(close + 1);
+    if (rest !== '' && !(rest[0] === ':' && isPort(rest.slice(1)))) return UNKNOWN_ADDRESS;
+    a = a.slice(1, close);
+    if (!a.includes(':')) return UNKNOWN_ADDRESS;
+  } else if (!a.includes(':')) {
+    return isIpv4(a) ? a : UNKNOWN_ADDRESS;
+  } else {
+    const colon = a.indexOf(':');
+    if (colon === a.lastIndexOf(':') && a.includes('.')) {
+      // a.b.c.d:port (one colon is never IPv6)
+      return isIpv4(a.slice(0, colon)) && isPort(a.slice(colon + 1)) ? a.slice(0, colon) : UNKNOWN_ADDRESS;
+    }
+  }
   const zone = a.indexOf('%');
   if (zone >= 0) a = a.slice(0, zone);
-  if (a.startsWith('[') && a.endsWith(']')) a = a.slice(1, -1);
-  if (!a.includes(':')) return a; // IPv4 (or an opaque name)
-  const g = expandIpv6(a);
-  if (g === null) return a;
+  const g = expandIpv6(asciiLower(a));
+  if (g === null) return UNKNOWN_ADDRESS;
   if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
     const hi = g[6] as number;
     const lo = g[7] as number;
@@ -167,14 +202,27 @@ export function normalizeClientAddress(address: string | undefined): string {
   return `${g.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
 }
 
-/** The eight 16-bit groups of an IPv6 address (an IPv4 tail allowed), or null. */
+const IPV4 = /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])){3}$/;
+const IPV4_TAIL = /(?:^|:)((?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])){3})$/;
+const PORT = /^[0-9]{1,5}$/;
+
+function isIpv4(text: string): boolean {
+  return IPV4.test(text);
+}
+
+function isPort(text: string): boolean {
+  return PORT.test(text) && Number(text) <= 65_535;
+}
+
+/** The eight 16-bit groups of an IPv6 address (a dotted-quad tail allowed), or null. */
 function expandIpv6(address: string): number[] | null {
   let text = address;
-  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  const v4 = IPV4_TAIL.exec(text);
   if (v4 !== null) {
-    const b = v4.slice(1, 5).map(Number) as [number, number, number, number];
-    if (b.some((x) => x > 255)) return null;
-    text = `${text.slice(0, v4.index)}${((b[0] << 8) | b[1]).toString(16)}:${((b[2] << 8) | b[3]).toString(16)}`;
+    const b = (v4[1] as string).split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, text.length - (v4[1] as string).length)}${((b[0] << 8) | b[1]).toString(16)}:${((b[2] << 8) | b[3]).toString(16)}`;
+  } else if (text.includes('.')) {
+    return null;
   }
   const halves = text.split('::');
   if (halves.length > 2) return null;

@@ -83,5 +83,21 @@ export function testClientAddress(target: ClientAddressTarget): void {
         expect(await statuses(baseUrl, ['2001:db8:1:3::1'])).toEqual([200]);
       });
     });
+
+    it('with a trusted proxy, a port the proxy appended does not make a new window', async () => {
+      await withServer(true, async (baseUrl) => {
+        expect(await statuses(baseUrl, ['203.0.113.7:49152', '203.0.113.7:49153', '203.0.113.7', '203.0.113.7:1'])).toEqual([200, 200, 200, 429]);
+        expect(await statuses(baseUrl, ['[2001:db8:5:6::1]:443', '[2001:db8:5:6::2]:444', '2001:db8:5:6::3', '[2001:db8:5:6::4]'])).toEqual([200, 200, 200, 429]);
+      });
+    });
+
+    it('with a trusted proxy, every value that is not an IP address shares one window, however long', async () => {
+      await withServer(true, async (baseUrl) => {
+        const junk = ['junk-1', 'x'.repeat(2_000), '203.000.113.007', 'unknown', 'localhost'];
+        expect(await statuses(baseUrl, junk)).toEqual([200, 200, 200, 429, 429]);
+        // real addresses keep their own windows
+        expect(await statuses(baseUrl, ['203.0.113.9'])).toEqual([200]);
+      });
+    });
   });
 }
