@@ -17,11 +17,21 @@ interface Entry {
   at: number;
 }
 
-const caches = new WeakMap<Store, LRUCache<string, Entry>>();
+/** A store object's cache and its generation, which every invalidation moves on. */
+interface StoreCache {
+  entries: LRUCache<string, Entry>;
+  generation: number;
+}
+
+const caches = new WeakMap<Store, StoreCache>();
 
 /**
  * The grant of a sent key, or null when no stored key has its hash. Served from the
  * store object's cache while the entry is younger than `ttlMs` by the request clock.
+ *
+ * A lookup that was under way when the cache was invalidated (a revocation or plan change
+ * made meanwhile) answers its own request but is not cached: what it read may be older than
+ * the change, and caching it would bring the old grant back for `ttlMs`.
  *
  * @example
  * ```ts
@@ -30,26 +40,27 @@ const caches = new WeakMap<Store, LRUCache<string, Entry>>();
  */
 export async function lookupKey(store: Store, key: string, now: number, ttlMs: number): Promise<KeyGrant | null> {
   const hash = hashApiKey(key);
-  if (ttlMs > 0) {
-    const hit = caches.get(store)?.get(hash);
+  let cache = caches.get(store);
+  if (ttlMs > 0 && cache !== undefined) {
+    const hit = cache.entries.get(hash);
     // A clock that went backwards also forces a fresh read.
     if (hit !== undefined && now - hit.at < ttlMs && now >= hit.at) return hit.grant;
   }
+  if (cache === undefined) {
+    cache = { entries: new LRUCache<string, Entry>({ max: KEY_CACHE_SIZE }), generation: 0 };
+    caches.set(store, cache);
+  }
+  const generation = cache.generation;
   const grant = await store.findApiKey(hash);
-  if (ttlMs > 0 && grant !== null && !grant.revoked) {
-    let cache = caches.get(store);
-    if (cache === undefined) {
-      cache = new LRUCache<string, Entry>({ max: KEY_CACHE_SIZE });
-      caches.set(store, cache);
-    }
-    cache.set(hash, { grant, at: now });
+  if (ttlMs > 0 && grant !== null && !grant.revoked && cache.generation === generation) {
+    cache.entries.set(hash, { grant, at: now });
   }
   return grant;
 }
 
 /**
  * Forgets every cached key of a store object, so that a revocation or plan change made
- * on it takes effect at once for every router built on it.
+ * on it takes effect at once for every router built on it, lookups under way included.
  *
  * @example
  * ```ts
@@ -57,5 +68,8 @@ export async function lookupKey(store: Store, key: string, now: number, ttlMs: n
  * ```
  */
 export function invalidateKeyCache(store: Store): void {
-  caches.get(store)?.clear();
+  const cache = caches.get(store);
+  if (cache === undefined) return;
+  cache.generation++;
+  cache.entries.clear();
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createIpoHandler, type HandlerRequest } from './handler.js';
+import { revokeApiKey, updateAccount } from './admin.js';
 import { hashApiKey } from './keys.js';
 import { FIXTURE_NOW, seedFixture } from './testing/http-fixture.js';
 import { referenceStore } from './testing/reference-store.js';
@@ -82,5 +83,50 @@ describe('API keys in the handler', () => {
       if (hashApiKey(k)[0] === hashApiKey(valid)[0]) near++;
     }
     expect(near / n).toBeLessThan(0.1);
+  });
+
+  it('a key lookup in flight while the key is revoked (or its plan changed) does not put the old grant back in the cache', async () => {
+    const base = referenceStore();
+    const { keys, keyIds, accounts } = await seedFixture(base);
+    // findApiKey answers only when the test lets it, as a slow database would
+    let hold: Promise<void> | null = null;
+    const store = new Proxy(base, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (name !== 'findApiKey' || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          const rows = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (hold !== null) await hold;
+          return rows;
+        };
+      },
+    });
+    const handle = createIpoHandler(store, {
+      now: () => new Date(FIXTURE_NOW),
+      keyCacheTtlMs: 60_000,
+      limits: { paid: { perMinute: Infinity }, pro: { perMinute: Infinity } },
+    });
+    let release!: () => void;
+
+    // revocation
+    hold = new Promise((resolve) => (release = resolve));
+    const inFlight = handle(request(keys.paid));
+    await new Promise((resolve) => setTimeout(resolve, 10)); // the lookup has read the key
+    await revokeApiKey(store, keyIds.paid, { now: () => new Date(FIXTURE_NOW) });
+    hold = null;
+    release();
+    await inFlight; // began before the revocation: either answer is right for it
+    expect((await handle(request(keys.paid))).status).toBe(401);
+
+    // plan change: the pro account loses the GMP add-on while a lookup of its key is in flight
+    const withGmp = { ...request(keys.proGmp), query: 'includeGmp=true' };
+    hold = new Promise((resolve) => (release = resolve));
+    const before = handle(withGmp);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await updateAccount(store, { accountId: accounts.proGmp, gmpAddon: false });
+    hold = null;
+    release();
+    await before;
+    expect((await handle(withGmp)).status).toBe(403);
   });
 });
