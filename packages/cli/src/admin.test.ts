@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { runCli } from './index.js';
 import { capture, openCliTestDatabase, type CliTestDatabase } from './test-helpers.js';
+import { SCHEMA_VERSION } from '@ipokit/storage-postgres';
 
 // migrate, accounts and keys through runCli, on PGlite (io.openDatabase), or on the real
 // PostgreSQL through DATABASE_URL when it is set.
@@ -38,8 +39,8 @@ describe('ipokit migrate, accounts, keys', () => {
   });
 
   it('migrates, and says so again when there is nothing to do', async () => {
-    expect(await ok(['migrate'])).toBe(`Migrated schema ${db.schema} to version 1 (applied 1).\n`);
-    expect(await ok(['migrate'])).toBe(`Schema ${db.schema} is up to date (version 1).\n`);
+    expect(await ok(['migrate'])).toBe(`Migrated schema ${db.schema} to version ${SCHEMA_VERSION} (applied 1, 2).\n`);
+    expect(await ok(['migrate'])).toBe(`Schema ${db.schema} is up to date (version ${SCHEMA_VERSION}).\n`);
   });
 
   it('creates an account: a short table, JSON, or the id alone', async () => {

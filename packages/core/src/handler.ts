@@ -14,7 +14,7 @@ import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePa
 import { errorBody, ipoJson } from './serialize.js';
 import { deriveStatus } from './status.js';
 import { WINDOW_MS } from './sliding-window.js';
-import type { ErrorBody, GmpSeries, KeyGrant, ListResponse, Store } from './types.js';
+import type { ErrorBody, GmpSeries, KeyGrant, ListResponse, Store, StoreCallOptions } from './types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -116,7 +116,7 @@ async function handle(store: Store, s: ResolvedOptions, openApiText: (mount: str
     const key = apiKeyOf(req.headers);
     let grant: KeyGrant | null = null;
     if (key !== null) {
-      grant = await guard(s, () => lookupKey(store, key, now, s.keyCacheTtlMs));
+      grant = await guard(s, (call) => lookupKey(store, key, now, s.keyCacheTtlMs, call));
       if (grant?.revoked === true) grant = null;
     }
     if (grant === null && (key !== null || route.kind !== 'list')) {
@@ -163,11 +163,14 @@ async function answer(store: Store, s: ResolvedOptions, route: Route, query: Que
     if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
     const limit = grant === null ? 1 : Math.min(p.limit, s.maxListLimit[grant.plan]);
     const page = grant === null ? 1 : p.page;
-    const { count, rows } = await guard(s, () =>
-      store.listIpos({
-        status: p.status, today, types: p.types, source: p.source, startDate: p.startDate, endDate: p.endDate,
-        year: p.year, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null,
-      }),
+    const { count, rows } = await guard(s, (call) =>
+      store.listIpos(
+        {
+          status: p.status, today, types: p.types, source: p.source, startDate: p.startDate, endDate: p.endDate,
+          year: p.year, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null,
+        },
+        call,
+      ),
     );
     const ipos = rows.map((r) => ipoJson(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined));
     const meta: ListResponse['meta'] = { count, countOnPage: ipos.length, totalPages: Math.ceil(count / limit), page, limit };
@@ -190,7 +193,7 @@ async function answer(store: Store, s: ResolvedOptions, route: Route, query: Que
   const { ipo } = await findIpo(store, s, p.identifier, null);
   const to = Math.min(range.end, now); // snapshots after now are invisible
   const grid = BUCKET_GRIDS[p.interval];
-  const buckets = range.start > to ? [] : await guard(s, () => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }));
+  const buckets = range.start > to ? [] : await guard(s, (call) => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }, call));
   const series = toSeriesPoints(buckets);
   const body: GmpSeries = {
     ipoId: ipo.id,
@@ -204,7 +207,7 @@ async function answer(store: Store, s: ResolvedOptions, route: Route, query: Que
 }
 
 async function findIpo(store: Store, s: ResolvedOptions, identifier: string, gmpAt: number | null) {
-  const row = IDENTIFIER_RE.test(identifier) ? await guard(s, () => store.findIpo({ identifier, gmpAt })) : null;
+  const row = IDENTIFIER_RE.test(identifier) ? await guard(s, (call) => store.findIpo({ identifier, gmpAt }, call)) : null;
   if (row === null) throw new IpokitError('ERR:NOTFOUND', `No IPO has the identifier ${quote(identifier)}: use an IPO id, symbol or slug.`);
   return row;
 }
@@ -214,7 +217,7 @@ async function limit(store: Store, s: ResolvedOptions, windows: DrawnWindow[], n
   if (windows.length === 0) return { headers: {} };
   let outcome;
   try {
-    outcome = await guard(s, () => store.hitRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }));
+    outcome = await guard(s, (call) => store.hitRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }, call));
   } catch (err) {
     if (!(err instanceof StoreFailure) || !s.limiterFailOpen) throw err;
     s.onError(err.cause);
@@ -226,14 +229,18 @@ async function limit(store: Store, s: ResolvedOptions, windows: DrawnWindow[], n
   return { headers: report.headers, refused };
 }
 
-/** Runs a store call with the timeout; any failure becomes a {@link StoreFailure}. */
 const PENDING = Symbol('pending');
 const PENDING_PROMISE = Promise.resolve(PENDING);
 
-async function guard<T>(s: ResolvedOptions, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs a store call with the timeout; any failure becomes a {@link StoreFailure}. The store
+ * is told the deadline, so that a call still waiting then never starts (its request has
+ * been answered 503) and a limiter records no hit after it.
+ */
+async function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => Promise<T>): Promise<T> {
   let pending: Promise<T>;
   try {
-    pending = Promise.resolve(call());
+    pending = Promise.resolve(call({ deadline: performance.now() + s.storeTimeoutMs }));
     // A store that has already answered (in memory) needs no timer: a settled promise
     // wins the race against PENDING, whose reaction is queued after its own.
     const first = await Promise.race([pending, PENDING_PROMISE]);

@@ -6,7 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { hashApiKey } from './keys.js';
-import type { KeyGrant, Store } from './types.js';
+import type { KeyGrant, Store, StoreCallOptions } from './types.js';
 
 /** How many keys a store object's cache holds at most. */
 export const KEY_CACHE_SIZE = 10_000;
@@ -38,7 +38,7 @@ const caches = new WeakMap<Store, StoreCache>();
  * const grant = await lookupKey(store, 'ipk_...', Date.now(), 5_000);
  * ```
  */
-export async function lookupKey(store: Store, key: string, now: number, ttlMs: number): Promise<KeyGrant | null> {
+export async function lookupKey(store: Store, key: string, now: number, ttlMs: number, call?: StoreCallOptions): Promise<KeyGrant | null> {
   const hash = hashApiKey(key);
   let cache = caches.get(store);
   if (ttlMs > 0 && cache !== undefined) {
@@ -51,7 +51,7 @@ export async function lookupKey(store: Store, key: string, now: number, ttlMs: n
     caches.set(store, cache);
   }
   const generation = cache.generation;
-  const grant = await store.findApiKey(hash);
+  const grant = await store.findApiKey(hash, call);
   if (ttlMs > 0 && grant !== null && !grant.revoked && cache.generation === generation) {
     cache.entries.set(hash, { grant, at: now });
   }

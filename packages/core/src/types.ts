@@ -266,6 +266,20 @@ export type DatasetConflict =
   | { kind: 'slug-taken'; ipo: number; holder: string };
 
 /**
+ * What the core passes with each store call it makes while answering a request.
+ */
+export interface StoreCallOptions {
+  /**
+   * When the core stops waiting for this call and answers the request 503 (after
+   * `storeTimeoutMs`), on the clock of `performance.now()` (monotonic; not the request
+   * clock, which tests may move). A call that has not started by then (waiting for a
+   * connection, say) MUST NOT start, and `hitRateLimit` MUST NOT record a hit once it has
+   * passed: the request it belongs to has been answered.
+   */
+  deadline: number;
+}
+
+/**
  * The storage contract. Every method returns a Promise; a method with more than one input
  * takes one object. Failures of the backend (connection, query, timeout) MUST reject, ideally
  * with `IpokitError` code `ERR:UNAVAILABLE` and the original error as `cause`; the core
@@ -273,6 +287,10 @@ export type DatasetConflict =
  *
  * Times are epoch milliseconds unless named `...At` (ISO strings). Strings compare by code
  * point; `symbol` and `slug` lookups fold ASCII case only.
+ *
+ * The methods the core calls while answering a request (`findApiKey`, `hitRateLimit`,
+ * `listIpos`, `findIpo`, `gmpBuckets`) take a {@link StoreCallOptions} as a second argument:
+ * a store that can wait (for a connection, a lock) MUST honour its `deadline`.
  */
 export interface Store {
   /**
@@ -301,20 +319,20 @@ export interface Store {
    * past the end (an empty page). With `gmpAt` set each row carries `gmp`: the latest
    * snapshot with `timestamp <= gmpAt`, or null.
    */
-  listIpos(query: ListQuery): Promise<{ count: number; rows: IpoRow[] }>;
+  listIpos(query: ListQuery, call?: StoreCallOptions): Promise<{ count: number; rows: IpoRow[] }>;
 
   /**
    * The IPO named by `identifier`: the one whose id equals it exactly, else the one whose
    * symbol equals it ignoring ASCII case, else the one whose slug does; null when none.
    * With `gmpAt` set the row carries `gmp` as in {@link Store.listIpos}.
    */
-  findIpo(query: { identifier: string; gmpAt: number | null }): Promise<IpoRow | null>;
+  findIpo(query: { identifier: string; gmpAt: number | null }, call?: StoreCallOptions): Promise<IpoRow | null>;
 
   /**
    * The buckets that hold at least one snapshot of `ipoId` in `[from, to]`, ascending by
    * start; for each, the exact integer sum and count of the field's non-null values.
    */
-  gmpBuckets(query: GmpBucketQuery): Promise<GmpBucket[]>;
+  gmpBuckets(query: GmpBucketQuery, call?: StoreCallOptions): Promise<GmpBucket[]>;
 
   /** Stores a new account. Ids are unique (the core generates them). */
   insertAccount(account: AccountRecord): Promise<void>;
@@ -351,7 +369,7 @@ export interface Store {
   revokeApiKey(input: { id: string; at: string }): Promise<boolean>;
 
   /** The key with this SHA-256 hex, with its account's current plan, or null. */
-  findApiKey(hash: string): Promise<KeyGrant | null>;
+  findApiKey(hash: string, call?: StoreCallOptions): Promise<KeyGrant | null>;
 
   /**
    * Charges one request to sliding windows of `windowMs`, atomically across all of them
@@ -362,7 +380,7 @@ export interface Store {
    * the store MUST eventually forget windows whose hits have all left. Resolves to the
    * decision and each window's state after it, in the order of `windows`.
    */
-  hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome>;
+  hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): Promise<RateLimitOutcome>;
 
   /** Frees what the store itself holds (timers, caches); never a client it was given. */
   close?(): Promise<void>;

@@ -2,7 +2,7 @@
  * The database client the store is given, and what the store needs from it: plain
  * queries, and transactions on one connection whatever the client is.
  */
-import { IpokitError } from '@ipokit/core';
+import { IpokitError, type StoreCallOptions } from '@ipokit/core';
 
 /**
  * Anything with `query(text, params) -> { rows }`: a `pg.Pool`, a `pg.Client`, a PGlite
@@ -29,11 +29,33 @@ interface PooledConnection extends PostgresClient {
 interface PoolLike extends PostgresClient {
   connect(): Promise<PooledConnection>;
   totalCount: number;
+  /** pg-pool keeps its settings here; `max` defaults to 10. */
+  options?: { max?: number };
 }
 
 interface PgliteLike extends PostgresClient {
   transaction<T>(fn: (tx: PostgresClient) => Promise<T>): Promise<T>;
   exec(sql: string): Promise<unknown>;
+}
+
+/**
+ * Default bound on the calls waiting for a connection (see {@link DatabaseOptions}).
+ *
+ * @example
+ * ```ts
+ * new Database(pool, { maxWaitingCalls: DEFAULT_MAX_WAITING_CALLS });
+ * ```
+ */
+export const DEFAULT_MAX_WAITING_CALLS = 1_000;
+
+/** Options of {@link Database}. */
+export interface DatabaseOptions {
+  /**
+   * How many calls made for a request (those with a deadline) may wait for a connection;
+   * one more is refused at once with `ERR:UNAVAILABLE` (a 503), so that a stalled database
+   * sheds load instead of queueing it without bound. Default 1,000.
+   */
+  maxWaitingCalls?: number;
 }
 
 /**
@@ -44,13 +66,20 @@ interface PgliteLike extends PostgresClient {
  * - PGlite: its own `transaction()` (PGlite queues other queries until it ends).
  * - a single connection (`pg.Client`): `BEGIN` ... `COMMIT` on it, with the store's other
  *   queries held back meanwhile, so they neither join nor see the open transaction.
+ *
+ * Every call first passes a {@link Gate} as wide as the connections the client has (the
+ * pool's `max`; PGlite 1; 10 on anything else, which may multiplex), so that calls wait
+ * here, where a call whose deadline has passed is dropped before it starts and the number
+ * waiting is bounded, rather than in the driver's queue, where neither is possible.
  */
 export class Database {
   private readonly kind: 'pool' | 'pglite' | 'single';
-  /** Single connection only: resolves when no transaction is open. */
-  private idle: Promise<void> = Promise.resolve();
+  private readonly gate: Gate;
 
-  constructor(private readonly client: PostgresClient) {
+  constructor(
+    private readonly client: PostgresClient,
+    options: DatabaseOptions = {},
+  ) {
     if (client === null || typeof client !== 'object' || typeof client.query !== 'function') {
       throw new IpokitError('ERR:BADPARAM', 'postgresStore needs a client with query(text, params), e.g. a pg.Pool or a PGlite instance.', { parameter: 'client' });
     }
@@ -58,19 +87,49 @@ export class Database {
     if (typeof c.transaction === 'function') this.kind = 'pglite';
     else if (typeof c.connect === 'function' && typeof c.totalCount === 'number') this.kind = 'pool';
     else this.kind = 'single';
+    const maxWaiting = options.maxWaitingCalls ?? DEFAULT_MAX_WAITING_CALLS;
+    if (!Number.isSafeInteger(maxWaiting) || maxWaiting < 0) {
+      throw new IpokitError('ERR:BADPARAM', `maxWaitingCalls must be a whole number >= 0; got ${String(maxWaiting)}.`, { parameter: 'maxWaitingCalls' });
+    }
+    const width = this.kind === 'pool' ? (c.options?.max ?? 10) : this.kind === 'pglite' ? 1 : 10;
+    this.gate = new Gate(Number.isSafeInteger(width) && width > 0 ? width : 10, maxWaiting);
   }
 
   /**
-   * One statement on any connection.
+   * One statement on any connection. With `call`, it is not started once the deadline
+   * has passed.
    *
    * @example
    * ```ts
    * const rows = await db.query<{ n: number }>('SELECT 1 AS n');
    * ```
    */
-  async query<R>(text: string, params: unknown[] = []): Promise<R[]> {
-    if (this.kind === 'single') await this.idle;
-    return run<R>(this.client, text, params);
+  async query<R>(text: string, params: unknown[] = [], call?: StoreCallOptions): Promise<R[]> {
+    await this.gate.enter(call);
+    try {
+      return await run<R>(this.client, text, params);
+    } finally {
+      this.gate.leave();
+    }
+  }
+
+  /**
+   * One statement built when it is about to start, from the milliseconds left until the
+   * call's deadline (null without one): a statement can then be told its own time limit.
+   *
+   * @example
+   * ```ts
+   * await db.queryWithin(call, (msLeft) => ['SELECT f($1)', [msLeft]]);
+   * ```
+   */
+  async queryWithin<R>(call: StoreCallOptions | undefined, statement: (msLeft: number | null) => [string, unknown[]]): Promise<R[]> {
+    await this.gate.enter(call);
+    try {
+      const [text, params] = statement(call === undefined ? null : call.deadline - performance.now());
+      return await run<R>(this.client, text, params);
+    } finally {
+      this.gate.leave();
+    }
   }
 
   /**
@@ -82,6 +141,18 @@ export class Database {
    * ```
    */
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    // On a single connection the transaction has it to itself: no other call of the store
+    // may join it or see it open.
+    const exclusive = this.kind === 'single';
+    await this.gate.enter(undefined, exclusive);
+    try {
+      return await this.transactionOnConnection(fn);
+    } finally {
+      this.gate.leave(exclusive);
+    }
+  }
+
+  private async transactionOnConnection<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     if (this.kind === 'pglite') {
       let result: T | undefined;
       try {
@@ -120,18 +191,113 @@ export class Database {
         connection.release(broken);
       }
     }
-    const previous = this.idle;
-    let done!: () => void;
-    this.idle = new Promise((resolve) => (done = resolve));
+    // A single connection: the gate holds the store's other calls back meanwhile.
     try {
-      await previous;
       return await inTransaction(this.client, fn);
     } catch (err) {
       throw unavailable(err);
-    } finally {
-      done();
     }
   }
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: IpokitError) => void;
+  /** `performance.now()` ms; Infinity for a call made for no request. */
+  deadline: number;
+  /** Runs alone. */
+  exclusive: boolean;
+}
+
+/**
+ * At most `capacity` calls at a time (an exclusive one alone); the others wait in order. A
+ * waiter whose deadline passes is dropped when its turn comes (its request has been
+ * answered), and once `maxWaiting` calls with a deadline wait, the next one is refused at
+ * once.
+ */
+class Gate {
+  private active = 0;
+  private queue: Waiter[] = [];
+  private head = 0;
+  /** Waiters with a deadline, counted against `maxWaiting`. */
+  private bounded = 0;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly maxWaiting: number,
+  ) {}
+
+  enter(call: StoreCallOptions | undefined, exclusive = false): Promise<void> | void {
+    const deadline = call === undefined ? Infinity : call.deadline;
+    if (deadline <= performance.now()) throw expired();
+    const weight = exclusive ? this.capacity : 1;
+    if (this.active + weight <= this.capacity && this.head === this.queue.length) {
+      this.active += weight;
+      return;
+    }
+    if (deadline !== Infinity) {
+      if (this.bounded >= this.maxWaiting) this.dropExpired();
+      if (this.bounded >= this.maxWaiting) {
+        throw new IpokitError('ERR:UNAVAILABLE', `${this.bounded} calls are already waiting for a PostgreSQL connection (maxWaitingCalls): refused at once.`);
+      }
+      this.bounded++;
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ resolve, reject, deadline, exclusive });
+    });
+  }
+
+  leave(exclusive = false): void {
+    this.active -= exclusive ? this.capacity : 1;
+    const now = performance.now();
+    while (this.head < this.queue.length) {
+      const next = this.queue[this.head]!;
+      if (next.deadline <= now) {
+        this.take().reject(expired());
+        continue;
+      }
+      const weight = next.exclusive ? this.capacity : 1;
+      if (this.active + weight > this.capacity) break;
+      this.take();
+      this.active += weight;
+      next.resolve();
+    }
+  }
+
+  /** Refuses the waiters whose deadline has passed (they are answered already). */
+  private dropExpired(): void {
+    const now = performance.now();
+    const kept: Waiter[] = [];
+    for (let i = this.head; i < this.queue.length; i++) {
+      const w = this.queue[i]!;
+      if (w.deadline <= now) {
+        this.bounded--;
+        w.reject(expired());
+      } else {
+        kept.push(w);
+      }
+    }
+    this.queue = kept;
+    this.head = 0;
+  }
+
+  private take(): Waiter {
+    const w = this.queue[this.head]!;
+    this.queue[this.head++] = undefined as unknown as Waiter;
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (w.deadline !== Infinity) this.bounded--;
+    return w;
+  }
+}
+
+function expired(): IpokitError {
+  return new IpokitError('ERR:UNAVAILABLE', 'The call was not started: its deadline passed while it waited for a PostgreSQL connection.');
 }
 
 class RollbackFailed extends Error {}

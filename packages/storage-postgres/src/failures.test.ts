@@ -8,6 +8,9 @@ import { isIpokitError, type Store } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
 import { migrate, postgresStore, SCHEMA_VERSION } from './index.js';
 
+/** Every migration, in order: what a fresh schema gets. */
+const ALL_VERSIONS = Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1);
+
 // What callers see when the database is unreachable or not migrated: a typed error in
 // the store, a 503 without SQL, host or stack over HTTP.
 
@@ -62,7 +65,7 @@ describe('postgresStore failures', () => {
       expect(isIpokitError(err, 'ERR:UNAVAILABLE')).toBe(true);
       expect((err as Error).message).toMatch(/"fresh" is not migrated.*run migrate\(client\) first/);
       expect((await get503(store, '/ipos?status=open')).status).toBe(503);
-      expect(await migrate(db, { schema: 'fresh' })).toEqual([SCHEMA_VERSION]);
+      expect(await migrate(db, { schema: 'fresh' })).toEqual(ALL_VERSIONS);
       expect(await migrate(db, { schema: 'fresh' })).toEqual([]);
       expect(await store.getAccount('a')).toBeNull();
     } finally {
@@ -81,7 +84,7 @@ describe('postgresStore failures', () => {
       // PGlite runs one statement at a time; the race needs a real server's connections.
       const db = await PGlite.create();
       const results = await Promise.all([migrate(db, { schema: 'race' }), migrate(db, { schema: 'race' }), migrate(db, { schema: 'race' })]);
-      expect(results.flat()).toEqual([SCHEMA_VERSION]);
+      expect(results.flat()).toEqual(ALL_VERSIONS);
       await db.close();
       return;
     }
@@ -89,7 +92,7 @@ describe('postgresStore failures', () => {
     const pools = [1, 2, 3].map(() => new pg.Pool({ connectionString: url, max: 1 }));
     try {
       const results = await Promise.all(pools.map((pool) => migrate(pool, { schema })));
-      expect(results.flat()).toEqual([SCHEMA_VERSION]);
+      expect(results.flat()).toEqual(ALL_VERSIONS);
     } finally {
       await pools[0]!.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await Promise.all(pools.map((pool) => pool.end()));

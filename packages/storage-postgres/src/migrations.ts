@@ -371,6 +371,29 @@ END
 $fn$;
 `,
   },
+  {
+    version: 2,
+    name: 'the limiter within a deadline',
+    // A limiter call is answered 503 once its request's deadline passes; it must not record
+    // a hit after that. lock_timeout, set before hit_rate_limit takes any lock, cuts a wait
+    // for a lock at the deadline, and the last check rolls back a call that ran past it for
+    // any other reason: either way the statement fails, so nothing it did is kept. The
+    // deadline is counted from the statement's own start, on the server's clock.
+    sql: (s) => `
+CREATE FUNCTION ${s}.hit_rate_limit_within(
+  p_now float8, p_window float8, p_keys text[], p_quotas float8[], p_sweep boolean, p_budget_ms float8
+) RETURNS TABLE (admitted boolean, hit_count integer, oldest float8, blocking float8)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM set_config('lock_timeout', greatest(1, ceil(p_budget_ms))::bigint::text || 'ms', true);
+  RETURN QUERY SELECT * FROM ${s}.hit_rate_limit(p_now, p_window, p_keys, p_quotas, p_sweep);
+  IF clock_timestamp() > statement_timestamp() + p_budget_ms * interval '1 millisecond' THEN
+    RAISE EXCEPTION 'the rate-limit call ran past its deadline of % ms', p_budget_ms USING ERRCODE = 'query_canceled';
+  END IF;
+END
+$fn$;
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

@@ -2,7 +2,8 @@
  * The PostgreSQL store: every filter, order, page, lookup, bucket and rate-limit decision
  * runs in SQL, so any number of app instances share one database with exact results.
  */
-import { IpokitError } from '@ipokit/core';
+import { createHash } from 'node:crypto';
+import { asciiLower, IpokitError } from '@ipokit/core';
 import type {
   AccountRecord,
   ActiveKeyLimits,
@@ -21,6 +22,7 @@ import type {
   RateLimitWindow,
   SnapshotRecord,
   Store,
+  StoreCallOptions,
 } from '@ipokit/core';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import { advisoryKey, SCHEMA_VERSION, schemaIdentifier, type SchemaOptions } from './migrations.js';
@@ -42,6 +44,14 @@ export interface PostgresStoreOptions extends SchemaOptions {
    * (never a scan of the whole table). Default 1,000.
    */
   rateLimitSweepEvery?: number;
+  /**
+   * How many calls made for requests may wait for a connection (the store lets at most the
+   * pool's `max` run at once, 1 on a `pg.Client` or PGlite); one more is answered 503 at
+   * once, so that a stalled database sheds load instead of queueing it. A waiting call
+   * whose request has been answered (after `storeTimeoutMs`) is dropped without running.
+   * Imports and key management wait without bound. Default 1,000.
+   */
+  maxWaitingCalls?: number;
 }
 
 /** Rows per statement when an import is written. */
@@ -106,7 +116,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     throw new IpokitError('ERR:BADPARAM', 'postgresStore needs { client }, e.g. postgresStore({ client: pool }).', { parameter: 'client' });
   }
   const s = schemaIdentifier(options.schema);
-  const db = new Database(options.client);
+  const db = new Database(options.client, options.maxWaitingCalls === undefined ? {} : { maxWaitingCalls: options.maxWaitingCalls });
   const sweepEvery = options.rateLimitSweepEvery ?? 1_000;
   if (!Number.isInteger(sweepEvery) || sweepEvery < 1) {
     throw new IpokitError('ERR:BADPARAM', 'rateLimitSweepEvery must be an integer >= 1.', { parameter: 'rateLimitSweepEvery' });
@@ -124,9 +134,9 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     });
     return ready;
   };
-  const query = async <R>(text: string, params: unknown[] = []): Promise<R[]> => {
+  const query = async <R>(text: string, params: unknown[] = [], call?: StoreCallOptions): Promise<R[]> => {
     await ensureReady();
-    return db.query<R>(text, params);
+    return db.query<R>(text, params, call);
   };
   const transaction = async <T>(fn: (tx: Transaction) => Promise<T>): Promise<T> => {
     await ensureReady();
@@ -159,7 +169,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       });
     },
 
-    async listIpos(q) {
+    async listIpos(q, call) {
       const { parts, order, plan } = STATUS_SQL[q.status];
       const params: unknown[] = [];
       const param = (value: unknown): string => `$${params.push(value)}`;
@@ -201,7 +211,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
           FROM (SELECT count(*)::int AS n FROM m) AS c
           LEFT JOIN LATERAL (SELECT ${keys} FROM m ORDER BY ${orderBy('')} ${page}) AS p ON true
           ${tail}`;
-      const rows = await query<PageRow>(sql, params);
+      const rows = await query<PageRow>(sql, params, call);
       const out: IpoRow[] = [];
       for (const r of rows) {
         if (r.doc === null) continue;
@@ -211,7 +221,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return { count: Number(rows[0]?.n ?? 0), rows: out };
     },
 
-    async findIpo({ identifier, gmpAt }) {
+    async findIpo({ identifier, gmpAt }, call) {
       const folded = asciiLower(identifier);
       const rows = await query<PageRow>(
         `SELECT f.doc, ${gmpAt === null ? 'NULL::float8 AS ts' : 'g.ts, g.sources, g.mean, g.median, g.min, g.max, g.mode'}
@@ -224,6 +234,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
          ) AS f
          ${gmpAt === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = f.id AND sn.ts <= $3::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`}`,
         gmpAt === null ? [identifier, folded] : [identifier, folded, gmpAt],
+        call,
       );
       const r = rows[0];
       if (r === undefined || r.doc === null) return null;
@@ -231,7 +242,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return gmpAt === null ? { ipo } : { ipo, gmp: snapshotOf(r, ipo.id) };
     },
 
-    async gmpBuckets(q: GmpBucketQuery): Promise<GmpBucket[]> {
+    async gmpBuckets(q: GmpBucketQuery, call?: StoreCallOptions): Promise<GmpBucket[]> {
       const column = FIELD_COLUMN[q.field];
       // Buckets are numbered from the one that holds `from` (its start computed here, exactly:
       // % on integral doubles is exact): every ts in range is at or after it, so the bucket of
@@ -245,6 +256,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
          ) AS b
          GROUP BY b.k ORDER BY b.k`,
         [q.ipoId, q.from, q.to, first, q.size],
+        call,
       );
       return rows.map((r) => ({ start: first + Number(r.k) * q.size, sum: exactSum(r.sum), count: Number(r.count) }));
     },
@@ -305,25 +317,30 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return rows.length > 0;
     },
 
-    async findApiKey(hash): Promise<KeyGrant | null> {
+    async findApiKey(hash, call): Promise<KeyGrant | null> {
       const rows = await query<{ key_id: string; account_id: string; plan: Plan; gmp_addon: boolean; revoked: boolean }>(
         `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.gmp_addon, k.revoked_at IS NOT NULL AS revoked
          FROM ${s}.api_keys k JOIN ${s}.accounts a ON a.id = k.account_id WHERE k.hash = $1`,
         [hash],
+        call,
       );
       const r = rows[0];
       return r === undefined ? null : { keyId: r.key_id, accountId: r.account_id, plan: r.plan, gmpAddon: r.gmp_addon, revoked: r.revoked };
     },
 
-    async hitRateLimit({ now, windowMs, windows }: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome> {
+    async hitRateLimit({ now, windowMs, windows }: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): Promise<RateLimitOutcome> {
       if (windows.length === 0) return { admitted: true, windows: [] };
       hitsSinceSweep += 1;
       const sweep = hitsSinceSweep >= sweepEvery;
       if (sweep) hitsSinceSweep = 0;
-      const rows = await query<{ admitted: boolean; hit_count: number; oldest: number | null; blocking: number | null }>(
-        `SELECT admitted, hit_count, oldest, blocking FROM ${s}.hit_rate_limit($1::float8, $2::float8, $3::text[], $4::float8[], $5)`,
-        [now, windowMs, windows.map((w) => w.key), windows.map((w) => w.quota), sweep],
-      );
+      await ensureReady();
+      const rows = await db.queryWithin<{ admitted: boolean; hit_count: number; oldest: number | null; blocking: number | null }>(call, (msLeft) => {
+        const params = [now, windowMs, windows.map((w) => storedWindowKey(w.key)), windows.map((w) => w.quota), sweep];
+        if (msLeft === null) return [`SELECT admitted, hit_count, oldest, blocking FROM ${s}.hit_rate_limit($1::float8, $2::float8, $3::text[], $4::float8[], $5)`, params];
+        const budget = statementBudget(msLeft);
+        if (budget === null) throw new IpokitError('ERR:UNAVAILABLE', 'The rate-limit call was not started: too little time was left before its deadline.');
+        return [`SELECT admitted, hit_count, oldest, blocking FROM ${s}.hit_rate_limit_within($1::float8, $2::float8, $3::text[], $4::float8[], $5, $6::float8)`, [...params, budget]];
+      });
       return {
         admitted: rows.every((r) => r.admitted),
         windows: rows.map((r) => ({
@@ -564,7 +581,28 @@ function exactSum(text: string): number | bigint {
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** A-Z to a-z and nothing else, as CONTRACT 4 folds identifiers. */
-function asciiLower(text: string): string {
-  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+/** Window keys longer than this (in UTF-16 units, all ASCII) are stored as a digest. */
+const MAX_STORED_KEY_LENGTH = 64;
+
+/**
+ * The key a window is stored under: the key itself when it is short ASCII (as every key the
+ * core makes is: `acct:<id>`, `addr:<normalised address>`), else `#` and its SHA-256, so
+ * that no input, however long, reaches the primary key's index (a btree entry is refused
+ * above about 2.7 KB, which turned every such request into a 503).
+ */
+function storedWindowKey(key: string): string {
+  return key.length <= MAX_STORED_KEY_LENGTH && ASCII_KEY.test(key) ? key : `#${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+}
+
+const ASCII_KEY = /^[\x21-\x7e]*$/;
+
+/**
+ * The limiter statement's own time limit, from the milliseconds left before the core
+ * answers 503: a margin shorter, so that a hit the database commits is known here before
+ * the deadline (the answer still has to travel back and be read). Null when too little is
+ * left to start.
+ */
+function statementBudget(msLeft: number): number | null {
+  const budget = Math.floor(msLeft - Math.max(5, msLeft / 10));
+  return budget >= 1 ? budget : null;
 }

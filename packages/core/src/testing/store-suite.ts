@@ -1096,6 +1096,18 @@ function rateLimitChecks(check: Check, withStore: WithStore): void {
     expect((await hit(store, N0 + 2, [b])).admitted).toBe(false);
   });
 
+  check('takes window keys of any length and content (a store bounds what it keeps itself)', async (store) => {
+    // 4,096 characters that compress badly: a btree index entry refuses about 2.7 KB
+    let text = '';
+    for (let i = 0; text.length < 4_096; i++) text += ((i * 2_654_435_761) >>> 0).toString(36);
+    const long = { key: `addr:${text}`, quota: 1 };
+    const other = { key: `addr:${text.slice(0, -1)}\u00e9`, quota: 1 };
+    expect(await hit(store, N0, [long])).toEqual({ admitted: true, windows: [state(1, N0, N0)] });
+    expect(await hit(store, N0 + 1, [long])).toEqual({ admitted: false, windows: [state(1, N0, N0)] });
+    expect((await hit(store, N0 + 2, [other])).admitted).toBe(true);
+    expect((await hit(store, N0 + 3, [long, other])).admitted).toBe(false);
+  });
+
   check('states equal those of slidingWindowHit over a scripted sequence', async (store) => {
     const model = rateLimitModel();
     const acct = { key: 'acct:x', quota: 4 };
