@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -78,3 +79,68 @@ describe.each([
     }
   });
 });
+
+// The proxy setting the README gives (the commented line, switched on) behind a proxy that
+// appends the client's address to X-Forwarded-For: each real client keeps one window, however
+// the client fills the header itself.
+describe.each([
+  ['Use it in your Express app', 'express'],
+  ['With Koa', 'koa'],
+])('README block "%s" behind an appending proxy', (heading, name) => {
+  it('keeps one keyless window per real client, whatever X-Forwarded-For the client sends', async () => {
+    const lines = (await block(heading)).split('\n');
+    const proxyLine = lines.findIndex((l) => /^\/\/ app\..*proxy/.test(l));
+    expect(proxyLine, 'the block has a commented proxy setting').toBeGreaterThanOrEqual(0);
+    lines[proxyLine] = lines[proxyLine]!.slice(3);
+    const file = `${ROOT}demo/src/.readme-proxy-${name}-${process.pid}.mts`;
+    await writeFile(file, lines.join('\n'));
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The proxy: the real client's address comes from the test (all of them are 127.0.0.1
+    // here), and is appended to whatever the client sent, as nginx's
+    // $proxy_add_x_forwarded_for does.
+    const proxy = createHttpServer((req, res) => {
+      const real = String(req.headers['x-test-client']);
+      const sent = req.headers['x-forwarded-for'];
+      const upstream = httpRequest(
+        { host: '127.0.0.1', port, path: req.url, method: req.method, headers: { ...req.headers, 'x-forwarded-for': sent === undefined ? real : `${String(sent)}, ${real}` } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.writeHead(502).end());
+      upstream.end();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxyPort = (proxy.address() as { port: number }).port;
+    try {
+      await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+      });
+      const get = async (real: string, forged?: string): Promise<number> => {
+        const headers: Record<string, string> = { 'x-test-client': real };
+        if (forged !== undefined) headers['x-forwarded-for'] = forged;
+        const res = await fetch(`http://127.0.0.1:${proxyPort}/ipos?status=open`, { headers });
+        await res.arrayBuffer();
+        return res.status;
+      };
+      // 6 keyless requests a minute per client (the default), each with a new forged address
+      const first: number[] = [];
+      for (let i = 0; i < 7; i++) first.push(await get('198.51.100.7', `203.0.113.${i}`));
+      expect(first).toEqual([200, 200, 200, 200, 200, 200, 429]);
+      expect(await get('198.51.100.7')).toBe(429);
+      // another real client has its own window
+      expect(await get('198.51.100.8', '198.51.100.7')).toBe(200);
+    } finally {
+      child.kill();
+      proxy.close();
+      await rm(file, { force: true });
+    }
+  });
+});
+
