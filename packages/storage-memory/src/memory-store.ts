@@ -89,6 +89,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const accounts = new AccountTable();
   const windows = new RateWindows(sweepEvery);
   let closed = false;
+  // Requests sweep the windows as they come; this frees those of clients that stopped coming
+  // when no request comes at all. Unref'd: it never keeps a process alive.
+  const idleSweep = setInterval(() => windows.sweepIdle(performance.now()), IDLE_SWEEP_MS);
+  (idleSweep as { unref?: () => void }).unref?.();
 
   const open = (): void => {
     if (closed) throw new IpokitError('ERR:UNAVAILABLE', 'The memory store is closed: create a new one.');
@@ -185,6 +189,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      clearInterval(idleSweep);
       ipos.clear();
       snapshots.clear();
       accounts.clear();
@@ -192,6 +197,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     },
   };
 }
+
+/** How often idle rate windows are looked for (see `RateWindows.sweepIdle`). */
+const IDLE_SWEEP_MS = 60_000;
 
 /**
  * A deep, frozen copy of an IPO record (its arrays and schedule events are the only nested

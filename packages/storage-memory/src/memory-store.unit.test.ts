@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { addDays, deriveStatus, IPO_STATUSES, isIpokitError, slidingWindowHit } from '@ipokit/core';
 import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
@@ -359,6 +359,51 @@ describe('memoryStore rate limits', () => {
     now += windowMs;
     windows.sweep(now);
     expect(windows.size).toBe(0);
+  });
+
+  it('frees idle windows on a timer too: no request needs to come for them to go', () => {
+    const windows = new RateWindows(1_000_000);
+    const windowMs = 60_000;
+    const t0 = Date.UTC(2026, 10, 20);
+    for (let i = 0; i < 20_000; i++) windows.hit({ now: t0, windowMs, windows: [{ key: `addr:${i}`, quota: 6 }] });
+    expect(windows.size).toBe(20_000);
+    // The timer's ticks, on a monotonic clock (ms). The first tick after requests only notes
+    // when it saw the request clock's latest time; later ticks move that time on by the
+    // monotonic time elapsed, which never runs ahead of the request clock.
+    windows.sweepIdle(1_000);
+    expect(windows.size).toBe(20_000);
+    windows.sweepIdle(1_000 + windowMs - 1);
+    expect(windows.size).toBe(20_000);
+    windows.sweepIdle(1_000 + windowMs + 20_000);
+    expect(windows.size).toBe(0);
+    // a hit after the sweep is counted afresh, and ticks with requests in between free nothing early
+    expect(windows.hit({ now: t0 + 200_000, windowMs, windows: [{ key: 'addr:x', quota: 1 }] }).admitted).toBe(true);
+    windows.sweepIdle(500_000);
+    windows.sweepIdle(500_000 + windowMs - 1);
+    expect(windows.hit({ now: t0 + 200_001, windowMs, windows: [{ key: 'addr:x', quota: 1 }] }).admitted).toBe(false);
+    // that request moved the request clock on: the next tick notes it, the one after frees
+    windows.sweepIdle(500_000 + windowMs);
+    expect(windows.size).toBe(1);
+    windows.sweepIdle(500_000 + 2 * windowMs);
+    expect(windows.size).toBe(0);
+  });
+
+  it('sweeps idle windows every minute until it is closed, on a timer that keeps no process alive', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const sweeps = vi.spyOn(RateWindows.prototype, 'sweepIdle');
+    try {
+      const store = memoryStore();
+      vi.advanceTimersByTime(60_000);
+      expect(sweeps).toHaveBeenCalledTimes(1);
+      vi.advanceTimersByTime(120_000);
+      expect(sweeps).toHaveBeenCalledTimes(3);
+      await store.close?.();
+      vi.advanceTimersByTime(600_000);
+      expect(sweeps).toHaveBeenCalledTimes(3);
+    } finally {
+      sweeps.mockRestore();
+      vi.useRealTimers();
+    }
   });
 
   it('keeps a window while a hit is inside it, and only up to quota hits', async () => {

@@ -69,6 +69,11 @@ export class RateWindows {
   private longestWindowMs = 0;
   /** Admitted requests so far, numbering the charges (see `Window.charged`). */
   private admittedCount = 0;
+  /** The latest request time seen by `hit`. */
+  private lastNow = -Infinity;
+  /** What `sweepIdle` last saw of `lastNow`, and when (monotonic ms). */
+  private seenNow = -Infinity;
+  private seenAt = 0;
 
   constructor(private readonly sweepEvery: number = DEFAULT_SWEEP_EVERY) {
     this.sweepAfter = sweepEvery;
@@ -114,6 +119,7 @@ export class RateWindows {
     const { now, windowMs } = input;
     const asked = input.windows;
     if (windowMs > this.longestWindowMs) this.longestWindowMs = windowMs;
+    if (now > this.lastNow) this.lastNow = now;
     const n = asked.length;
     const found: Array<Window | undefined> = new Array(n);
     const gone: number[] = new Array(n);
@@ -164,6 +170,28 @@ export class RateWindows {
     }
     this.hitsSinceSweep = 0;
     this.sweepAfter = Math.max(this.sweepEvery, this.windows.size);
+  }
+
+  /**
+   * The timer's sweep, for windows that no request comes to sweep: called every so often
+   * with a monotonic clock (`performance.now()`). The request clock is the caller's, so it
+   * is estimated: the latest request time seen, moved on by the monotonic time elapsed since
+   * a call first saw it. That never runs ahead of a clock that keeps time, so no window is
+   * forgotten while a hit inside it could still count; a clock that stands still (a test's)
+   * sees its idle windows go after a window length of real time.
+   *
+   * @example
+   * ```ts
+   * setInterval(() => windows.sweepIdle(performance.now()), 60_000);
+   * ```
+   */
+  sweepIdle(monotonicNow: number): void {
+    if (this.lastNow !== this.seenNow) {
+      this.seenNow = this.lastNow;
+      this.seenAt = monotonicNow;
+      return;
+    }
+    if (this.windows.size > 0) this.sweep(this.seenNow + (monotonicNow - this.seenAt));
   }
 
   /**
