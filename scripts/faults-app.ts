@@ -33,7 +33,8 @@ process.on('uncaughtException', () => void stats.uncaughtExceptions++);
 const framework = process.argv[2] === 'koa' ? 'koa' : 'express';
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8, connectionTimeoutMillis: 1_000 });
 pool.on('error', () => void stats.poolErrors++);
-const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit' });
+// A small bound on waiting calls, so that a stall sheds load here (the default is 1,000).
+const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit', maxWaitingCalls: 100 });
 const options = {
   now: () => new Date(Number(process.env.IPOKIT_NOW)),
   limits: { paid: { perMinute: 1e12, gmpPerMinute: 1e12 }, pro: { perMinute: 1e12, gmpPerMinute: 1e12 } },
@@ -43,13 +44,37 @@ const options = {
   onError: () => void stats.reportedErrors++,
 };
 
+/**
+ * A request timeout middleware of the app's own (connect-timeout style) that answers first
+ * when the request asks for it (`x-fault-timeout-ms`): the router must then do nothing.
+ */
+const ANSWERED_FIRST = 'answered first by the app';
+const timeoutOf = (header: string | string[] | undefined): number | null => (typeof header === 'string' ? Number(header) : null);
+
 let server: Server;
 if (framework === 'koa') {
   const app = new Koa();
+  app.use(async (ctx, next) => {
+    const ms = timeoutOf(ctx.get('x-fault-timeout-ms') || undefined);
+    const timer = ms === null ? undefined : setTimeout(() => ctx.res.writableEnded || ctx.res.headersSent || ctx.res.writeHead(503).end(ANSWERED_FIRST), ms);
+    try {
+      await next();
+    } finally {
+      clearTimeout(timer);
+    }
+  });
   app.use(koaIpoRouter(store, { ...options, prefix: '/ipos' }));
   server = app.listen(0, '127.0.0.1');
 } else {
   const app = express();
+  app.use((req, res, next) => {
+    const ms = timeoutOf(req.headers['x-fault-timeout-ms']);
+    if (ms !== null) {
+      const timer = setTimeout(() => res.headersSent || res.status(503).send(ANSWERED_FIRST), ms);
+      res.on('close', () => clearTimeout(timer));
+    }
+    next();
+  });
   app.use('/ipos', ipoRouter(store, options));
   server = app.listen(0, '127.0.0.1');
 }

@@ -7,7 +7,14 @@
  * out afterwards, if the service does not recover by itself after every fault, or if any
  * import is found half written.
  *
- *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24]
+ *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24] [--stall-seconds 10] [--stall-rate 150]
+ *
+ * Then a stall: another session locks the IPO table for `--stall-seconds` while requests
+ * keep coming at `--stall-rate` a second whatever the answers (the apps shed load beyond
+ * their bound on waiting calls); it reports how long after the lock is released the first
+ * request is answered 200, and fails if a request sent after the release is not. Some
+ * requests ask the app's own timeout middleware to answer first (`x-fault-timeout-ms`): the
+ * router must then do nothing.
  *
  * `restart` (the default when PostgreSQL's binaries are installed) runs a throwaway cluster
  * and stops it for real (`pg_ctl stop`, alternating `-m immediate`, a crash, and `-m fast`);
@@ -34,6 +41,10 @@ const CYCLES = Number(args.get('cycles') ?? 10);
 const WORKERS = Number(args.get('workers') ?? 24);
 const SCHEMA = 'ipokit_faults';
 const SNAPSHOTS_PER_IMPORT = 25;
+const STALL_SECONDS = Number(args.get('stall-seconds') ?? 10);
+const STALL_RATE = Number(args.get('stall-rate') ?? 150);
+/** What an app's own timeout middleware answers (scripts/faults-app.ts). */
+const ANSWERED_FIRST = 'answered first by the app';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 // --- the database and how to take it away ---------------------------------------------
@@ -141,17 +152,19 @@ function statsOf(app: App): Promise<FaultAppStats> {
 interface Tally {
   ok: number;
   unavailable: number;
+  /** 503s of the app's own timeout middleware, which answered before the router. */
+  answeredFirst: number;
   /** Anything else: a defect. */
   bad: Map<string, number>;
 }
 
 const LEAK = /127\.0\.0\.1|localhost|SELECT|INSERT|ECONN|stack|at \w+ \(|ipk_/;
 
-async function send(origin: string, path: string, key: string, tally: Tally): Promise<number> {
+async function send(origin: string, path: string, key: string, tally: Tally, extra: Record<string, string> = {}): Promise<number> {
   let status: number;
   let text: string;
   try {
-    const res = await fetch(`${origin}${path}`, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(`${origin}${path}`, { headers: { 'x-api-key': key, ...extra }, signal: AbortSignal.timeout(10_000) });
     status = res.status;
     text = await res.text();
   } catch (err) {
@@ -160,6 +173,7 @@ async function send(origin: string, path: string, key: string, tally: Tally): Pr
     return 0;
   }
   if (status === 200) tally.ok++;
+  else if (status === 503 && text === ANSWERED_FIRST) tally.answeredFirst++;
   else if (status === 503 && JSON.parse(text).code === 'ERR:UNAVAILABLE' && !LEAK.test(text)) tally.unavailable++;
   else {
     const what = `${status} ${text.slice(0, 120)}`;
@@ -190,7 +204,7 @@ async function main(): Promise<void> {
     ['/ipos/ORBIT/gmp?interval=hourly', seeded.keys.proGmp],
   ];
 
-  const tally: Tally = { ok: 0, unavailable: 0, bad: new Map() };
+  const tally: Tally = { ok: 0, unavailable: 0, answeredFirst: 0, bad: new Map() };
   let running = true;
   let sent = 0;
   const worker = async (w: number): Promise<void> => {
@@ -198,7 +212,8 @@ async function main(): Promise<void> {
       const app = apps[(w + i) % apps.length]!;
       const [path, key] = paths[(w + i) % paths.length]!;
       sent++;
-      const status = await send(app.origin, path, key, tally);
+      // every fifth request lets the app's timeout middleware answer after 1.5 s
+      const status = await send(app.origin, path, key, tally, i % 5 === 0 ? { 'x-fault-timeout-ms': '1500' } : {});
       if (status === 503) await sleep(20); // a client backing off a little, as real ones do
     }
   };
@@ -227,6 +242,7 @@ async function main(): Promise<void> {
   const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
   const importing = importer();
   const recoveries: number[] = [];
+  let stall: Stall | undefined;
   const per: Array<{ ok: number; unavailable: number }> = [];
   try {
     await sleep(1_000);
@@ -238,7 +254,7 @@ async function main(): Promise<void> {
       // Recovered when every app answers every path 200 again, without any restart.
       const t0 = performance.now();
       for (;;) {
-        const probe: Tally = { ok: 0, unavailable: 0, bad: tally.bad };
+        const probe: Tally = { ok: 0, unavailable: 0, answeredFirst: 0, bad: tally.bad };
         for (const app of apps) for (const [path, key] of paths) await send(app.origin, path, key, probe);
         if (probe.ok === apps.length * paths.length) break;
         if (performance.now() - t0 > 30_000) throw new Error(`cycle ${c + 1}: not recovered 30 s after the database came back`);
@@ -249,6 +265,11 @@ async function main(): Promise<void> {
       per.push({ ok: tally.ok - before.ok, unavailable: tally.unavailable - before.unavailable });
       console.log(`cycle ${c + 1}/${CYCLES}: ${per.at(-1)!.ok} x 200, ${per.at(-1)!.unavailable} x 503, recovered ${recoveries.at(-1)} ms after restart`);
     }
+    stall = await stalled(db.url, apps, paths, tally);
+    console.log(
+      `stall: ${stall.sent} requests at ${STALL_RATE}/s while the IPO table was locked for ${STALL_SECONDS} s; ` +
+        `first 200 ${stall.firstOkMs} ms after the release; ${stall.lateFailures} requests sent after it not answered 200`,
+    );
   } finally {
     running = false;
     await Promise.all(workers);
@@ -270,6 +291,7 @@ async function main(): Promise<void> {
     if (s.poolTotal - s.poolIdle > 0 || s.poolWaiting > 0) problems.push(`${app.name}: ${s.poolTotal - s.poolIdle} pool connections still checked out, ${s.poolWaiting} waiting`);
   }
   for (const [what, n] of tally.bad) problems.push(`${n} x ${what}`);
+  if (stall !== undefined && stall.lateFailures > 0) problems.push(`${stall.lateFailures} requests sent after the stall ended were not answered 200`);
 
   const counts = await admin.query<{ n: string; c: string }>(
     `SELECT ((ts - $1) / ($2 * 60000))::text AS n, count(*)::text AS c FROM ${SCHEMA}.snapshots WHERE ts >= $1 GROUP BY 1`,
@@ -294,7 +316,11 @@ async function main(): Promise<void> {
   const sorted = [...recoveries].sort((a, b) => a - b);
   console.log('');
   console.log(`faults injected:    ${CYCLES} (${mode})`);
-  console.log(`requests:           ${sent} sent: ${tally.ok} x 200, ${tally.unavailable} x 503 ERR:UNAVAILABLE, ${[...tally.bad.values()].reduce((a, b) => a + b, 0)} other`);
+  console.log(
+    `requests:           ${sent + (stall?.sent ?? 0)} sent: ${tally.ok} x 200, ${tally.unavailable} x 503 ERR:UNAVAILABLE, ` +
+      `${tally.answeredFirst} x 503 by the app's own timeout first, ${[...tally.bad.values()].reduce((a, b) => a + b, 0)} other`,
+  );
+  if (stall !== undefined) console.log(`stall:              first 200 ${stall.firstOkMs} ms after the database answered again; ${stall.lateFailures} requests sent after it not answered 200`);
   console.log(`recovery:           every cycle; median ${sorted[sorted.length >> 1]} ms, worst ${sorted.at(-1)} ms after the database was back`);
   console.log(`imports:            ${imports.length} (${imports.filter((i) => i.ok).length} done, ${imports.filter((i) => !i.ok).length} refused by the outage); half written: ${half}; done but lost: ${lost}`);
   if (problems.length > 0) {
@@ -303,6 +329,51 @@ async function main(): Promise<void> {
   } else {
     console.log('result:             no crash, no unhandled rejection, no leaked connection, no answer but 200 or a clean 503, nothing half written or lost');
   }
+}
+
+interface Stall {
+  sent: number;
+  /** From the lock's release to the first 200 answered. */
+  firstOkMs: number;
+  /** Requests sent after the release whose answer was not 200: a backlog of stale calls. */
+  lateFailures: number;
+}
+
+/**
+ * Locks the IPO table from another session while requests arrive at a steady rate (sent
+ * whatever the answers, as independent clients do), then releases it.
+ */
+async function stalled(url: string, apps: App[], paths: Array<[string, string]>, tally: Tally): Promise<Stall> {
+  const locker = new pg.Client({ connectionString: url });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query(`LOCK TABLE ${SCHEMA}.ipos IN ACCESS EXCLUSIVE MODE`);
+  let sent = 0;
+  let released = Infinity;
+  let firstOk = Infinity;
+  let lateFailures = 0;
+  const pending: Array<Promise<unknown>> = [];
+  const fire = (): void => {
+    const app = apps[sent % apps.length]!;
+    const [path, key] = paths[sent % paths.length]!;
+    sent++;
+    const after = performance.now() >= released;
+    pending.push(
+      send(app.origin, path, key, tally).then((status) => {
+        if (status === 200 && performance.now() >= released) firstOk = Math.min(firstOk, performance.now());
+        if (after && status !== 200) lateFailures++;
+      }),
+    );
+  };
+  const timer = setInterval(fire, 1000 / STALL_RATE);
+  await sleep(STALL_SECONDS * 1000);
+  await locker.query('COMMIT');
+  released = performance.now();
+  await sleep(1_000);
+  clearInterval(timer);
+  await Promise.all(pending);
+  await locker.end();
+  return { sent, firstOkMs: Math.round(firstOk - released), lateFailures };
 }
 
 await main();

@@ -162,3 +162,35 @@ describe('list route through the handler (properties)', () => {
     );
   });
 });
+
+describe('client addresses through the handler', () => {
+  it('any address an adapter hands over (junk, ports, any length) gives a window key of at most 29 characters, and junk shares one window (property)', async () => {
+    const keys = new Set<string>();
+    const store = referenceStore();
+    const recording = Object.assign(Object.create(store) as typeof store, {
+      hitRateLimit: (input: Parameters<typeof store.hitRateLimit>[0]) => {
+        for (const w of input.windows) keys.add(w.key);
+        return store.hitRateLimit(input);
+      },
+    });
+    const handle = createIpoHandler(recording, { now: () => new Date(Date.UTC(2026, 10, 20)), limits: { keyless: { perMinute: 1 } }, onError: () => {} });
+    const address = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 20_000 }),
+      fc.tuple(fc.ipV4(), fc.nat(99_999)).map(([ip, port]) => `${ip}:${port}`),
+      fc.tuple(fc.ipV6(), fc.nat(99_999)).map(([ip, port]) => `[${ip}]:${port}`),
+      fc.ipV4Extended(),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(address, { minLength: 1, maxLength: 20 }), async (addresses) => {
+        for (const clientAddress of addresses) {
+          const res = await handle({ method: 'GET', url: '/ipos?status=open', path: '/', query: 'status=open', headers: {}, clientAddress });
+          expect([200, 429]).toContain(res.status);
+        }
+      }),
+      { numRuns: 200 },
+    );
+    for (const key of keys) expect(key.length, key.slice(0, 60)).toBeLessThanOrEqual(29);
+    expect(keys.has('addr:unknown')).toBe(true);
+  });
+});
+

@@ -900,7 +900,14 @@ const apiKeyArb: fc.Arbitrary<FuzzRequest['apiKey']> = fc.oneof(
 
 const OTHER_HEADERS: ReadonlyArray<[string, fc.Arbitrary<string>]> = [
   ['Host', fc.constantFrom('localhost', 'EXAMPLE.com:80', '[::1]:1', 'a'.repeat(300), 'evil.example', '127.0.0.1:1', '_')],
-  ['X-Forwarded-For', fc.constantFrom('1.2.3.4', '::1', 'garbage', '999.999.999.999, ::ffff:1.2.3.4', '', ', , ,', '1.1.1.1'.repeat(40))],
+  [
+    'X-Forwarded-For',
+    fc.constantFrom(
+      '1.2.3.4', '::1', 'garbage', '999.999.999.999, ::ffff:1.2.3.4', '', ', , ,', '1.1.1.1'.repeat(40),
+      // what proxies and clients put there: ports, brackets, legacy forms, junk of any size
+      '203.0.113.7:49152', '[2001:db8::1]:443', '203.000.113.007', '0x7f.1', 'x'.repeat(2_000), '1.2.3.4, 203.0.113.7:1',
+    ),
+  ],
   ['Content-Type', fc.constantFrom('application/json', 'text/plain; charset=latin1', 'multipart/form-data; boundary=x', '\u00ff/\u00fe', '')],
   ['Accept', fc.constantFrom('text/html', 'application/xml', '*/*;q=0', 'application/json;q=0', '')],
   ['Accept-Encoding', fc.constantFrom('gzip, br, *', 'identity;q=0', 'x-garbage')],
