@@ -52,8 +52,8 @@ export const DEFAULT_MAX_WAITING_CALLS = 1_000;
 export interface DatabaseOptions {
   /**
    * How many calls made for a request (those with a deadline) may wait for a connection;
-   * one more is refused at once with `ERR:UNAVAILABLE` (a 503), so that a stalled database
-   * sheds load instead of queueing it without bound. Default 1,000.
+   * with one more, the oldest is refused at once with `ERR:UNAVAILABLE` (a 503), so that a
+   * stalled database sheds load instead of queueing it without bound. Default 1,000.
    */
   maxWaitingCalls?: number;
 }

@@ -45,11 +45,13 @@ export interface PostgresStoreOptions extends SchemaOptions {
    */
   rateLimitSweepEvery?: number;
   /**
-   * How many calls made for requests may wait for a connection (the store lets at most the
-   * pool's `max` run at once, 1 on a `pg.Client` or PGlite); one more is answered 503 at
-   * once, so that a stalled database sheds load instead of queueing it. A waiting call
-   * whose request has been answered (after `storeTimeoutMs`) is dropped without running.
-   * Imports and key management wait without bound. Default 1,000.
+   * How many calls made for requests may wait for a connection (the store runs at most the
+   * pool's `max` at once; 1 on PGlite, 10 on another client); with one more, the one that
+   * has waited longest is answered 503 at once, so that a stalled database sheds load
+   * instead of queueing it. A waiting call whose request has been answered (after
+   * `storeTimeoutMs`) is dropped without running, and once the queue stops moving the
+   * newest calls go first, so answers flow again as soon as the database does. Imports and
+   * key management wait without bound. Default 1,000.
    */
   maxWaitingCalls?: number;
 }
