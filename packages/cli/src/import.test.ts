@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
@@ -129,6 +129,103 @@ describe(`ipokit import (${ON})`, () => {
     expect(await count('snapshots')).toBe(0);
   });
 
+  it('reports snapshots of unknown IPOs in the same pass as the other problems', async () => {
+    await empty();
+    await importDataset(postgresStore({ client: db.client, schema: db.schema }), toDataset({ ipos: [makeIpo({ id: 'held', symbol: 'HELD' })], snapshots: [] }));
+    const bad = { id: 'c3', name: 'C', slug: 'c3', type: 'EQ', startDate: '2026-12-10', endDate: '2026-12-05' };
+    const at = (ipoId: string, minute: number, more: object = {}) => ({ ipoId, timestamp: new Date(Date.UTC(2026, 10, 18) + minute * 60_000).toISOString(), sources: [], ...more });
+    await file('unknown-and-bad.json', {
+      ipos: [...GOOD.ipos, bad],
+      gmp: [at('ghost', 1), at('held', 2), at('c3', 3), at('a1', 4), at('ghost', 5, { typo: 1 }), at('phantom', 6)],
+    });
+    const r = await run(['import', 'unknown-and-bad.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').filter((l) => !/^ipokit import: checked/.test(l))).toEqual([
+      'ipos[2].endDate: endDate 2026-12-05 is before startDate 2026-12-10',
+      'gmp[0].ipoId: ipoId "ghost" names no IPO in the dataset or the store',
+      'gmp[4].typo: unknown field "typo" in a GMP snapshot',
+      'gmp[4].ipoId: ipoId "ghost" names no IPO in the dataset or the store',
+      'gmp[5].ipoId: ipoId "phantom" names no IPO in the dataset or the store',
+      'ipokit import: unknown-and-bad.json was refused: 5 problems; nothing was written',
+      '',
+    ]);
+    expect(await count('ipos')).toBe(1);
+  });
+
+  it('says that an empty file is empty', async () => {
+    await empty();
+    await file('empty.json', '');
+    expect(await run(['import', 'empty.json', '--schema', db.schema])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'ipokit import: empty.json is not valid JSON: the file is empty; nothing was written\n',
+    });
+    await file('blank.json', '\uFEFF \n\t\r\n');
+    expect((await run(['import', 'blank.json', '--schema', db.schema])).stderr).toBe(
+      'ipokit import: blank.json is not valid JSON: the file holds only white space; nothing was written\n',
+    );
+  });
+
+  it('refuses invalid UTF-8 with the byte offset of the first invalid byte; exit 1, nothing written', async () => {
+    await empty();
+    // The bytes C0 AF FF ED A0 80: an overlong "/", a byte that is never UTF-8, an encoded surrogate.
+    const head = '{"ipos":[{"id":"a1","name":"Ac';
+    const bytes = Buffer.concat([Buffer.from(head), Buffer.from([0xc0, 0xaf, 0xff, 0xed, 0xa0, 0x80]), Buffer.from('me","slug":"acme","type":"EQ"}]}')]);
+    await writeFile(join(dir, 'latin.json'), bytes);
+    const r = await run(['import', 'latin.json', '--schema', db.schema]);
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `ipokit import: latin.json is not valid UTF-8: invalid byte 0xC0 at byte offset ${head.length}; nothing was written\n`,
+    });
+    expect(await count('ipos')).toBe(0);
+  });
+
+  it('refuses a string, key or number too long to hold with one problem line each, cutting long paths', async () => {
+    await empty();
+    const longKey = 'k'.repeat(300);
+    const topKey = 't'.repeat(300);
+    const text =
+      `{"ipos":[` +
+      `{"id":"a1","name":"Acme","slug":"acme","type":"EQ","about":"${'x'.repeat(30_000)}"},` +
+      `{"id":"b2","name":"Beta","slug":"beta","type":"EQ","minQty":${'1'.repeat(1_001)},"typo":1},` +
+      `{"id":"c3","name":"Cee","slug":"cee","type":"EQ","${longKey}":1}` +
+      `],"gmp":[],"${topKey}":"${'y'.repeat(20_000)}"}`;
+    await file('long.json', text);
+    const r = await run(['import', 'long.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').filter((l) => !/^ipokit import: checked/.test(l))).toEqual([
+      `${'t'.repeat(100)}…: unknown top-level key "${'t'.repeat(50)}"…: a dataset holds only "ipos" and "gmp"`,
+      `ipos[0].about: about "${'x'.repeat(50)}"… is longer than 10,000 characters`,
+      'ipos[1].minQty: a number of more than 1,000 characters (the rest of this record was not checked)',
+      `ipos[2].${'k'.repeat(100)}…: unknown field "${'k'.repeat(50)}"… in an IPO record`,
+      'ipokit import: long.json was refused: 4 problems; nothing was written',
+      '',
+    ]);
+  });
+
+  it('stops reading at a value nested too deep, with one problem line', async () => {
+    await empty();
+    const deep = `${'['.repeat(40)}${']'.repeat(40)}`;
+    await file('deep.json', `{"ipos":[{"id":"a1","name":"Acme","slug":"acme","type":"EQ","about":${deep}}],"gmp":[{"ipoId":"a1"}]}`);
+    const r = await run(['import', 'deep.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').filter((l) => !/^ipokit import: checked/.test(l))).toEqual([
+      `ipos[0].about${'[0]'.repeat(29)}: more than 32 levels of nested arrays and objects (the file was not read further)`,
+      'ipokit import: deep.json was refused: 1 problem; nothing was written',
+      '',
+    ]);
+
+    await file('deep-aside.json', `{"ipos":[],"x":{"y":${deep}}}`);
+    const aside = await run(['import', 'deep-aside.json', '--schema', db.schema]);
+    expect(aside.stderr.split('\n').filter((l) => !/^ipokit import: checked/.test(l))).toEqual([
+      'x: unknown top-level key "x": a dataset holds only "ipos" and "gmp"',
+      'x: more than 32 levels of nested arrays and objects (the file was not read further)',
+      'ipokit import: deep-aside.json was refused: 2 problems; nothing was written',
+      '',
+    ]);
+  });
+
   it('answers usage errors with exit 2, an unreadable file and an unmigrated schema with exit 1', async () => {
     await file('good.json', GOOD);
     const usage = async (argv: string[], message: RegExp, overrides: Partial<CliIo> = {}) => {
@@ -196,12 +293,12 @@ describe(`ipokit import (${ON})`, () => {
 
 describe('readDatasetFile', () => {
   /** What validateDataset says of the parsed text, and what the checker says of the streamed file. */
-  async function both(text: string, blockSize: number): Promise<void> {
+  async function both(text: string, blockSize: number, quietLimit?: number): Promise<void> {
     const path = await file('property.json', text);
     const expected = outcome(() => validateDataset(JSON.parse(text)));
     const checker = createDatasetChecker();
     const records: unknown[] = [];
-    for await (const item of readDatasetFile(path, { blockSize })) {
+    for await (const item of readDatasetFile(path, { blockSize, ...(quietLimit === undefined ? {} : { quietLimit }) })) {
       const record = checker.feed(item);
       if (record !== null) records.push(record);
     }
@@ -222,7 +319,7 @@ describe('readDatasetFile', () => {
     }
   }
 
-  it('streams what JSON.parse reads, whatever the block boundaries (property)', async () => {
+  it('streams what JSON.parse reads, whatever the block boundaries, and whenever the chunked parser takes over (property)', async () => {
     const value = fc.oneof(
       { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
       { weight: 1, arbitrary: fc.constantFrom('\u{1F600}é', 'a\u2028b', '\\"', 1e21, -0, 0.1, 5e-324) },
@@ -233,12 +330,46 @@ describe('readDatasetFile', () => {
       { weight: 1, arbitrary: value },
     );
     await fc.assert(
-      fc.asyncProperty(top, fc.integer({ min: 1, max: 64 }), fc.boolean(), async (dataset, blockSize, pretty) => {
+      fc.asyncProperty(top, fc.integer({ min: 1, max: 64 }), fc.boolean(), fc.constantFrom(undefined, 0, 5, 40), async (dataset, blockSize, pretty, quietLimit) => {
         const text = JSON.stringify(dataset, null, pretty ? 2 : undefined) ?? 'null';
-        await both(text, blockSize);
+        await both(text, blockSize, quietLimit);
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('names the offset of the first invalid UTF-8 byte, whatever the block boundaries', async () => {
+    const cases: Array<[string, number[]]> = [
+      ['an overlong "/"', [0xc0, 0xaf]],
+      ['a byte that is never UTF-8', [0xff]],
+      ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+      ['a code point above U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+      ['an overlong three-byte form', [0xe0, 0x80, 0xaf]],
+      ['a lone continuation byte', [0x80]],
+      ['a sequence cut short', [0xe2, 0x82]],
+    ];
+    for (const [what, bad] of cases) {
+      const head = Buffer.from('{"ipos":[{"about":"\u{1F600}é');
+      const path = join(dir, 'utf8.json');
+      await writeFile(path, Buffer.concat([head, Buffer.from(bad), Buffer.from('"}]}')]));
+      for (const blockSize of [1, 2, 3, 5, 7, 64]) {
+        const failure = await (async () => {
+          for await (const item of readDatasetFile(path, { blockSize })) void item;
+        })().then(
+          () => null,
+          (err: unknown) => err,
+        );
+        expect(failure, `${what}, blocks of ${blockSize}`).toMatchObject({ name: 'InvalidUtf8Error', offset: head.length, byte: bad[0] });
+      }
+    }
+    // A file that ends inside a character.
+    const cut = join(dir, 'cut.json');
+    await writeFile(cut, Buffer.concat([Buffer.from('"\u{1F600}'), Buffer.from([0xf0, 0x9f, 0x98])]));
+    await expect(
+      (async () => {
+        for await (const item of readDatasetFile(cut, { blockSize: 2 })) void item;
+      })(),
+    ).rejects.toMatchObject({ name: 'InvalidUtf8Error', offset: 5, byte: 0xf0, message: 'invalid byte 0xF0 at byte offset 5 (the file ends inside a character)' });
   });
 
   it('skips a byte-order mark, keeps a "__proto__" key as data, and reads a repeated key for the checker to refuse', async () => {
@@ -337,3 +468,122 @@ describe(`ipokit import in little memory (${ON})`, () => {
   }, 120_000);
 });
 
+
+describe('ipokit import of hostile values in little memory', () => {
+  // One value of a file that nothing could hold, under a 64 MB V8 heap: each is refused
+  // while it streams by, with the problem line of its place, never built whole. The child
+  // imports into a database that is migrated and empty (a refused file gets no further).
+  const HEAP_MB = 64;
+  const child = promisify(execFile);
+
+  /** Writes `{"ipos":[{<a valid record>,` + what `body(write)` writes + `}]}` to a new file. */
+  async function hostile(name: string, body: (write: (text: string) => Promise<void>) => Promise<void>): Promise<string> {
+    const path = join(dir, name);
+    const out = createWriteStream(path);
+    const write = async (text: string) => {
+      if (!out.write(text)) await once(out, 'drain');
+    };
+    await write('{"ipos":[{"id":"a1","name":"Acme","slug":"acme","type":"EQ",');
+    await body(write);
+    await write('}]}');
+    out.end();
+    await once(out, 'finish');
+    return path;
+  }
+
+  /** `text` written `times` times, in blocks of a megabyte. */
+  const repeated = (text: string, times: number) => async (write: (text: string) => Promise<void>) => {
+    const perBlock = Math.max(1, Math.floor(2 ** 20 / text.length));
+    for (let done = 0; done < times; done += perBlock) await write(text.repeat(Math.min(perBlock, times - done)));
+  };
+
+  async function importInLittleMemory(path: string): Promise<{ code: number; stderr: string }> {
+    const script = `
+      import { runCli } from '@ipokit/cli';
+      import { SCHEMA_VERSION } from '@ipokit/storage-postgres';
+      const client = { query: async () => ({ rows: [{ v: SCHEMA_VERSION }] }) };
+      const code = await runCli(['import', ${JSON.stringify(basename(path))}, '--schema', 'ipokit_hostile'],
+        { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: ${JSON.stringify(dirname(path))}, openDatabase: async () => ({ client, close: async () => {} }) });
+      process.stderr.write('max rss ' + Math.round(process.resourceUsage().maxRSS / 1024) + ' MB\\n');
+      process.exitCode = code;
+    `;
+    try {
+      const r = await child(process.execPath, [`--max-old-space-size=${HEAP_MB}`, '--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: process.cwd(),
+        maxBuffer: 1 << 20,
+      });
+      return { code: 0, stderr: r.stderr };
+    } catch (err) {
+      const e = err as { code?: number; signal?: string; stderr?: string };
+      return { code: e.code ?? -1, stderr: `${e.stderr ?? ''}${e.signal ?? ''}` };
+    }
+  }
+
+  /** The problem lines and the verdict of a refused import; the peak RSS it took is logged. */
+  async function refused(path: string): Promise<string[]> {
+    const r = await importInLittleMemory(path);
+    expect(r.stderr).not.toMatch(/heap out of memory|SIGABRT/i);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^max rss \d+ MB$/m);
+    return r.stderr.split('\n').filter((l) => l !== '' && !/^(ipokit import: checked|max rss)/.test(l));
+  }
+
+  it('refuses a value nested a million levels deep (2 MB)', async () => {
+    const path = await hostile('nested.json', async (write) => {
+      await write('"about":');
+      await repeated('[', 1_000_000)(write);
+      await repeated(']', 1_000_000)(write);
+    });
+    expect(await refused(path)).toEqual([
+      `ipos[0].about${'[0]'.repeat(29)}: more than 32 levels of nested arrays and objects (the file was not read further)`,
+      'ipokit import: nested.json was refused: 1 problem; nothing was written',
+    ]);
+  }, 30_000);
+
+  it('refuses a string of 50 MB', async () => {
+    const path = await hostile('string.json', async (write) => {
+      await write('"about":"');
+      await repeated('x', 50 * 2 ** 20)(write);
+      await write('"');
+    });
+    expect(await refused(path)).toEqual([
+      `ipos[0].about: about "${'x'.repeat(50)}"… is longer than 10,000 characters`,
+      'ipokit import: string.json was refused: 1 problem; nothing was written',
+    ]);
+  }, 30_000);
+
+  it('refuses a key of 50 MB, printing its path cut short', async () => {
+    const path = await hostile('key.json', async (write) => {
+      await write('"');
+      await repeated('k', 50 * 2 ** 20)(write);
+      await write('":1');
+    });
+    expect(await refused(path)).toEqual([
+      `ipos[0].${'k'.repeat(100)}…: unknown field "${'k'.repeat(50)}"… in an IPO record`,
+      'ipokit import: key.json was refused: 1 problem; nothing was written',
+    ]);
+  }, 30_000);
+
+  it('refuses a number of 50 MB', async () => {
+    const path = await hostile('number.json', async (write) => {
+      await write('"minQty":');
+      await repeated('1', 50 * 2 ** 20)(write);
+    });
+    expect(await refused(path)).toEqual([
+      'ipos[0].minQty: a number of more than 1,000 characters (the rest of this record was not checked)',
+      'ipokit import: number.json was refused: 1 problem; nothing was written',
+    ]);
+  }, 30_000);
+
+  it('refuses a record of 10 million values (40 MB)', async () => {
+    const path = await hostile('values.json', async (write) => {
+      await write('"strengths":["x"');
+      await repeated(',"x"', 10_000_000)(write);
+      await write(']');
+    });
+    expect(await refused(path)).toEqual([
+      'ipos[0]: a record of more than 100,000 values (it was not checked)',
+      'ipokit import: values.json was refused: 1 problem; nothing was written',
+    ]);
+  }, 30_000);
+});

@@ -7,15 +7,14 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { parseArgs } from 'node:util';
 import { isIpokitError, type DatasetItem } from '@ipokit/core';
 import { DEFAULT_IMPORT_BATCH_SIZE, importDatasetStream, type StreamImportProgress } from '@ipokit/storage-postgres';
 import { Assembler } from 'stream-json/core/assembler.js';
 import { jsonParser, type Token } from 'stream-json/core/parser.js';
-import { verifyFile } from 'stream-json/file/verifier.js';
 import { integer, parseOrThrow, takePositionals } from './args.js';
 import { openDatabase, schemaOf } from './database.js';
+import { InvalidUtf8Error, isBlank, locateJsonFault, MalformedJsonError, noJsonValue, Utf8Blocks } from './dataset-file.js';
 import type { CliIo, Command } from './io.js';
 import { reportError } from './report.js';
 
@@ -29,8 +28,10 @@ export const IMPORT_USAGE = 'Usage: ipokit import <file> [--batch-size N] [--sch
  * to stdout (`--json`: `{"ipos":N,"snapshots":M,"seconds":T}`).
  *
  * Exit codes: 0 imported; 1 refused (every problem as `path: message`, then the count),
- * malformed JSON (with its line and column), an unreadable file or a database failure (one
- * line); 2 bad usage (thrown as a `CliError`, which `runCli` prints with the usage).
+ * malformed JSON (with its line and column; an empty file is said to be empty), bytes that
+ * are not UTF-8 (with the offset of the first), an unreadable file or a database failure
+ * (one line); 2 bad usage (thrown as a `CliError`, which `runCli` prints with the usage).
+ * A value too large to hold is refused as it streams by (see {@link readDatasetFile}).
  *
  * @example
  * ```ts
@@ -86,6 +87,10 @@ export const importCommand: Command = async (argv, io) => {
       say(`${file} is not valid JSON: ${err.message}; nothing was written`);
       return 1;
     }
+    if (err instanceof InvalidUtf8Error) {
+      say(`${file} is not valid UTF-8: ${err.message}; nothing was written`);
+      return 1;
+    }
     if (isIpokitError(err, 'ERR:DATASET')) {
       const problems = err.problems ?? [];
       const count = err.problemCount ?? problems.length;
@@ -104,21 +109,36 @@ export const importCommand: Command = async (argv, io) => {
   }
 };
 
-/** A JSON syntax error in the file, with where it is. */
-export class MalformedJsonError extends Error {
-  /** 1-based line and column (in characters) of the fault. */
-  readonly line: number | null;
-  readonly column: number | null;
-  constructor(message: string, line: number | null, column: number | null) {
-    super(message);
-    this.name = 'MalformedJsonError';
-    this.line = line;
-    this.column = column;
-  }
-}
+export { InvalidUtf8Error, MalformedJsonError } from './dataset-file.js';
 
 /** Bytes read at a time. */
 const BLOCK_SIZE = 1 << 16;
+
+// What one value of a file may be. A dataset needs far less (CONTRACT 9): these bounds only
+// keep a hostile file from making the reader hold more than it can, each with a margin.
+/** Arrays and objects in one another, the dataset's own included: a dataset needs 6 (`ipos[i].gmp.sources[j]` of the API's output). */
+const MAX_NESTING = 32;
+/**
+ * UTF-16 units kept of a string: two per character of the longest string a dataset holds
+ * (10,000 characters), and one character more. A longer string is cut there, and the
+ * checker still finds it longer than 10,000 characters.
+ */
+const MAX_STRING_UNITS = 2 * 10_000 + 2;
+/** UTF-16 units kept of a key: every field name is short, and any longer key is unknown however it goes on. */
+const MAX_KEY_UNITS = 256;
+/** Characters of a number: a dataset's are at most 11 ("-9999999.99"); JSON writers use at most ~25. */
+const MAX_NUMBER_LENGTH = 1_000;
+/**
+ * Characters the fast parser may read without giving a token: it gathers a string, key or
+ * number whole, so one longer than this (or that much white space) makes the file be read
+ * again by the parser that gives them in chunks (slower, so only then). A dataset's longest
+ * string is 120,000 characters of JSON at most (10,000 characters as \u escapes).
+ */
+const QUIET_LIMIT = 1 << 20;
+/** Values (scalars, arrays and objects) of one IPO record or snapshot. */
+const MAX_RECORD_VALUES = 100_000;
+/** Characters of text (strings and keys, as kept) of one IPO record or snapshot. */
+const MAX_RECORD_TEXT = 4_000_000;
 
 /** Options of {@link readDatasetFile}. */
 export interface ReadDatasetFileOptions {
@@ -126,14 +146,26 @@ export interface ReadDatasetFileOptions {
   progress?: { bytes: number };
   /** Bytes read at a time; default 64 KiB. */
   blockSize?: number;
+  /** Characters read without a token before the chunked parser takes over; default 1 Mi (tests set it low). */
+  quietLimit?: number;
 }
 
 /**
  * The {@link DatasetItem}s of a dataset JSON file, read as a stream: one IPO record or
  * snapshot assembled at a time (never the whole file). Gives what `JSON.parse` of the file
  * would give (a leading byte-order mark is skipped); a top-level key given twice is passed
- * on once more without its value, for the checker to refuse. A syntax error rejects with
- * {@link MalformedJsonError} giving its line and column.
+ * on once more without its value, for the checker to refuse.
+ *
+ * No value is ever held whole beyond what a dataset can need: a string is kept to its
+ * first 10,001 characters at least (enough for the checker to refuse it as too long), a
+ * key to its first 256 UTF-16 units (a key that long is unknown anyway); a number of more
+ * than 1,000 characters, or a record of more than 100,000 values or 4,000,000 characters
+ * of text, is a `refused` item in place of the record; arrays and objects nested more than
+ * 32 deep are a `refused` item after which the file is read no further.
+ *
+ * A syntax error rejects with {@link MalformedJsonError} giving its line and column (an
+ * empty file: "the file is empty"); bytes that are not UTF-8 with {@link InvalidUtf8Error}
+ * giving the offset of the first.
  *
  * @example
  * ```ts
@@ -141,45 +173,79 @@ export interface ReadDatasetFileOptions {
  * ```
  */
 export async function* readDatasetFile(path: string, options: ReadDatasetFileOptions = {}): AsyncGenerator<DatasetItem> {
+  let given = 0;
+  try {
+    for await (const item of readPass(path, options, false)) {
+      given += 1;
+      yield item;
+    }
+    return;
+  } catch (err) {
+    if (!(err instanceof TooQuiet)) throw err;
+  }
+  // Read again, in chunks, past the items already given: the same items, in bounded memory.
+  let skip = given;
+  for await (const item of readPass(path, options, true)) {
+    if (skip > 0) skip -= 1;
+    else yield item;
+  }
+}
+
+/** The fast parser read {@link QUIET_LIMIT} characters without a token. */
+class TooQuiet extends Error {}
+
+/** One reading of the file: with the fast parser, or with the one that gives values in chunks. */
+async function* readPass(path: string, options: ReadDatasetFileOptions, chunked: boolean): AsyncGenerator<DatasetItem> {
   const read = options.progress ?? { bytes: 0 };
+  const quietLimit = options.quietLimit ?? QUIET_LIMIT;
   const blockSize = options.blockSize ?? BLOCK_SIZE;
   read.bytes = 0;
   const handle = await open(path, 'r');
   try {
-    const decoder = new StringDecoder('utf8');
-    const parse = jsonParser({ packValues: true, streamValues: false });
+    const utf8 = new Utf8Blocks();
+    const parse = jsonParser(chunked ? { packValues: false, streamValues: true } : { packValues: true, streamValues: false });
+    let quiet = 0;
     const items = new ItemBuilder();
     const buffer = Buffer.allocUnsafe(blockSize);
     let first = true;
+    /** Nothing but a byte-order mark so far; nothing but white space so far. */
+    let empty = true;
+    let blank = true;
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, blockSize, null);
       read.bytes += bytesRead;
-      let text = bytesRead === 0 ? decoder.end() : decoder.write(buffer.subarray(0, bytesRead));
+      let text = bytesRead === 0 ? utf8.end() : utf8.write(buffer.subarray(0, bytesRead));
       if (first && text.length > 0) {
         if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
         first = false;
       }
+      if (text.length > 0) empty = false;
+      if (blank && !isBlank(text)) blank = false;
       let tokens: unknown;
       try {
         tokens = text.length > 0 ? parse(text) : undefined;
         if (bytesRead === 0) {
+          if (blank) throw noJsonValue(empty);
           const last = parse(NONE as unknown as string);
           for (const token of tokensOf(tokens)) items.token(token);
           tokens = last;
         }
-        for (const token of tokensOf(tokens)) items.token(token);
+        const some = tokensOf(tokens);
+        for (const token of some) items.token(token);
+        quiet = some.length > 0 ? 0 : quiet + text.length;
       } catch (err) {
         if (err instanceof MalformedJsonError) throw err;
-        throw await locate(path, err);
+        throw await locateJsonFault(path, err);
       }
+      if (!chunked && quiet > quietLimit && !items.stopped) throw new TooQuiet();
       if (items.ready.length > 0) {
         const ready = items.ready;
         items.ready = [];
         yield* ready;
       }
-      if (bytesRead === 0) break;
+      if (items.stopped || bytesRead === 0) break;
     }
-    if (!items.ended) throw await locate(path, new Error('the file ends before the dataset does'));
+    if (!items.ended && !items.stopped) throw await locateJsonFault(path, new Error('the file ends before the dataset does'));
   } finally {
     await handle.close();
   }
@@ -201,23 +267,95 @@ class ItemBuilder {
   ready: DatasetItem[] = [];
   /** The top-level value has ended. */
   ended = false;
+  /** A value was refused that the reader cannot get past (nested too deep): nothing more is read. */
+  stopped = false;
   private state: 'start' | 'key' | 'value' | 'skip' | 'array' | 'element' | 'end' = 'start';
   private key = '';
   private readonly seen = new Set<string>();
-  /** While skipping: how deep in the skipped value, and where to go after it. */
+  /** While skipping: how deep in the skipped value, where to go after it, and where it is. */
   private depth = 0;
-  private afterSkip: 'key' | 'end' = 'key';
+  private afterSkip: 'key' | 'end' | 'array' = 'key';
+  private skipping = '$';
   private part: 'ipos' | 'gmp' = 'ipos';
   private index = 0;
-  private readonly assembler = new Assembler();
+  private assembler = new Assembler();
+  /** Arrays and objects open, the dataset's own included. */
+  private level = 0;
+  /** Values and characters of text of the element being assembled. */
+  private values = 0;
+  private textLength = 0;
+  /** The string, key or number being read: what is kept of it, how much may be, whether more came. */
+  private text = '';
+  private limit = 0;
+  private over = false;
 
   token(t: Token): void {
+    switch (t.name) {
+      case 'startString':
+      case 'startKey':
+      case 'startNumber':
+        this.text = '';
+        this.over = false;
+        this.limit = t.name === 'startString' ? MAX_STRING_UNITS : t.name === 'startKey' ? MAX_KEY_UNITS : MAX_NUMBER_LENGTH;
+        return;
+      case 'stringChunk':
+      case 'numberChunk':
+        // A skipped value is not kept at all.
+        if (!this.over && this.state !== 'skip' && this.state !== 'end') this.append(t.value);
+        return;
+      case 'endString':
+        this.structure({ name: 'stringValue', value: this.text });
+        return;
+      case 'endKey':
+        this.structure({ name: 'keyValue', value: this.text });
+        return;
+      case 'endNumber':
+        if (this.over) this.numberTooLong();
+        else this.structure({ name: 'numberValue', value: this.text });
+        return;
+      // Whole values from the fast parser (at most QUIET_LIMIT long): kept as the chunks would be.
+      case 'stringValue':
+        this.structure(t.value.length > MAX_STRING_UNITS ? { name: t.name, value: start(t.value, MAX_STRING_UNITS) } : t);
+        return;
+      case 'keyValue':
+        this.structure(t.value.length > MAX_KEY_UNITS ? { name: t.name, value: start(t.value, MAX_KEY_UNITS) } : t);
+        return;
+      case 'numberValue':
+        if (t.value.length > MAX_NUMBER_LENGTH) this.numberTooLong();
+        else this.structure(t);
+        return;
+      default:
+        this.structure(t);
+    }
+  }
+
+  /** Keeps `chunk` up to the limit. */
+  private append(chunk: string): void {
+    const room = this.limit - this.text.length;
+    if (chunk.length <= room) {
+      this.text += chunk;
+      return;
+    }
+    this.text = start(this.text + chunk, this.limit);
+    this.over = true;
+  }
+
+  /** A token of the structure, or a whole string, key or number. */
+  private structure(t: Token): void {
+    if (this.state === 'end') return;
+    if (t.name === 'startObject' || t.name === 'startArray') {
+      if (++this.level > MAX_NESTING) {
+        this.tooDeep();
+        return;
+      }
+    } else if (t.name === 'endObject' || t.name === 'endArray') this.level -= 1;
+
     switch (this.state) {
       case 'start':
         if (t.name === 'startObject') this.state = 'key';
         else {
           this.ready.push({ kind: 'not-an-object', value: scalarOrEmpty(t) });
-          this.skipFrom(t, 'end');
+          this.skipFrom(t, 'end', '$');
         }
         return;
       case 'key':
@@ -241,7 +379,7 @@ class ItemBuilder {
           }
           this.ready.push({ kind: 'value', key, value: scalarOrEmpty(t) });
         }
-        this.skipFrom(t, 'key');
+        this.skipFrom(t, 'key', key);
         return;
       }
       case 'skip':
@@ -254,8 +392,12 @@ class ItemBuilder {
           return;
         }
         this.state = 'element';
+        this.values = 0;
+        this.textLength = 0;
       // falls through: the first token of an element
       case 'element':
+        if (t.name === 'keyValue' || t.name === 'stringValue') this.textLength += t.value.length;
+        if (t.name !== 'keyValue' && t.name !== 'endObject' && t.name !== 'endArray') this.values += 1;
         this.assembler.consume(t);
         if (this.assembler.done) {
           const value: unknown = this.assembler.current;
@@ -263,26 +405,108 @@ class ItemBuilder {
           const index = this.index++;
           this.ready.push(this.part === 'ipos' ? { kind: 'ipo', index, value } : { kind: 'snapshot', index, value });
           this.state = 'array';
+        } else if (this.values > MAX_RECORD_VALUES) {
+          this.refuseElement(`${this.part}[${this.index}]`, `a record of more than ${grouped(MAX_RECORD_VALUES)} values (it was not checked)`);
+        } else if (this.textLength > MAX_RECORD_TEXT) {
+          this.refuseElement(`${this.part}[${this.index}]`, `a record of more than ${grouped(MAX_RECORD_TEXT)} characters of text (it was not checked)`);
         }
-        return;
-      case 'end':
         return;
     }
   }
 
-  /** Skips the value that starts with `t`, then goes on in `then`. */
-  private skipFrom(t: Token, then: 'key' | 'end'): void {
+  /** A number too long to keep: a problem where it is, in place of its record if it is in one. */
+  private numberTooLong(): void {
+    const message = `a number of more than ${grouped(MAX_NUMBER_LENGTH)} characters`;
+    switch (this.state) {
+      case 'array':
+      case 'element':
+        this.refuseElement(this.elementPath(), `${message} (the rest of this record was not checked)`);
+        return;
+      case 'start':
+        this.ready.push({ kind: 'refused', record: null, path: '$', message });
+        this.goto('end');
+        return;
+      case 'value':
+        if ((this.key === 'ipos' || this.key === 'gmp') && !this.seen.has(this.key)) {
+          this.seen.add(this.key);
+          this.ready.push({ kind: 'refused', record: null, path: this.key, message });
+        }
+        this.state = 'key';
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The element being assembled is refused at `path`; the rest of it is skipped, not built. */
+  private refuseElement(path: string, message: string): void {
+    this.ready.push({ kind: 'refused', record: { part: this.part, index: this.index++ }, path, message });
+    const open = this.assembler.depth;
+    this.assembler = new Assembler();
+    if (open === 0) this.state = 'array';
+    else {
+      this.depth = open;
+      this.afterSkip = 'array';
+      this.state = 'skip';
+    }
+  }
+
+  /** Nested too deep: the parser itself would hold every level, so reading stops here. */
+  private tooDeep(): void {
+    const message = `more than ${MAX_NESTING} levels of nested arrays and objects (the file was not read further)`;
+    if (this.state === 'element') {
+      const path = this.elementPath();
+      this.ready.push({ kind: 'refused', record: { part: this.part, index: this.index++ }, path, message });
+    } else {
+      this.ready.push({ kind: 'refused', record: null, path: this.state === 'skip' ? this.skipping : '$', message });
+    }
+    this.state = 'end';
+    this.stopped = true;
+  }
+
+  /** Where the value that starts now is, within the element being assembled. */
+  private elementPath(): string {
+    let path = `${this.part}[${this.index}]`;
+    const a = this.assembler;
+    if (!a.done) {
+      const here = Array.isArray(a.current) ? a.current.length : (a.key ?? '');
+      for (const step of [...a.path, here]) path += typeof step === 'number' ? `[${step}]` : `.${step}`;
+    }
+    return cutPath(path);
+  }
+
+  /** Skips the value that starts with `t`, then goes on in `then`; `where` names it in a problem. */
+  private skipFrom(t: Token, then: 'key' | 'end', where: string): void {
     if (t.name === 'startObject' || t.name === 'startArray') {
       this.depth = 1;
       this.afterSkip = then;
+      this.skipping = cutPath(where);
       this.state = 'skip';
     } else this.goto(then);
   }
 
-  private goto(state: 'key' | 'end'): void {
+  private goto(state: 'key' | 'end' | 'array'): void {
     this.state = state;
     if (state === 'end') this.ended = true;
   }
+}
+
+/** How much of a path a problem shows: a key in it can be long (see the core's checker). */
+const PATH_LENGTH = 100;
+
+function cutPath(path: string): string {
+  return path.length <= PATH_LENGTH ? path : `${start(path, PATH_LENGTH)}…`;
+}
+
+/**
+ * The first `units` UTF-16 units of `text`, less a last one that is half of a surrogate
+ * pair (a cut must not make a lone surrogate, which the checker would call invalid Unicode).
+ * A copy, so that the long text can be freed.
+ */
+function start(text: string, units: number): string {
+  const last = text.charCodeAt(units - 1);
+  const cut = text.slice(0, last >= 0xd800 && last <= 0xdbff ? units - 1 : units);
+  return ` ${cut}`.slice(1);
 }
 
 /** The value a scalar token stands for; an empty object or array for one that opens. */
@@ -303,20 +527,6 @@ function scalarOrEmpty(t: Token): unknown {
     default:
       return null;
   }
-}
-
-/** Where the syntax error is: the verifier reads the file again and knows the line and column. */
-async function locate(path: string, parserError: unknown): Promise<MalformedJsonError> {
-  try {
-    await verifyFile(path);
-  } catch (err) {
-    const e = err as { line?: unknown; pos?: unknown; message?: unknown };
-    if (typeof e.line === 'number' && typeof e.pos === 'number') {
-      const what = String(e.message).replace(/^ERROR at \d+ \(\d+, \d+\): /, '').replace(/^Verifier cannot parse input: /, '');
-      return new MalformedJsonError(`${what} at line ${e.line}, column ${e.pos}`, e.line, e.pos);
-    }
-  }
-  return new MalformedJsonError(errorText(parserError).replace(/^Parser cannot parse input: /, ''), null, null);
 }
 
 /**

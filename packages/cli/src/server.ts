@@ -3,7 +3,6 @@
  * PostgreSQL on a client it is given), optionally one demo account and key per plan, and
  * the router mounted at /ipos with Express or Koa.
  */
-import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
@@ -12,6 +11,7 @@ import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
+import { readDatasetJson } from './dataset-file.js';
 import { generateDataset } from './generate.js';
 import { CliError } from './io.js';
 
@@ -198,19 +198,12 @@ function displayHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** Reads and parses a dataset file; a file that cannot be read or parsed is a one-line error. */
+/**
+ * Reads and parses a dataset file; a file that cannot be read, is not UTF-8 or not JSON is
+ * a one-line error, worded as `ipokit import` words it.
+ */
 async function readDataset(file: string, label: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new CliError(`cannot read ${label} ${file}: ${(err as Error).message}`, 1);
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new CliError(`${label} ${file} is not valid JSON: ${(err as Error).message}`, 1);
-  }
+  return readDatasetJson(file, label);
 }
 
 async function countIpos(client: PostgresClient, schema: string): Promise<number> {

@@ -2,7 +2,7 @@
  * Data in and account administration (CONTRACT 8, 9): importing and deleting IPOs,
  * accounts, and API keys. Every failure is an `IpokitError`.
  */
-import { MAX_DATASET_PROBLEMS, validateDataset } from './dataset.js';
+import { MAX_DATASET_PROBLEMS, validateDatasetForStore } from './dataset.js';
 import { IpokitError, isIpokitError, type DatasetProblem } from './errors.js';
 import { invalidateKeyCache } from './key-cache.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
@@ -51,7 +51,8 @@ const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
  * ```
  */
 export async function importDataset(store: Store, dataset: unknown): Promise<{ ipos: number; snapshots: number }> {
-  const { ipos, snapshots } = validateDataset(dataset);
+  // A refused dataset names its snapshots of unknown IPOs with its other problems, at once.
+  const { ipos, snapshots } = await validateDatasetForStore(dataset, store);
   const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots }));
   if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots);
   return { ipos: ipos.length, snapshots: snapshots.length };

@@ -235,6 +235,93 @@ describe('createDatasetChecker', () => {
   });
 });
 
+describe('createDatasetChecker: what a reader refused, and the store’s part', () => {
+  const at = (ipoId: unknown, minute: number, more: object = {}) => ({
+    ipoId,
+    timestamp: new Date(Date.UTC(2026, 10, 18) + minute * 60_000).toISOString(),
+    sources: [],
+    ...more,
+  });
+
+  it('reports a value a reader refused at its place in dataset order, the record counted but not checked', () => {
+    const checker = createDatasetChecker();
+    const items: DatasetItem[] = [
+      { kind: 'key', key: 'x' },
+      { kind: 'refused', record: null, path: 'x', message: 'too deep' },
+      { kind: 'key', key: 'gmp' },
+      { kind: 'value', key: 'gmp', value: [] },
+      { kind: 'snapshot', index: 0, value: at('a1', 1, { typo: 1 }) },
+      { kind: 'refused', record: { part: 'gmp', index: 1 }, path: 'gmp[1].sources[0].gmpPrice', message: 'too long' },
+      { kind: 'snapshot', index: 2, value: at('a1', 2) },
+      { kind: 'key', key: 'ipos' },
+      { kind: 'value', key: 'ipos', value: [] },
+      { kind: 'refused', record: { part: 'ipos', index: 0 }, path: 'ipos[0].minQty', message: 'too long' },
+      { kind: 'ipo', index: 1, value: { ...MINIMAL, type: 'X' } },
+    ];
+    for (const item of items) checker.feed(item);
+    expect(checker.problemCount).toBe(6);
+    expect(checker.hasProblems()).toBe(true);
+    expect(() => checker.finish()).toThrow(IpokitError);
+    try {
+      checker.finish();
+    } catch (err) {
+      expect((err as IpokitError).problems).toEqual([
+        { path: 'x', message: 'unknown top-level key "x": a dataset holds only "ipos" and "gmp"' },
+        { path: 'x', message: 'too deep' },
+        { path: 'ipos[0].minQty', message: 'too long' },
+        { path: 'ipos[1].type', message: 'type "X" is not one of "EQ", "SME" and "DEBT"' },
+        { path: 'gmp[0].typo', message: 'unknown field "typo" in a GMP snapshot' },
+        { path: 'gmp[1].sources[0].gmpPrice', message: 'too long' },
+      ]);
+    }
+    // The IPO records could not all be read: which ids the dataset holds is not known.
+    expect(checker.outsideIpoIds()).toEqual([]);
+  });
+
+  it('names the ipoIds no IPO of the dataset has, and reports the snapshots of those the store lacks in their places', () => {
+    const checker = createDatasetChecker();
+    checker.topLevelKey('gmp');
+    checker.topLevelValue('gmp', []);
+    const gmp = [at('ghost', 1), at('held', 2), at('a1', 3), at('b2', 4), at('ghost', 5, { sources: 5 }), at('ghost', 1), at('', 6), at('phantom', 7, { timestamp: null })];
+    gmp.forEach((s, i) => checker.snapshot(s, i));
+    checker.topLevelKey('ipos');
+    checker.topLevelValue('ipos', []);
+    checker.ipo(MINIMAL, 0);
+    checker.ipo({ id: 'b2', name: 'n', slug: 'b2' }, 1);
+    expect(checker.outsideIpoIds().sort()).toEqual(['ghost', 'held', 'phantom']);
+    checker.unknownIpos(['ghost', 'phantom']);
+    let problems: unknown;
+    try {
+      checker.finish();
+    } catch (err) {
+      problems = (err as IpokitError).problems;
+      expect((err as IpokitError).problemCount).toBe(9);
+    }
+    const unknown = (i: number, id: string) => ({ path: `gmp[${i}].ipoId`, message: `ipoId "${id}" names no IPO in the dataset or the store` });
+    expect(problems).toEqual([
+      { path: 'ipos[1].type', message: 'type is required' },
+      unknown(0, 'ghost'),
+      { path: 'gmp[4].sources', message: 'sources must be an array of { "name", "gmpPrice" } objects, got the number 5' },
+      unknown(4, 'ghost'),
+      { path: 'gmp[5].timestamp', message: 'a snapshot of ipoId "ghost" at 2026-11-18T00:01:00.000Z is already given by gmp[0]' },
+      unknown(5, 'ghost'),
+      { path: 'gmp[6].ipoId', message: 'ipoId is an empty string' },
+      { path: 'gmp[7].timestamp', message: 'timestamp is required' },
+      unknown(7, 'phantom'),
+    ]);
+  });
+
+  it('finds problems before finish(), duplicates included', () => {
+    const checker = createDatasetChecker();
+    checker.snapshot(at('a1', 2), 0);
+    checker.snapshot(at('a1', 1), 1);
+    expect(checker.hasProblems()).toBe(false);
+    checker.snapshot(at('a1', 2), 2);
+    expect(checker.problemCount).toBe(0);
+    expect(checker.hasProblems()).toBe(true);
+  });
+});
+
 describe('createDatasetChecker: what it keeps', () => {
   it('keeps its own copies of ids, symbols and slugs, not the larger text a parser cut them from', () => {
     const gc = collector();

@@ -1,12 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregatePaise } from './aggregate.js';
+import { importDataset } from './admin.js';
 import { MAX_DATASET_PROBLEMS, validateDataset } from './dataset.js';
 import { IpokitError, type DatasetProblem } from './errors.js';
 import { toWireIpo } from './serialize.js';
 import { deriveStatus } from './status.js';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from './testing/arbitraries.js';
-import type { IpoRecord } from './types.js';
+import { referenceStore } from './testing/reference-store.js';
+import type { IpoRecord, Store } from './types.js';
 
 /** The problems of an input that must be refused (fails the test when it is accepted). */
 function problemsOf(input: unknown): DatasetProblem[] {
@@ -430,6 +432,28 @@ describe('validateDataset: IPO fields', () => {
     expect(problemsOf(oneIpo({ about: 'a\uD800' }))[0]?.message).toContain('"a\\ud800"');
   });
 
+  it('says that a string is longer than 10,000 characters without counting it (a streaming reader keeps only its start)', () => {
+    expect(problemsOf(oneIpo({ about: 'x'.repeat(10_001) }))[0]?.message).toBe(`about "${'x'.repeat(50)}"… is longer than 10,000 characters`);
+    expect(problemsOf(oneIpo({ strengths: ['\u{1F600}'.repeat(10_001)] }))[0]?.message).toBe(`strengths[0] "${'\u{1F600}'.repeat(50)}"… is longer than 10,000 characters`);
+  });
+
+  it('cuts a path that holds a huge key to its first 100 characters and an ellipsis', () => {
+    const key = 'k'.repeat(1_000_000);
+    const input = {
+      ipos: [{ ...MINIMAL, [key]: 1, schedule: [{ event: 'x', date: '2026-01-01', [`${'\u{1F600}'.repeat(60)}`]: 1 }] }],
+      gmp: [{ ipoId: 'a1', timestamp: TS, sources: [{ name: 'n', gmpPrice: 1, [key]: 2 }] }],
+      [key]: 3,
+    };
+    expect(problemsOf(input).map((p) => p.path)).toEqual([
+      `${'k'.repeat(100)}…`,
+      `ipos[0].${'k'.repeat(100)}…`,
+      `ipos[0].schedule[0].${'\u{1F600}'.repeat(60)}`,
+      `gmp[0].sources[0].${'k'.repeat(100)}…`,
+    ]);
+    const long = problemsOf(oneIpo({ ['\u{1F600}'.repeat(101)]: 1 }))[0]?.path ?? '';
+    expect(long).toBe(`ipos[0].${'\u{1F600}'.repeat(100)}…`);
+  });
+
   it('reports every problem of a record in the order of the contract’s table, then the dates, then duplicates', () => {
     const input = {
       ipos: [
@@ -690,6 +714,79 @@ describe('validateDataset: the error', () => {
       },
     });
     expect(errorOf({ ipos: [getter] }).code).toBe('ERR:DATASET');
+  });
+});
+
+describe('importDataset: the store’s part of the check, with the other problems', () => {
+  const at = (ipoId: unknown, minute: number, more: object = {}) => ({
+    ipoId,
+    timestamp: new Date(Date.UTC(2026, 10, 18) + minute * 60_000).toISOString(),
+    sources: [],
+    ...more,
+  });
+  async function storeHolding(...ids: string[]): Promise<Store> {
+    const store = referenceStore();
+    await importDataset(store, { ipos: ids.map((id) => ({ id, name: id, slug: id, type: 'EQ' })) });
+    return store;
+  }
+
+  it('reports snapshots of IPOs neither in the dataset nor stored in the same pass as the other problems', async () => {
+    const store = await storeHolding('held');
+    const dataset = {
+      ipos: [MINIMAL, { id: 'b2', name: 'Bad', slug: 'b2', type: 'EQ', minQty: 0 }],
+      gmp: [at('ghost', 1), at('held', 2), at('b2', 3), at('a1', 4), at('ghost', 5, { timestamp: 'soon' }), at('ghost', 1), at('bad id', 6), at('phantom', 7)],
+    };
+    const err = await importDataset(store, dataset).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(IpokitError);
+    const unknown = (i: number, id: string) => ({ path: `gmp[${i}].ipoId`, message: `ipoId "${id}" names no IPO in the dataset or the store` });
+    expect(err).toMatchObject({
+      code: 'ERR:DATASET',
+      message: 'The dataset has 8 problems, the first at ipos[1].minQty: minQty 0 is outside 1 to 2147483647.',
+      problemCount: 8,
+      problems: [
+        { path: 'ipos[1].minQty', message: 'minQty 0 is outside 1 to 2147483647' },
+        unknown(0, 'ghost'),
+        { path: 'gmp[4].timestamp', message: 'timestamp "soon" is not an ISO-8601 instant with "Z" or an offset and at most 3 fractional digits' },
+        unknown(4, 'ghost'),
+        { path: 'gmp[5].timestamp', message: 'a snapshot of ipoId "ghost" at 2026-11-18T00:01:00.000Z is already given by gmp[0]' },
+        unknown(5, 'ghost'),
+        { path: 'gmp[6].ipoId', message: expect.stringMatching(/^ipoId "bad id" is not valid: /) as unknown },
+        unknown(7, 'phantom'),
+      ],
+    });
+    expect(await store.findIpo({ identifier: 'a1', gmpAt: null })).toBeNull();
+  });
+
+  it(`keeps the first ${MAX_DATASET_PROBLEMS} and counts them all`, async () => {
+    const gmp = Array.from({ length: 2_500 }, (_, i) => at(i % 2 === 0 ? 'held' : 'ghost', i));
+    const err = await importDataset(await storeHolding('held'), { ipos: [{ ...MINIMAL, typo: 1 }], gmp }).then(
+      () => null,
+      (e: unknown) => e as IpokitError,
+    );
+    expect(err?.problemCount).toBe(1 + 1_250);
+    expect(err?.problems).toHaveLength(MAX_DATASET_PROBLEMS);
+    expect(err?.problems?.slice(0, 2)).toEqual([
+      { path: 'ipos[0].typo', message: 'unknown field "typo" in an IPO record' },
+      { path: 'gmp[1].ipoId', message: 'ipoId "ghost" names no IPO in the dataset or the store' },
+    ]);
+    expect(err?.problems?.[999]?.path).toBe('gmp[1997].ipoId');
+  });
+
+  it('leaves a valid dataset’s conflicts to the store, as before, and fails as the store fails', async () => {
+    const store = await storeHolding('held');
+    await expect(importDataset(store, { ipos: [MINIMAL], gmp: [at('ghost', 1)] })).rejects.toMatchObject({
+      code: 'ERR:DATASET',
+      message: 'The dataset has 1 problem(s) with stored data; nothing was written.',
+      problems: [{ path: 'gmp[0].ipoId', message: 'ipoId "ghost" names no IPO in the dataset or the store' }],
+    });
+    const failing: Store = {
+      ...store,
+      findIpo: () => Promise.reject(new Error('down')),
+    };
+    await expect(importDataset(failing, { ipos: [{ ...MINIMAL, typo: 1 }], gmp: [at('ghost', 1)] })).rejects.toMatchObject({ code: 'ERR:UNAVAILABLE' });
   });
 });
 

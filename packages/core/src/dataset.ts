@@ -10,7 +10,7 @@ import { dateToEpochMs, parseInstant } from './dates.js';
 import { IpokitError, type DatasetProblem } from './errors.js';
 import { toPaise } from './numbers.js';
 import { compareCodePoints } from './status.js';
-import type { Exchange, IpoRecord, IpoType, ScheduleEvent, SnapshotRecord } from './types.js';
+import type { Exchange, IpoRecord, IpoType, ScheduleEvent, SnapshotRecord, Store } from './types.js';
 
 /** How many problems an `ERR:DATASET` error lists at most (`problemCount` gives the total). */
 export const MAX_DATASET_PROBLEMS = 1000;
@@ -28,6 +28,8 @@ const MAX_SLUG_LENGTH = 128;
 const MAX_INT32 = 2_147_483_647;
 /** How much of a bad value a message quotes, in code points. */
 const QUOTE_LENGTH = 50;
+/** How much of a key a problem's path shows, in code points: a key can be megabytes long. */
+const PATH_KEY_LENGTH = 100;
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const SYMBOL_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,31}$/;
@@ -114,14 +116,23 @@ class RecordScope {
  * - `key`: a top-level key, once per occurrence;
  * - `value`: the value of the top-level `ipos` or `gmp` (any array when it is one, whose
  *   elements then follow as `ipo` or `snapshot` items; an empty object in place of an object);
- * - `ipo`, `snapshot`: one element of the `ipos` or `gmp` array, with its index there.
+ * - `ipo`, `snapshot`: one element of the `ipos` or `gmp` array, with its index there;
+ * - `refused`: a value the reader would not hold (see {@link DatasetChecker.refused}), in
+ *   place of the element `record` when it is in one.
  */
 export type DatasetItem =
   | { kind: 'not-an-object'; value: unknown }
   | { kind: 'key'; key: string }
   | { kind: 'value'; key: 'ipos' | 'gmp'; value: unknown }
   | { kind: 'ipo'; index: number; value: unknown }
-  | { kind: 'snapshot'; index: number; value: unknown };
+  | { kind: 'snapshot'; index: number; value: unknown }
+  | { kind: 'refused'; record: DatasetRecordPlace | null; path: string; message: string };
+
+/** Which element of a dataset: `ipos[index]` or `gmp[index]`. */
+export interface DatasetRecordPlace {
+  part: 'ipos' | 'gmp';
+  index: number;
+}
 
 /**
  * The rules of {@link validateDataset}, applied one record at a time, so that a dataset too
@@ -148,10 +159,32 @@ export interface DatasetChecker {
    * when it has a problem. A duplicate of an earlier snapshot is found in `finish()`.
    */
   snapshot(value: unknown, index: number): SnapshotRecord | null;
+  /**
+   * A value a streaming reader would not hold (nested too deep, a number or a record too
+   * large, ...) is a problem at `path`, of the element `record` (which takes its place in
+   * the dataset and is not checked further) or of the top level (`record` null). Reported
+   * with the others, in dataset order.
+   */
+  refused(path: string, message: string, record: DatasetRecordPlace | null): void;
   /** Feeds one {@link DatasetItem}: the record for `ipo` and `snapshot` items, as above. */
   feed(item: DatasetItem): IpoRecord | SnapshotRecord | null;
   /** Problems found so far (duplicate snapshots are counted only by `finish()`). */
   readonly problemCount: number;
+  /** Whether `finish()` will throw: {@link problemCount}, duplicate snapshots included. */
+  hasProblems(): boolean;
+  /**
+   * The store's part, for a dataset that is refused anyway: the well-formed ipoIds that
+   * snapshots name and no IPO record of the dataset has (the store must hold them). Empty
+   * when the dataset's IPOs are not known for sure (a repeated `ipos`, a refused value).
+   */
+  outsideIpoIds(): string[];
+  /**
+   * Of {@link outsideIpoIds}, those the store does not hold: every snapshot naming one is a
+   * problem (`ipoId "x" names no IPO in the dataset or the store`, as a store reports it),
+   * after the other problems of its record. Lets a refusal name them in the same pass as
+   * the dataset's own problems, instead of on the next attempt.
+   */
+  unknownIpos(ids: Iterable<string>): void;
   /**
    * Ends the check: how many IPO and snapshot records were checked.
    *
@@ -211,6 +244,66 @@ export function createDatasetChecker(): DatasetChecker {
  */
 export function validateDataset(input: unknown): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
   const checker = new Checker();
+  const records = checkInput(checker, input);
+  checker.finish();
+  return records;
+}
+
+/**
+ * {@link validateDataset} with the store's part of the check when the dataset is refused
+ * anyway: a snapshot whose ipoId names no IPO in the dataset nor in `store` is reported
+ * with the other problems, in the same pass. (A valid dataset's conflicts with stored data
+ * are for `store.writeDataset` to find, atomically with the write.)
+ *
+ * @throws {IpokitError} `ERR:DATASET` as {@link validateDataset}; `ERR:UNAVAILABLE` when
+ * the store fails.
+ *
+ * @example
+ * ```ts
+ * await validateDatasetForStore({ ipos: [{ id: 'a1', name: 'A', slug: 'a', type: 'X' }], gmp: [{ ipoId: 'zz', timestamp: '2026-11-18T09:30:00Z', sources: [] }] }, store);
+ * // throws IpokitError ERR:DATASET, problems: [{ path: 'ipos[0].type', ... },
+ * //   { path: 'gmp[0].ipoId', message: 'ipoId "zz" names no IPO in the dataset or the store' }]
+ * ```
+ */
+export async function validateDatasetForStore(
+  input: unknown,
+  store: Pick<Store, 'findIpo'>,
+): Promise<{ ipos: IpoRecord[]; snapshots: SnapshotRecord[] }> {
+  const checker = new Checker();
+  const records = checkInput(checker, input);
+  if (checker.hasProblems()) {
+    const outside = checker.outsideIpoIds();
+    if (outside.length > 0) checker.unknownIpos(await unstoredIds(store, outside));
+  }
+  checker.finish();
+  return records;
+}
+
+/** Stores answer one IPO at a time: this many questions are asked at once. */
+const LOOKUPS_AT_ONCE = 32;
+
+/** Those of `ids` that no stored IPO has as its id. */
+async function unstoredIds(store: Pick<Store, 'findIpo'>, ids: readonly string[]): Promise<string[]> {
+  const unstored: string[] = [];
+  for (let i = 0; i < ids.length; i += LOOKUPS_AT_ONCE) {
+    const slice = ids.slice(i, i + LOOKUPS_AT_ONCE);
+    let rows;
+    try {
+      rows = await Promise.all(slice.map((id) => store.findIpo({ identifier: id, gmpAt: null })));
+    } catch (err) {
+      if (err instanceof IpokitError) throw err;
+      throw new IpokitError('ERR:UNAVAILABLE', 'The store failed.', { cause: err });
+    }
+    // findIpo also answers to a symbol or slug: only an IPO with this very id counts.
+    slice.forEach((id, k) => {
+      if (rows[k]?.ipo.id !== id) unstored.push(id);
+    });
+  }
+  return unstored;
+}
+
+/** Feeds a dataset held in memory to the checker: the valid records, while all are. */
+function checkInput(checker: Checker, input: unknown): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
   const ipos: IpoRecord[] = [];
   const snapshots: SnapshotRecord[] = [];
   try {
@@ -246,7 +339,6 @@ export function validateDataset(input: unknown): { ipos: IpoRecord[]; snapshots:
       problemCount: count + 1,
     });
   }
-  checker.finish();
   return { ipos, snapshots };
 }
 
@@ -258,11 +350,17 @@ class Checker implements DatasetChecker {
   private notObject: DatasetProblem | null = null;
   private iposValue: DatasetProblem | null = null;
   private gmpValue: DatasetProblem | null = null;
+  /** Values a reader refused outside any record. */
+  private readonly topProblems = new Problems();
   private readonly ipoProblems = new Problems();
   private readonly snapshotProblems = new Problems();
   private readonly seen: Seen = { ids: new Map(), symbols: new Map(), slugs: new Map() };
   private readonly snapshotKeys = new SnapshotKeys();
   private ipoCount = 0;
+  /** Which IPOs the dataset holds is not known for sure: no ipoId is called unknown. */
+  private iposUncertain = false;
+  /** ipoIds that name no IPO in the dataset or the store ({@link unknownIpos}). */
+  private readonly unknown = new Set<string>();
 
   get problemCount(): number {
     return (
@@ -270,6 +368,7 @@ class Checker implements DatasetChecker {
       (this.notObject === null ? 0 : 1) +
       (this.iposValue === null ? 0 : 1) +
       (this.gmpValue === null ? 0 : 1) +
+      this.topProblems.count +
       this.ipoProblems.count +
       this.snapshotProblems.count
     );
@@ -280,7 +379,8 @@ class Checker implements DatasetChecker {
   }
 
   topLevelKey(key: string): void {
-    this.keys.add(key);
+    // A repeated `ipos`: JSON.parse keeps the last array, a streaming reader the first.
+    if (this.keys.add(key) && key === 'ipos') this.iposUncertain = true;
   }
 
   topLevelValue(key: 'ipos' | 'gmp', value: unknown): void {
@@ -301,8 +401,36 @@ class Checker implements DatasetChecker {
       return checkSnapshot(value, index, this.snapshotProblems, keys);
     } finally {
       // A record that could not be read to its end still takes its place.
-      if (keys.size === index) keys.add(null, 0);
+      if (keys.size === index) keys.add(null, null);
     }
+  }
+
+  refused(path: string, message: string, record: DatasetRecordPlace | null): void {
+    // The refused value may have held an IPO's id, or the reader stopped before the rest.
+    this.iposUncertain = true;
+    if (record === null) this.topProblems.add(path, message);
+    else if (record.part === 'ipos') {
+      this.ipoCount += 1;
+      this.ipoProblems.add(path, message, record.index);
+    } else {
+      const keys = this.snapshotKeys;
+      if (record.index !== keys.size) throw new RangeError(`createDatasetChecker: snapshots are checked in order; expected gmp[${keys.size}], got gmp[${record.index}]`);
+      keys.add(null, null);
+      this.snapshotProblems.add(path, message, record.index);
+    }
+  }
+
+  hasProblems(): boolean {
+    return this.problemCount > 0 || this.snapshotKeys.duplicates().count > 0 || this.snapshotKeys.naming(this.unknown).count > 0;
+  }
+
+  outsideIpoIds(): string[] {
+    if (this.iposUncertain) return [];
+    return this.snapshotKeys.ipoIdsNamed().filter((id) => !this.seen.ids.has(id));
+  }
+
+  unknownIpos(ids: Iterable<string>): void {
+    for (const id of ids) this.unknown.add(id);
   }
 
   feed(item: DatasetItem): IpoRecord | SnapshotRecord | null {
@@ -320,6 +448,9 @@ class Checker implements DatasetChecker {
         return this.ipo(item.value, item.index);
       case 'snapshot':
         return this.snapshot(item.value, item.index);
+      case 'refused':
+        this.refused(item.path, item.message, item.record);
+        return null;
     }
   }
 
@@ -339,26 +470,33 @@ class Checker implements DatasetChecker {
   /** Every problem so far in dataset order (the first {@link MAX_DATASET_PROBLEMS}), and their count. */
   collect(): { list: DatasetProblem[]; count: number } {
     const duplicates = this.snapshotKeys.duplicates();
+    const unknown = this.snapshotKeys.naming(this.unknown);
     const list: DatasetProblem[] = this.keys.problems();
     for (const p of [this.notObject, this.iposValue, this.gmpValue]) if (p !== null) list.push(p);
-    for (const p of this.ipoProblems.list) {
+    for (const p of [...this.topProblems.list, ...this.ipoProblems.list]) {
       if (list.length >= MAX_DATASET_PROBLEMS) break;
       list.push(p);
     }
-    // The duplicates, found last, go after the other problems of their record (as a
-    // duplicate is checked last in a record) and before those of later records.
+    // Found last, the duplicates and then the unknown IPOs go after the other problems of
+    // their record (a duplicate is checked last in a record, the store after the record)
+    // and before those of later records.
     const { list: kept, at } = this.snapshotProblems;
-    let i = 0;
-    let j = 0;
-    while (list.length < MAX_DATASET_PROBLEMS && (i < kept.length || j < duplicates.first.length)) {
-      const dup = duplicates.first[j];
-      if (i < kept.length && (dup === undefined || (at[i] ?? 0) <= dup.index)) list.push(kept[i++]!);
-      else if (dup !== undefined) {
-        list.push(dup.problem);
-        j += 1;
+    const streams = [
+      kept.map((problem, k) => ({ index: at[k] ?? 0, problem })),
+      duplicates.first,
+      unknown.first,
+    ];
+    const next = [0, 0, 0];
+    while (list.length < MAX_DATASET_PROBLEMS) {
+      let pick = -1;
+      for (let s = 0; s < streams.length; s++) {
+        const head = streams[s]![next[s]!];
+        if (head !== undefined && (pick < 0 || head.index < streams[pick]![next[pick]!]!.index)) pick = s;
       }
+      if (pick < 0) break;
+      list.push(streams[pick]![next[pick]!++]!.problem);
     }
-    return { list: list.slice(0, MAX_DATASET_PROBLEMS), count: this.problemCount + duplicates.count };
+    return { list: list.slice(0, MAX_DATASET_PROBLEMS), count: this.problemCount + duplicates.count + unknown.count };
   }
 }
 
@@ -373,14 +511,16 @@ class TopLevelKeys {
   private readonly named: DatasetProblem[] = [];
   count = 0;
 
-  add(key: string): void {
+  /** Notes a key; whether it was given before. */
+  add(key: string): boolean {
     if (this.seen.has(key)) {
       // `JSON.parse` would keep the last array and drop the first: refused, never guessed.
       if (TOP_LEVEL_KEYS.has(key)) this.report(key, `the top-level key ${quote(key)} is given more than once: a dataset holds one ${quote(key)} array`);
-      return;
+      return true;
     }
     this.seen.add(key);
     if (!TOP_LEVEL_KEYS.has(key)) this.report(key, `unknown top-level key ${quote(key)}: a dataset holds only "ipos" and "gmp"`);
+    return false;
   }
 
   problems(): DatasetProblem[] {
@@ -390,7 +530,7 @@ class TopLevelKeys {
 
   private report(key: string, message: string): void {
     this.count += 1;
-    const problem = { path: key, message };
+    const problem = { path: cut(key, PATH_KEY_LENGTH), message };
     if (ARRAY_INDEX_RE.test(key) && Number(key) <= MAX_ARRAY_INDEX) {
       this.indexed.push({ n: Number(key), problem });
       if (this.indexed.length > 2 * MAX_DATASET_PROBLEMS) this.trim();
@@ -407,6 +547,9 @@ class TopLevelKeys {
 /** Keys that objects order first, ascending (ECMAScript array indexes). */
 const ARRAY_INDEX_RE = /^(?:0|[1-9]\d{0,9})$/;
 const MAX_ARRAY_INDEX = 2 ** 32 - 2;
+
+/** The IPO number of a snapshot without a well-formed ipoId. */
+const NO_IPO = 0xffff_ffff;
 
 /** Snapshot slots per chunk of {@link SnapshotKeys}. */
 const CHUNK_BITS = 16;
@@ -426,12 +569,19 @@ class SnapshotKeys {
   private counts = new Uint32Array(64);
   private unordered = new Uint8Array(64);
   private anyUnordered = false;
-  /** Per snapshot index: its instant (NaN: no key, the record is refused anyway) and IPO number. */
+  /**
+   * Per snapshot index: its instant (NaN: none, the record is refused anyway) and IPO
+   * number ({@link NO_IPO}: no well-formed ipoId).
+   */
   private readonly instants: Float64Array[] = [];
   private readonly ordinals: Uint32Array[] = [];
   size = 0;
+  /** The last answer of `duplicates()`, until a snapshot is added (`hasProblems()` then `finish()` ask twice). */
+  private found: { count: number; first: Array<{ index: number; problem: DatasetProblem }> } | null = null;
 
-  add(ipoId: string | null, instant: number): void {
+  /** Notes the next snapshot's IPO and instant; `null` for one it does not have (a refused field). */
+  add(ipoId: string | null, instant: number | null): void {
+    this.found = null;
     const index = this.size;
     const c = index >>> CHUNK_BITS;
     const k = index & (CHUNK - 1);
@@ -451,6 +601,7 @@ class SnapshotKeys {
     this.size = index + 1;
     if (ipoId === null) {
       this.instants[c]![k] = NaN;
+      this.ordinals[c]![k] = NO_IPO;
       return;
     }
     let ordinal = this.ordinalOf.get(ipoId);
@@ -464,8 +615,14 @@ class SnapshotKeys {
         this.counts = grown(this.counts, new Uint32Array(ordinal * 2));
         this.unordered = grown(this.unordered, new Uint8Array(ordinal * 2));
       }
-      this.latest[ordinal] = instant;
-    } else if (instant > this.latest[ordinal]!) {
+    }
+    this.ordinals[c]![k] = ordinal;
+    if (instant === null) {
+      this.instants[c]![k] = NaN;
+      return;
+    }
+    // `counts` counts the snapshots with an instant: the first one sets `latest`.
+    if (this.counts[ordinal] === 0 || instant > this.latest[ordinal]!) {
       this.latest[ordinal] = instant;
     } else {
       this.unordered[ordinal] = 1;
@@ -473,7 +630,37 @@ class SnapshotKeys {
     }
     this.counts[ordinal] = this.counts[ordinal]! + 1;
     this.instants[c]![k] = instant;
-    this.ordinals[c]![k] = ordinal;
+  }
+
+  /** The well-formed ipoIds the snapshots name, each once. */
+  ipoIdsNamed(): readonly string[] {
+    return this.ipoIds;
+  }
+
+  /**
+   * The snapshots that name one of `unknown` as their IPO: how many, and the first
+   * {@link MAX_DATASET_PROBLEMS} by index, each with its problem.
+   */
+  naming(unknown: ReadonlySet<string>): { count: number; first: Array<{ index: number; problem: DatasetProblem }> } {
+    const first: Array<{ index: number; problem: DatasetProblem }> = [];
+    if (unknown.size === 0) return { count: 0, first };
+    const flagged = new Uint8Array(this.ipoIds.length);
+    let any = false;
+    this.ipoIds.forEach((id, o) => {
+      if (unknown.has(id)) flagged[o] = 1;
+      any ||= unknown.has(id);
+    });
+    if (!any) return { count: 0, first };
+    let count = 0;
+    for (let i = 0; i < this.size; i++) {
+      const o = this.ordinals[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
+      if (o === NO_IPO || flagged[o] !== 1) continue;
+      count += 1;
+      if (first.length < MAX_DATASET_PROBLEMS) {
+        first.push({ index: i, problem: { path: `gmp[${i}].ipoId`, message: `ipoId ${quote(this.ipoIds[o]!)} names no IPO in the dataset or the store` } });
+      }
+    }
+    return { count, first };
   }
 
   /**
@@ -482,6 +669,11 @@ class SnapshotKeys {
    * with that key, as `validateDataset` always has).
    */
   duplicates(): { count: number; first: Array<{ index: number; problem: DatasetProblem }> } {
+    this.found ??= this.findDuplicates();
+    return this.found;
+  }
+
+  private findDuplicates(): { count: number; first: Array<{ index: number; problem: DatasetProblem }> } {
     let count = 0;
     let found: Array<{ index: number; earlier: number; ordinal: number }> = [];
     const keep = (): void => {
@@ -839,8 +1031,9 @@ function checkSnapshot(value: unknown, index: number, problems: Problems, keys: 
   const timestamp = checkTimestamp(scope, own(value, 'timestamp'));
   const sources = checkSources(scope, own(value, 'sources'));
 
-  // A duplicate (ipoId, instant) is reported on the later record by `duplicates()`.
-  keys.add(ipoIdOk && ipoId !== null && timestamp !== null ? ipoId : null, timestamp ?? 0);
+  // A duplicate (ipoId, instant) is reported on the later record by `duplicates()`; an
+  // unknown IPO (the store's part) by `naming()`, which needs the ipoId even without an instant.
+  keys.add(ipoIdOk ? ipoId : null, timestamp);
 
   if (problems.count !== before || ipoId === null || timestamp === null || sources === null) return null;
   sources.sort((a, b) => compareCodePoints(a.name, b.name));
@@ -930,7 +1123,7 @@ function checkGmpPrice(scope: RecordScope, label: string, item: PlainObject): nu
 
 function unknownKeys(scope: RecordScope, value: PlainObject, allowed: ReadonlySet<string>, what: string, prefix = ''): void {
   for (const key of Object.keys(value)) {
-    if (!allowed.has(key)) scope.add(`${prefix}${key}`, `unknown field ${quote(key)} in ${what}`);
+    if (!allowed.has(key)) scope.add(`${prefix}${cut(key, PATH_KEY_LENGTH)}`, `unknown field ${quote(key)} in ${what}`);
   }
 }
 
@@ -972,7 +1165,8 @@ function checkedText(scope: RecordScope, label: string, text: string, nullable: 
   if (text.length > MAX_DATASET_STRING_LENGTH) {
     const length = codePointLength(text);
     if (length > MAX_DATASET_STRING_LENGTH) {
-      scope.add(label, `${label} ${quote(text)} is longer than 10,000 characters (${length})`);
+      // Without the length: a streaming reader keeps only the start of a longer string.
+      scope.add(label, `${label} ${quote(text)} is longer than 10,000 characters`);
       return null;
     }
   }

@@ -171,6 +171,33 @@ describe(`importDatasetStream (${ON})`, () => {
     }
   });
 
+  it('reports snapshots of IPOs neither in the file nor stored in the same pass as the other problems, as importDataset does', async () => {
+    await empty(db.schema);
+    await empty(other);
+    const stored = toDataset({ ipos: [makeIpo({ id: 'held', symbol: 'HELD', slug: 'held' })], snapshots: [] });
+    await importDataset(postgresStore({ client: db.client, schema: db.schema }), stored);
+    await importDataset(postgresStore({ client: db.client, schema: other }), stored);
+    const at = (ipoId: string, minute: number, more: object = {}) => ({ ipoId, timestamp: new Date(Date.UTC(2026, 0, 1) + minute * 60_000).toISOString(), sources: [], ...more });
+    const dataset = {
+      gmp: [at('ghost', 1), at('held', 2), at('b2', 3), at('ghost', 4, { typo: 1 }), at('phantom', 5)],
+      ipos: [{ id: 'a1', name: 'A', slug: 'a1', type: 'EQ' }, { id: 'b2', name: 'B', slug: 'b2', type: 'EQ', minQty: 0 }],
+    };
+    const unknown = (i: number, id: string) => ({ path: `gmp[${i}].ipoId`, message: `ipoId "${id}" names no IPO in the dataset or the store` });
+    expect(await both(dataset)).toEqual({
+      code: 'ERR:DATASET',
+      message: 'The dataset has 5 problems, the first at ipos[1].minQty: minQty 0 is outside 1 to 2147483647.',
+      problemCount: 5,
+      problems: [
+        { path: 'ipos[1].minQty', message: 'minQty 0 is outside 1 to 2147483647' },
+        unknown(0, 'ghost'),
+        { path: 'gmp[3].typo', message: 'unknown field "typo" in a GMP snapshot' },
+        unknown(3, 'ghost'),
+        unknown(4, 'phantom'),
+      ],
+    });
+    expect(await count('ipos')).toBe(1);
+  });
+
   it('writes nothing when the database fails after the first batch; readers see the old data meanwhile', async () => {
     await empty(db.schema);
     const store = postgresStore({ client: db.client, schema: db.schema });
