@@ -4,6 +4,8 @@
  * empty database. PORT (default 3000) and IPOKIT_DATASET (a dataset JSON file instead of the
  * generated one) come from the environment; `npm start -- --koa` (or IPOKIT_FRAMEWORK=koa)
  * serves it with Koa instead of Express. SIGTERM or Ctrl-C drains (IPOKIT_DRAIN_MS).
+ * The connection limits are serve's defaults (printed under the address): at most 1000
+ * connections (fewer under a low `ulimit -n`), each closed after 30 s without traffic.
  */
 import { CliError, processIo, reportError, serve } from '@ipokit/cli';
 

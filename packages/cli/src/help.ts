@@ -18,7 +18,9 @@ Needs DATABASE_URL=postgres://user:password@host:5432/database.`;
 /** Every command's help, by name. */
 export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   serve: {
-    usage: 'Usage: ipokit serve [--framework express|koa] [--port N] [--host H] [--dataset FILE] [--demo-keys] [--schema S]',
+    usage: `Usage: ipokit serve [--framework express|koa] [--port N] [--host H] [--dataset FILE] [--demo-keys] [--schema S]
+                    [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
+                    [--idle-timeout-ms N] [--max-connections N]`,
     details: `Serves the API at /ipos, with Express (default) or Koa.
 
 Without DATABASE_URL it serves from memory: the generated demo dataset, or --dataset FILE,
@@ -36,6 +38,24 @@ Options:
                      or imported before serving (PostgreSQL)
   --demo-keys        PostgreSQL: also create one demo account and key per plan
   --schema S         PostgreSQL schema (default IPOKIT_SCHEMA, else ipokit)
+
+Connection limits, so that clients that connect and send nothing, or send slowly, cannot
+hold every file descriptor (times in milliseconds; 0 turns a timeout off):
+  --headers-timeout-ms N     time to send a request's headers, from connecting or from the
+                             request's first byte; then 408 and closed (default 10000)
+  --request-timeout-ms N     the same for the whole request, body included; not less than
+                             --headers-timeout-ms (default 30000)
+  --keep-alive-timeout-ms N  how long a keep-alive connection waits for its next request
+                             (Node adds a second); not more than --idle-timeout-ms
+                             (default 5000)
+  --idle-timeout-ms N        closes a connection with no bytes either way for this long: one
+                             that never sends a byte, a stalled request, a client that stopped
+                             reading (default 30000)
+  --max-connections N        connections past this many are closed as soon as they open,
+                             1 to 1000000 (default 1000, or on Linux the open-files limit,
+                             ulimit -n, less 64 kept for the database and the process, when
+                             that is lower)
+The banner prints the limits in force.
 
 On SIGTERM or Ctrl-C it stops accepting connections, finishes the requests under way and
 exits; connections still open after IPOKIT_DRAIN_MS (default 10000) are cut.

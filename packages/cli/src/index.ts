@@ -17,6 +17,7 @@ export { CliError, type CliIo, type Command } from './io.js';
 export { processIo } from './process-io.js';
 export { reportError, type ReportContext } from './report.js';
 export { serve, type ServeOptions } from './serve.js';
+export type { ConnectionLimits } from './connection-limits.js';
 export { startServer, type DemoKeys, type RunningServer, type ServerDatabase, type ServerOptions } from './server.js';
 export { DEFAULT_SEED, generateDataset, type GenerateDatasetOptions } from './generate.js';
 

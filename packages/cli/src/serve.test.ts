@@ -7,6 +7,7 @@ import type { IpoResponse, ListResponse } from '@ipokit/core';
 import { runCli } from './index.js';
 import type { CliIo } from './io.js';
 import { capture, openCliTestDatabase } from './test-helpers.js';
+import { connectRaw, within } from './test-sockets.js';
 
 // `ipokit serve` in-process: it runs until io.signal aborts, then drains and resolves 0.
 
@@ -132,6 +133,82 @@ describe('ipokit serve from memory', () => {
       expect(await runCli(['serve'], out.io)).toBe(2);
       expect(out.stderr()).toMatch(/^ipokit serve: (PORT|IPOKIT_DRAIN_MS) must be a whole number/);
     }
+  });
+});
+
+describe('ipokit serve connection limits', () => {
+  it('applies the limit flags and prints the limits under the address', async () => {
+    const serving = await startServe(['--dataset', 'orbit.json', '--idle-timeout-ms', '300', '--headers-timeout-ms', '0', '--request-timeout-ms', '0', '--keep-alive-timeout-ms', '200', '--max-connections', '5']);
+    try {
+      expect(serving.stdout().split('\n')[1]).toBe(
+        'Connections: at most 5, each closed after 300 ms without traffic; timeouts: headers off, request off, keep-alive 200 ms.',
+      );
+      const port = Number(new URL(serving.url).port);
+      const silent = await connectRaw(port);
+      expect(await within(silent.closed, 1500, 'the server closing a connection that sends nothing')).toBeGreaterThanOrEqual(250);
+      const kept = await connectRaw(port);
+      expect(await kept.get('/')).toBe(200);
+      // Node waits a second more than the keep-alive timeout it advertises
+      await within(kept.closed, 2500, 'the server closing an idle keep-alive connection');
+    } finally {
+      expect(await serving.stop()).toBe(0);
+    }
+  });
+
+  it('prints the default limits', async () => {
+    const serving = await startServe(['--dataset', 'orbit.json']);
+    expect(serving.stdout().split('\n')[1]).toMatch(
+      /^Connections: at most \d+, each closed after 30 s without traffic; timeouts: headers 10 s, request 30 s, keep-alive 5 s\.$/,
+    );
+    expect(await serving.stop()).toBe(0);
+  });
+
+  it.each([
+    [['--headers-timeout-ms', '1.5'], '--headers-timeout-ms must be a whole number from 0 to 2147483647, got "1.5"'],
+    [['--request-timeout-ms=-1'], '--request-timeout-ms must be a whole number from 0 to 2147483647, got "-1"'],
+    [['--keep-alive-timeout-ms', 'soon'], '--keep-alive-timeout-ms must be a whole number from 0 to 2147483647, got "soon"'],
+    [['--idle-timeout-ms', '2147483648'], '--idle-timeout-ms must be a whole number from 0 to 2147483647, got "2147483648"'],
+    [['--idle-timeout-ms', ''], '--idle-timeout-ms must be a whole number from 0 to 2147483647, got ""'],
+    [['--max-connections', '0'], '--max-connections must be a whole number from 1 to 1000000, got "0"'],
+    [['--max-connections', '1e3'], '--max-connections must be a whole number from 1 to 1000000, got "1e3"'],
+    [['--max-connections'], 'option --max-connections needs a value'],
+    [
+      ['--headers-timeout-ms', '5000', '--request-timeout-ms', '1000'],
+      '--headers-timeout-ms (5000) must not exceed --request-timeout-ms (1000): the headers are part of the request; 0 turns either off',
+    ],
+    [['--headers-timeout-ms', '40000'], '--headers-timeout-ms (40000) must not exceed --request-timeout-ms (30000, the default): the headers are part of the request; 0 turns either off'],
+    [
+      ['--keep-alive-timeout-ms', '60000'],
+      '--keep-alive-timeout-ms (60000) must not exceed --idle-timeout-ms (30000, the default): a connection waiting for its next request is idle too; 0 turns either off',
+    ],
+  ])('refuses %j, exit 2', async (args, message) => {
+    const out = capture({ cwd: dir });
+    expect(await runCli(['serve', '--port', '0', '--dataset', 'orbit.json', ...args], out.io)).toBe(2);
+    const lines = out.stderr().split('\n');
+    expect(lines[0]).toBe(`ipokit serve: ${message}`);
+    expect(lines[1]).toMatch(/^Usage: ipokit serve /);
+    expect(out.stderr()).toContain('[--idle-timeout-ms N] [--max-connections N]');
+    expect(out.stdout()).toBe('');
+  });
+
+  it('explains each limit and its default in --help', async () => {
+    const out = capture({ cwd: dir });
+    expect(await runCli(['serve', '--help'], out.io)).toBe(0);
+    // each flag, then its default before the next flag
+    const help = out.stdout();
+    for (const [flag, byDefault] of [
+      ['--headers-timeout-ms N', '(default 10000)'],
+      ['--request-timeout-ms N', '(default 30000)'],
+      ['--keep-alive-timeout-ms N', '(default 5000)'],
+      ['--idle-timeout-ms N', '(default 30000)'],
+      ['--max-connections N', '(default 1000, or on Linux the open-files limit'],
+    ] as const) {
+      const at = help.indexOf(`\n  ${flag} `);
+      expect(at, flag).toBeGreaterThan(0);
+      const entry = help.slice(at + 1).split(/\n  --/)[0]!;
+      expect(entry.replace(/\s+/g, ' ')).toContain(byDefault);
+    }
+    expect(help).toContain('0 turns a timeout off');
   });
 });
 

@@ -1,11 +1,13 @@
 /**
- * `ipokit serve`, and the same code behind the demo's `npm start`: start the server, print
- * where it is (and the demo keys, once), and on stop drain: stop accepting connections,
- * finish the requests under way, cut what is still open after the drain deadline.
+ * `ipokit serve`, and the same code behind the demo's `npm start`: start the server with its
+ * connection limits, print where it is (the limits, and the demo keys, once), and on stop
+ * drain: stop accepting connections, finish the requests under way, cut what is still open
+ * after the drain deadline.
  */
 import { resolve } from 'node:path';
 import { inspect, parseArgs } from 'node:util';
 import { integer, oneOf, parseOrThrow, takePositionals } from './args.js';
+import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, openFilesLimit, openFilesWarning, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { hasDatabase, openDatabase, schemaOf, type OpenedDatabase } from './database.js';
 import { CliError, type CliIo, type Command } from './io.js';
 import { startServer, type RunningServer } from './server.js';
@@ -32,6 +34,8 @@ export interface ServeOptions {
   title?: string;
   /** The router's clock. */
   now?: () => Date;
+  /** Timeouts and the most connections at once; each one not given has its default (see {@link ConnectionLimits}). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 /**
@@ -50,6 +54,10 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const title = options.title ?? 'ipokit';
+  // Checked before the database is opened or the dataset loaded: a typo fails at once.
+  const limits = resolveConnectionLimits(options.connectionLimits);
+  const warning = openFilesWarning(limits.maxConnections, openFilesLimit());
+  if (warning !== null) io.stderr.write(`Warning: ${warning}.\n`);
   let opened: OpenedDatabase | undefined;
   if (hasDatabase(io)) opened = await openDatabase(io, schemaOf(options.schema, io));
   const running = await startServer({
@@ -63,6 +71,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     ...(opened === undefined ? {} : { database: opened }),
     ...(options.seedEmptyDatabase === undefined ? {} : { seedEmptyDatabase: options.seedEmptyDatabase }),
     ...(options.now === undefined ? {} : { now: options.now }),
+    connectionLimits: limits,
     onError: (err) => io.stderr.write(`${new Date().toISOString()} ${inspect(err)}\n`),
   });
   printBanner(running, options, title, opened, io);
@@ -73,7 +82,9 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 }
 
 /**
- * `ipokit serve [--framework express|koa] [--port N] [--host H] [--dataset FILE] [--demo-keys] [--schema S]`.
+ * `ipokit serve [--framework express|koa] [--port N] [--host H] [--dataset FILE] [--demo-keys] [--schema S]`
+ * and the connection limits: `[--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
+ * [--idle-timeout-ms N] [--max-connections N]`.
  *
  * @example
  * ```ts
@@ -91,6 +102,11 @@ export const serveCommand: Command = async (argv, io) => {
         dataset: { type: 'string' },
         'demo-keys': { type: 'boolean' },
         schema: { type: 'string' },
+        'headers-timeout-ms': { type: 'string' },
+        'request-timeout-ms': { type: 'string' },
+        'keep-alive-timeout-ms': { type: 'string' },
+        'idle-timeout-ms': { type: 'string' },
+        'max-connections': { type: 'string' },
       },
       strict: true,
       allowPositionals: true,
@@ -104,12 +120,20 @@ export const serveCommand: Command = async (argv, io) => {
   const port = values.port !== undefined ? integer('--port', values.port, 0, 65535) : integer('PORT', io.env.PORT || '3000', 0, 65535);
   if (values.host === '') throw new CliError('--host must not be empty');
   if (values.dataset === '') throw new CliError('--dataset must not be empty');
+  const connectionLimits = limitsOf({
+    headersTimeoutMs: values['headers-timeout-ms'],
+    requestTimeoutMs: values['request-timeout-ms'],
+    keepAliveTimeoutMs: values['keep-alive-timeout-ms'],
+    idleTimeoutMs: values['idle-timeout-ms'],
+    maxConnections: values['max-connections'],
+  });
   return serve(
     {
       port,
       framework,
       demoKeys: values['demo-keys'] ?? false,
       drainMs: drainMsOf(io),
+      connectionLimits,
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(values.dataset === undefined ? {} : { datasetFile: values.dataset }),
       ...(values.schema === undefined ? {} : { schema: values.schema }),
@@ -117,6 +141,32 @@ export const serveCommand: Command = async (argv, io) => {
     io,
   );
 };
+
+/** The flag of each connection limit. */
+const LIMIT_FLAGS: Readonly<Record<keyof ConnectionLimits, string>> = {
+  headersTimeoutMs: '--headers-timeout-ms',
+  requestTimeoutMs: '--request-timeout-ms',
+  keepAliveTimeoutMs: '--keep-alive-timeout-ms',
+  idleTimeoutMs: '--idle-timeout-ms',
+  maxConnections: '--max-connections',
+};
+
+/** The limits given as flags, each a whole number; contradictions are usage errors that name the flags. */
+function limitsOf(flags: Record<keyof ConnectionLimits, string | undefined>): Partial<ConnectionLimits> {
+  const given: Partial<ConnectionLimits> = {};
+  for (const key of Object.keys(LIMIT_FLAGS) as Array<keyof ConnectionLimits>) {
+    const value = flags[key];
+    if (value === undefined) continue;
+    given[key] = key === 'maxConnections' ? integer(LIMIT_FLAGS[key], value, 1, MAX_CONNECTIONS) : integer(LIMIT_FLAGS[key], value, 0, MAX_TIMEOUT_MS);
+  }
+  try {
+    resolveConnectionLimits(given, { openFiles: null, nameOf: (key) => LIMIT_FLAGS[key] });
+  } catch (err) {
+    if (err instanceof RangeError) throw new CliError(err.message);
+    throw err;
+  }
+  return given;
+}
 
 /**
  * `IPOKIT_DRAIN_MS` (default 10,000): how long a stopping server waits for requests under way.
@@ -138,6 +188,7 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
     running.source === 'file' ? options.datasetFile : running.source === 'generated' ? 'a generated dataset' : `the ${running.ipoCount} IPOs already stored`;
   const from = db === undefined ? 'memory' : `PostgreSQL at ${db.where} (schema ${db.schema})`;
   out(`${title} serving ${what} from ${from} with ${options.framework === 'koa' ? 'Koa' : 'Express'} at ${running.url}/ipos`);
+  out(limitsLine(running));
   if (db !== undefined && running.ipoCount === 0) io.stderr.write("The database holds no IPO yet: load a dataset with 'ipokit import <file>' (or serve --dataset <file>).\n");
   out();
   if (running.keys !== null) {
@@ -153,6 +204,13 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   out('Try:');
   for (const c of running.curls) out(`  ${c}`);
   io.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** What the server applied, read back from it: `Connections: at most 1000, each closed after 30 s without traffic; timeouts: ...`. */
+function limitsLine({ server }: RunningServer): string {
+  const time = (ms: number) => (ms === 0 ? 'off' : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
+  const idle = server.timeout === 0 ? 'never closed for lack of traffic' : `each closed after ${time(server.timeout)} without traffic`;
+  return `Connections: at most ${server.maxConnections}, ${idle}; timeouts: headers ${time(server.headersTimeout)}, request ${time(server.requestTimeout)}, keep-alive ${time(server.keepAliveTimeout)}.`;
 }
 
 /** Resolves when the signal aborts; never without one (the process ends the server). */

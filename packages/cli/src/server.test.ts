@@ -1,7 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GmpSeries, IpoResponse, ListResponse } from '@ipokit/core';
-import { startServer, type ServerOptions } from './server.js';
+import type { ConnectionLimits } from './connection-limits.js';
+import { startServer, type RunningServer, type ServerOptions } from './server.js';
 import { openCliTestDatabase } from './test-helpers.js';
+import { connectRaw, until, within } from './test-sockets.js';
 
 const NOW = Date.UTC(2026, 10, 23, 6, 30);
 
@@ -90,4 +97,114 @@ describe('startServer on PostgreSQL', () => {
       await db.close();
     }
   }, 120_000);
+});
+
+// The connection limits, on real sockets: each test serves a one-IPO file (quick to load)
+// with small limits, so that what the server closes it closes within a second or so.
+describe('startServer connection limits', () => {
+  let dir: string;
+  let file: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ipokit-limits-'));
+    file = join(dir, 'one.json');
+    const ipo = { id: '2026000001', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', slug: 'orbit-aerospace-ipo', type: 'EQ', exchanges: ['nse'], startDate: '2026-11-20', endDate: '2026-11-24' };
+    await writeFile(file, JSON.stringify({ ipos: [ipo] }));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Runs `test` against a server with these limits, and closes it whatever happens. */
+  async function serving(connectionLimits: Partial<ConnectionLimits> | undefined, test: (port: number, running: RunningServer) => Promise<void>): Promise<void> {
+    const running = await startServer({ port: 0, datasetFile: file, ...(connectionLimits === undefined ? {} : { connectionLimits }) });
+    try {
+      await test((running.server.address() as AddressInfo).port, running);
+    } finally {
+      running.server.closeAllConnections();
+      await running.close();
+    }
+  }
+  const connections = (server: Server) => new Promise<number>((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+
+  it('has limits by default: 10 s for the headers, 30 s for the request, 5 s keep-alive, 30 s idle, at most 1000 connections', async () => {
+    await serving(undefined, async (_port, { server }) => {
+      expect({ headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout, idle: server.timeout }).toEqual({
+        headers: 10_000,
+        request: 30_000,
+        keepAlive: 5_000,
+        idle: 30_000,
+      });
+      expect(server.maxConnections).toBeGreaterThanOrEqual(1);
+      expect(server.maxConnections).toBeLessThanOrEqual(1000);
+    });
+  });
+
+  it('closes a connection that never sends a byte after idleTimeoutMs (with the header and request timeouts off)', async () => {
+    await serving({ idleTimeoutMs: 300, headersTimeoutMs: 0, requestTimeoutMs: 0 }, async (port) => {
+      const silent = await connectRaw(port);
+      const ms = await within(silent.closed, 1500, 'the server closing a connection that sends nothing');
+      expect(ms).toBeGreaterThanOrEqual(250);
+      expect(silent.received()).toBe('');
+    });
+  });
+
+  it('answers 408 and closes a connection whose headers are not in within headersTimeoutMs, even one that trickles a byte at a time', async () => {
+    await serving({ headersTimeoutMs: 500, requestTimeoutMs: 1000, idleTimeoutMs: 300 }, async (port) => {
+      const slow = await connectRaw(port);
+      slow.socket.write('GET /ipos?sta');
+      // a byte every 100 ms: the idle timeout never fires, the headers timeout must
+      const trickle = setInterval(() => slow.isClosed() || slow.socket.write('t'), 100);
+      try {
+        const ms = await within(slow.closed, 2000, 'the server closing a request line that never ends');
+        expect(ms).toBeGreaterThanOrEqual(450);
+        expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /);
+      } finally {
+        clearInterval(trickle);
+      }
+    });
+  });
+
+  it('refuses connections past maxConnections, keeps serving the open ones, and accepts again once idle ones are closed', async () => {
+    await serving({ maxConnections: 2, idleTimeoutMs: 1000 }, async (port, { server }) => {
+      const a = await connectRaw(port);
+      const b = await connectRaw(port);
+      await until(async () => (await connections(server)) === 2, 1000, 'the server accepting two connections');
+      const extra = await connectRaw(port).catch(() => null);
+      if (extra !== null) {
+        await within(extra.closed, 500, 'the server closing a connection past maxConnections');
+        expect(extra.received()).toBe('');
+      }
+      expect(await a.get('/')).toBe(200);
+      expect(await a.get('/')).toBe(200);
+      await within(Promise.all([a.closed, b.closed]), 2500, 'the server closing the idle connections');
+      const again = await connectRaw(port);
+      expect(await again.get('/')).toBe(200);
+      again.socket.destroy();
+    });
+  });
+
+  it('serves several requests on one keep-alive connection, and closes it keepAliveTimeoutMs after the last', async () => {
+    await serving({ keepAliveTimeoutMs: 200, idleTimeoutMs: 5000 }, async (port) => {
+      const conn = await connectRaw(port);
+      expect(await conn.get('/')).toBe(200);
+      expect(await conn.get('/')).toBe(200);
+      const last = Date.now();
+      // Node waits a second more than the keep-alive timeout it advertises, not the idle timeout
+      await within(conn.closed, 2500, 'the server closing the keep-alive connection');
+      expect(Date.now() - last).toBeGreaterThanOrEqual(150);
+    });
+  });
+
+  it('refuses limits that contradict each other instead of serving', async () => {
+    const started = startServer({ port: 0, datasetFile: file, connectionLimits: { headersTimeoutMs: 2000, requestTimeoutMs: 1000 } });
+    const outcome = await started.then(
+      async (running) => {
+        await running.close();
+        return 'served';
+      },
+      (err: unknown) => err,
+    );
+    expect(outcome).toBeInstanceOf(RangeError);
+    expect((outcome as Error).message).toMatch(/^headersTimeoutMs \(2000\) must not exceed requestTimeoutMs \(1000\)/);
+  });
 });

@@ -11,6 +11,7 @@ import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
+import { applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { readDatasetJson } from './dataset-file.js';
 import { generateDataset } from './generate.js';
 import { CliError } from './io.js';
@@ -50,6 +51,8 @@ export interface ServerOptions {
   now?: () => Date;
   /** The router's `onError`. Default `console.error`. */
   onError?: (err: unknown) => void;
+  /** Timeouts and the most connections at once; each one not given has its default (see {@link ConnectionLimits}). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 /** A started server. */
@@ -130,7 +133,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ipoCount = database === undefined ? await countMemory(store, now()) : await countIpos(database.client, database.schema);
     if (options.demoKeys ?? database === undefined) keys = await createDemoKeys(store);
     sample = await pickSample(store, now());
-    server = await listen(handlerFor(store, options.framework ?? 'express', now, options.onError), options.port, options.host ?? '127.0.0.1');
+    server = await listen(handlerFor(store, options.framework ?? 'express', now, options.onError), options.port, options.host ?? '127.0.0.1', options.connectionLimits);
   } catch (err) {
     await release().catch(() => undefined);
     throw err;
@@ -179,9 +182,10 @@ function handlerFor(store: Store, framework: 'express' | 'koa', now: () => Date,
   return app;
 }
 
-function listen(handler: Parameters<typeof createServer>[1], port: number, host: string): Promise<Server> {
+function listen(handler: Parameters<typeof createServer>[1], port: number, host: string, limits: Partial<ConnectionLimits> | undefined): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
     const s = createServer(handler);
+    applyConnectionLimits(s, limits);
     s.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;
       if (err.code === 'EADDRINUSE') reject(new CliError(`cannot listen on ${where}: the port is in use (choose another with --port, or 0 for any free one)`, 1));
