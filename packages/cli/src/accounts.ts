@@ -1,10 +1,10 @@
-/** `ipokit accounts create | update`: accounts and their plans, in PostgreSQL. */
+/** `ipokit accounts create | update | list | show`: accounts and their plans, in PostgreSQL. */
 import { parseArgs } from 'node:util';
-import { createAccount, updateAccount, type Account, type Plan, type Store } from '@ipokit/core';
+import { createAccount, getAccount, listAccounts, listApiKeys, updateAccount, type Account, type Plan, type Store } from '@ipokit/core';
 import { postgresStore } from '@ipokit/storage-postgres';
-import { oneOf, parseOrThrow, required, takePositionals } from './args.js';
+import { integer, oneOf, parseOrThrow, required, takePositionals } from './args.js';
 import { schemaOf, withDatabase } from './database.js';
-import { fields } from './format.js';
+import { columns, fields } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 
 const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
@@ -16,9 +16,12 @@ const OUTPUT_OPTIONS = {
 } as const;
 
 /**
- * `ipokit accounts create --name N --plan P [--gmp-addon]` and
- * `ipokit accounts update ID [--plan P] [--gmp-addon | --no-gmp-addon]`; each prints the
- * account (a short table, `--json`, or only its id with `--quiet`).
+ * `ipokit accounts create --name N --plan P [--gmp-addon]`,
+ * `ipokit accounts update ID [--plan P] [--gmp-addon | --no-gmp-addon]` (each prints the
+ * account: a short table, `--json`, or only its id with `--quiet`),
+ * `ipokit accounts list [--after ID] [--limit N]` (ascending by id) and
+ * `ipokit accounts show ID` (the account and its keys). The GMP add-on is for the pro plan
+ * only: `--gmp-addon` with another plan is a usage error.
  *
  * @example
  * ```ts
@@ -29,8 +32,19 @@ export const accountsCommand: Command = async (argv, io) => {
   const [action, ...rest] = argv;
   if (action === 'create') return create(rest, io);
   if (action === 'update') return update(rest, io);
-  throw new CliError(action === undefined ? 'missing action: create or update' : `unknown action ${JSON.stringify(action)}: create or update`);
+  if (action === 'list') return list(rest, io);
+  if (action === 'show') return show(rest, io);
+  throw new CliError(
+    action === undefined ? 'missing action: create, update, list or show' : `unknown action ${JSON.stringify(action)}: create, update, list or show`,
+  );
 };
+
+/** The add-on counts only on pro (docs/spec.md#keys): asking for it elsewhere is a mistake. */
+function addonOnlyOnPro(plan: Plan, account?: string): void {
+  if (plan === 'pro') return;
+  const which = account === undefined ? `--plan ${plan}` : `account ${account} is on ${plan}`;
+  throw new CliError(`--gmp-addon is for the pro plan: ${which}; add --plan pro, or leave the add-on out`);
+}
 
 async function create(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseOrThrow(() =>
@@ -44,6 +58,7 @@ async function create(argv: readonly string[], io: CliIo): Promise<number> {
   takePositionals(positionals, []);
   const name = required('--name', values.name);
   const plan = oneOf('--plan', required('--plan', values.plan), PLANS);
+  if (values['gmp-addon']) addonOnlyOnPro(plan);
   const output = outputOf(values);
   const account = await onStore(io, values.schema, (store) => createAccount(store, { name, plan, gmpAddon: values['gmp-addon'] ?? false }));
   printAccount(account, output, io);
@@ -64,11 +79,56 @@ async function update(argv: readonly string[], io: CliIo): Promise<number> {
   const plan = values.plan === undefined ? undefined : oneOf('--plan', values.plan, PLANS);
   const gmpAddon = values['gmp-addon'] ? true : values['no-gmp-addon'] ? false : undefined;
   if (plan === undefined && gmpAddon === undefined) throw new CliError('nothing to change: give --plan, --gmp-addon or --no-gmp-addon');
+  if (gmpAddon === true && plan !== undefined) addonOnlyOnPro(plan);
   const output = outputOf(values);
-  const account = await onStore(io, values.schema, (store) =>
-    updateAccount(store, { accountId, ...(plan === undefined ? {} : { plan }), ...(gmpAddon === undefined ? {} : { gmpAddon }) }),
-  );
+  const account = await onStore(io, values.schema, async (store) => {
+    if (gmpAddon === true && plan === undefined) addonOnlyOnPro((await getAccount(store, accountId)).plan, accountId);
+    return updateAccount(store, { accountId, ...(plan === undefined ? {} : { plan }), ...(gmpAddon === undefined ? {} : { gmpAddon }) });
+  });
   printAccount(account, output, io);
+  return 0;
+}
+
+async function list(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseOrThrow(() =>
+    parseArgs({ args: [...argv], options: { after: { type: 'string' }, limit: { type: 'string' }, ...OUTPUT_OPTIONS }, strict: true, allowPositionals: true }),
+  );
+  takePositionals(positionals, []);
+  if (values.after === '') throw new CliError('--after must not be empty');
+  const limit = values.limit === undefined ? undefined : integer('--limit', values.limit, 1, 1_000);
+  const output = outputOf(values);
+  const accounts = await onStore(io, values.schema, (store) =>
+    listAccounts(store, { ...(values.after === undefined ? {} : { after: values.after }), ...(limit === undefined ? {} : { limit }) }),
+  );
+  if (output === 'json') io.stdout.write(`${JSON.stringify(accounts)}\n`);
+  else if (output === 'quiet') io.stdout.write(accounts.map((a) => `${a.id}\n`).join(''));
+  else if (accounts.length === 0) io.stderr.write(values.after === undefined ? "No account yet: create one with 'ipokit accounts create --name N --plan P'.\n" : `No account after ${values.after}.\n`);
+  else {
+    io.stdout.write(columns(['ID', 'NAME', 'PLAN', 'GMP', 'CREATED'], accounts.map((a) => [a.id, a.name, a.plan, a.gmpAddon ? 'yes' : 'no', a.createdAt])));
+    const page = limit ?? 100;
+    if (accounts.length === page) io.stderr.write(`More may follow: --after ${accounts[accounts.length - 1]!.id}\n`);
+  }
+  return 0;
+}
+
+async function show(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseOrThrow(() =>
+    parseArgs({ args: [...argv], options: { json: OUTPUT_OPTIONS.json, schema: OUTPUT_OPTIONS.schema }, strict: true, allowPositionals: true }),
+  );
+  const [accountId] = takePositionals(positionals, ['ID']) as [string];
+  if (accountId === '') throw new CliError('ID must not be empty');
+  const { account, keys } = await onStore(io, values.schema, async (store) => {
+    const found = await getAccount(store, accountId);
+    return { account: found, keys: await listApiKeys(store, { accountId }) };
+  });
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify({ account, keys })}\n`);
+    return 0;
+  }
+  printAccount(account, 'table', io);
+  io.stdout.write('\n');
+  if (keys.length === 0) io.stdout.write(`No keys: create one with 'ipokit keys create --account ${account.id} --label L'.\n`);
+  else io.stdout.write(columns(['ID', 'PREFIX', 'LABEL', 'CREATED', 'REVOKED'], keys.map((k) => [k.id, `${k.prefix}...`, k.label, k.createdAt, k.revokedAt ?? '-'])));
   return 0;
 }
 

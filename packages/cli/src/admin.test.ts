@@ -51,6 +51,43 @@ describe('ipokit migrate, accounts, keys', () => {
     expect(await ok(['accounts', 'create', '--name', 'Gamma', '--plan', 'paid', '-q'])).toMatch(/^acct_\w+\n$/);
   });
 
+  it('refuses the GMP add-on on a plan other than pro (exit 2): it would mean nothing', async () => {
+    for (const plan of ['free', 'paid']) {
+      const r = await run(['accounts', 'create', '--name', 'Odd', '--plan', plan, '--gmp-addon']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/--gmp-addon is for the pro plan/);
+    }
+    const id = (await ok(['accounts', 'create', '--name', 'Epsilon', '--plan', 'paid', '--quiet'])).trim();
+    const r = await run(['accounts', 'update', id, '--gmp-addon']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--gmp-addon is for the pro plan: account \S+ is on paid; add --plan pro/);
+    expect((await run(['accounts', 'update', id, '--plan', 'free', '--gmp-addon'])).code).toBe(2);
+    expect(JSON.parse(await ok(['accounts', 'update', id, '--plan', 'pro', '--gmp-addon', '--json']))).toMatchObject({ plan: 'pro', gmpAddon: true });
+  });
+
+  it('lists accounts by id, a page at a time, and shows one with its keys', async () => {
+    const all = JSON.parse(await ok(['accounts', 'list', '--json', '--limit', '1000'])) as Array<{ id: string; name: string }>;
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    expect(all.map((a) => a.id)).toEqual([...all.map((a) => a.id)].sort());
+    const [first, second] = all;
+    expect(JSON.parse(await ok(['accounts', 'list', '--json', '--limit', '1']))).toEqual([first]);
+    expect(JSON.parse(await ok(['accounts', 'list', '--json', '--after', first!.id, '--limit', '1']))).toEqual([second]);
+    expect(await ok(['accounts', 'list', '--quiet'])).toBe(all.map((a) => `${a.id}\n`).join(''));
+    const table = await ok(['accounts', 'list']);
+    expect(table.split('\n')[0]).toMatch(/^ID +NAME +PLAN +GMP +CREATED$/);
+    expect((await run(['accounts', 'list', '--limit', '0'])).code).toBe(2);
+
+    const id = (await ok(['accounts', 'create', '--name', 'Zeta', '--plan', 'pro', '--gmp-addon', '--quiet'])).trim();
+    await ok(['keys', 'create', '--account', id, '--label', 'zeta laptop', '-q']);
+    const shown = await ok(['accounts', 'show', id]);
+    expect(shown).toMatch(new RegExp(`^id +${id}\nname +Zeta\nplan +pro\ngmpAddon +yes\ncreatedAt +\\S+\n\nID +PREFIX +LABEL +CREATED +REVOKED\nkey_\\w+ +ipk_\\w{8}\\.\\.\\. +zeta laptop +\\S+ +-\n$`));
+    const json = JSON.parse(await ok(['accounts', 'show', id, '--json']));
+    expect(json).toMatchObject({ account: { id, name: 'Zeta', plan: 'pro', gmpAddon: true }, keys: [{ label: 'zeta laptop', revokedAt: null }] });
+    const missing = await run(['accounts', 'show', 'acct_nobody']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/No account has the id "acct_nobody"/);
+  });
+
   it('updates an account plan and add-on; refuses what the core refuses (exit 1)', async () => {
     const id = (await ok(['accounts', 'create', '--name', 'Delta', '--plan', 'paid', '--quiet'])).trim();
     expect(JSON.parse(await ok(['accounts', 'update', id, '--plan', 'pro', '--gmp-addon', '--json']))).toMatchObject({ id, plan: 'pro', gmpAddon: true });

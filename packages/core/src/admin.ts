@@ -96,6 +96,46 @@ export async function createAccount(
 }
 
 /**
+ * The account with this id; `ERR:NOTFOUND` when there is none.
+ *
+ * @example
+ * ```ts
+ * const { plan, gmpAddon } = await getAccount(store, 'acct_3f9a...');
+ * ```
+ */
+export async function getAccount(store: Store, id: string): Promise<Account> {
+  const accountId = text('id', id, 200);
+  const account = await storeCall(() => store.getAccount(accountId));
+  if (account === null) throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
+  return { ...account };
+}
+
+/** Default and largest page of {@link listAccounts}. */
+const ACCOUNTS_PAGE = 100;
+const MAX_ACCOUNTS_PAGE = 1_000;
+
+/**
+ * Lists accounts ascending by id (code-point order), `limit` at a time (1 to 1,000, default
+ * 100), starting after the id `after` (exclusive): so that an operator who lost an id can
+ * find it. Pass the last id of a page as `after` for the next page.
+ *
+ * @example
+ * ```ts
+ * const first = await listAccounts(store);                                   // up to 100
+ * const next = await listAccounts(store, { after: first.at(-1)!.id, limit: 500 });
+ * ```
+ */
+export async function listAccounts(store: Store, input: { after?: string; limit?: number } = {}): Promise<Account[]> {
+  const after = input?.after === undefined ? null : text('after', input.after, 200);
+  const limit = input?.limit ?? ACCOUNTS_PAGE;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_ACCOUNTS_PAGE) {
+    throw bad('limit', `limit must be a whole number from 1 to ${MAX_ACCOUNTS_PAGE}.`);
+  }
+  const accounts = await storeCall(() => store.listAccounts({ after, limit }));
+  return accounts.map((a) => ({ ...a }));
+}
+
+/**
  * Changes an account's plan and/or GMP add-on. Moving an account with more than one
  * active key to the free plan is refused with `ERR:PLAN`. Takes effect at once for every
  * router built on this store object.

@@ -341,6 +341,12 @@ export interface Store {
   getAccount(id: string): Promise<AccountRecord | null>;
 
   /**
+   * At most `limit` accounts whose id is greater than `after` (all when null), ascending by
+   * id in code-point order.
+   */
+  listAccounts(input: { after: string | null; limit: number }): Promise<AccountRecord[]>;
+
+  /**
    * Changes plan and/or add-on. Atomically with the change, it MUST refuse (`'too-many-keys'`,
    * nothing changed) when the account would hold more active keys than `maxActiveKeys`
    * allows for its new plan, even when keys are being created concurrently.

@@ -52,6 +52,21 @@ export class AccountTable {
   }
 
   /**
+   * At most `limit` accounts with an id above `after`, ascending by id in code-point order
+   * (see `Store.listAccounts`). O(n log n): an operator's listing, not a request's.
+   *
+   * @example
+   * ```ts
+   * table.listAccounts({ after: null, limit: 100 });
+   * ```
+   */
+  listAccounts({ after, limit }: { after: string | null; limit: number }): AccountRecord[] {
+    const out: AccountRecord[] = [];
+    for (const a of this.accounts.values()) if (after === null || compareCodePoints(a.id, after) > 0) out.push(a);
+    return out.sort((a, b) => compareCodePoints(a.id, b.id)).slice(0, limit);
+  }
+
+  /**
    * Changes plan and/or add-on unless the new plan allows fewer active keys than the
    * account holds (see `Store.updateAccount`).
    *

@@ -156,6 +156,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       return accounts.getAccount(id);
     },
 
+    async listAccounts(input: { after: string | null; limit: number }): Promise<AccountRecord[]> {
+      open();
+      return accounts.listAccounts(input);
+    },
+
     async updateAccount(input: { id: string; plan?: Plan; gmpAddon?: boolean; maxActiveKeys: ActiveKeyLimits }): Promise<AccountRecord | 'not-found' | 'too-many-keys'> {
       open();
       return accounts.updateAccount(input);

@@ -278,6 +278,11 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return rows[0] === undefined ? null : accountOf(rows[0]);
     },
 
+    async listAccounts({ after, limit }) {
+      const rows = await query<AccountRow>(`SELECT * FROM ${s}.accounts WHERE $1::text IS NULL OR id > $1 ORDER BY id LIMIT $2`, [after, limit]);
+      return rows.map(accountOf);
+    },
+
     async updateAccount(input) {
       const rows = await query<AccountRow>(`SELECT * FROM ${s}.update_account($1, $2, $3, $4, $5, $6)`, [
         input.id,

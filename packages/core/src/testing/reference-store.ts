@@ -104,6 +104,14 @@ export function referenceStore(): Store {
       return found === undefined ? null : copy(found);
     },
 
+    async listAccounts({ after, limit }: { after: string | null; limit: number }): Promise<AccountRecord[]> {
+      return accounts
+        .filter((a) => after === null || compareCodePoints(a.id, after) > 0)
+        .sort((a, b) => compareCodePoints(a.id, b.id))
+        .slice(0, limit)
+        .map(copy);
+    },
+
     async updateAccount(input: {
       id: string;
       plan?: Plan;

@@ -888,6 +888,28 @@ function accountChecks(check: Check): void {
     expect(await store.getAccount('ACCT_1')).toBeNull();
   });
 
+  check('listAccounts: ascending by id in code-point order, after an id (exclusive), at most limit', async (store) => {
+    // code-point order differs from UTF-16 order above U+FFFF, and from locale order
+    const ids = ['acct_b', 'acct_A', 'acct_\u{1F600}', 'acct_\uFFFD', 'acct_a', 'acct_a0', 'acct_Z'];
+    for (const id of ids) await store.insertAccount(account(id, 'paid'));
+    const sorted = ['acct_A', 'acct_Z', 'acct_a', 'acct_a0', 'acct_b', 'acct_\uFFFD', 'acct_\u{1F600}'];
+    expect((await store.listAccounts({ after: null, limit: 100 })).map((a) => a.id)).toEqual(sorted);
+    expect(await store.listAccounts({ after: null, limit: 1 })).toEqual([account('acct_A', 'paid')]);
+    expect((await store.listAccounts({ after: 'acct_a', limit: 2 })).map((a) => a.id)).toEqual(['acct_a0', 'acct_b']);
+    expect((await store.listAccounts({ after: 'acct_aa', limit: 100 })).map((a) => a.id)).toEqual(['acct_b', 'acct_\uFFFD', 'acct_\u{1F600}']);
+    expect((await store.listAccounts({ after: 'acct_\uFFFD', limit: 100 })).map((a) => a.id)).toEqual(['acct_\u{1F600}']);
+    expect(await store.listAccounts({ after: 'acct_\u{1F600}', limit: 100 })).toEqual([]);
+    // pages of 3 visit every account once
+    const seen: string[] = [];
+    for (let after: string | null = null; ; ) {
+      const page = await store.listAccounts({ after, limit: 3 });
+      if (page.length === 0) break;
+      seen.push(...page.map((a) => a.id));
+      after = page[page.length - 1]!.id;
+    }
+    expect(seen).toEqual(sorted);
+  });
+
   check('updateAccount changes plan and add-on, each alone or both, and resolves to the account', async (store) => {
     const a = account('acct_1', 'free');
     await store.insertAccount(a);

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { createAccount, getAccount, listAccounts } from './admin.js';
+import { isIpokitError } from './errors.js';
+import { referenceStore } from './testing/reference-store.js';
+
+describe('listAccounts', () => {
+  it('pages through every account ascending by id, as createAccount gave them', async () => {
+    const store = referenceStore();
+    const made = [];
+    for (let i = 0; i < 7; i++) made.push(await createAccount(store, { name: `Acme ${i}`, plan: i % 2 === 0 ? 'free' : 'pro', gmpAddon: i % 2 === 1 }));
+    const sorted = [...made].sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(await listAccounts(store)).toEqual(sorted);
+    const seen = [];
+    for (let page = await listAccounts(store, { limit: 3 }); page.length > 0; page = await listAccounts(store, { after: page.at(-1)!.id, limit: 3 })) {
+      seen.push(...page);
+    }
+    expect(seen).toEqual(sorted);
+    expect(await listAccounts(store, { after: sorted.at(-1)!.id })).toEqual([]);
+  });
+
+  it('refuses a limit outside 1 to 1,000 and an after that is not an id, naming them', async () => {
+    const store = referenceStore();
+    for (const [input, parameter] of [
+      [{ limit: 0 }, 'limit'],
+      [{ limit: 1001 }, 'limit'],
+      [{ limit: 1.5 }, 'limit'],
+      [{ limit: '10' as unknown as number }, 'limit'],
+      [{ after: '' }, 'after'],
+      [{ after: 7 as unknown as string }, 'after'],
+    ] as const) {
+      const err = await listAccounts(store, input).catch((e: unknown) => e);
+      expect(isIpokitError(err, 'ERR:BADPARAM') && err.parameter, JSON.stringify(input)).toBe(parameter);
+    }
+    expect(await listAccounts(store, { limit: 1_000 })).toEqual([]);
+  });
+});
+
+describe('getAccount', () => {
+  it('gives the account as createAccount did; ERR:NOTFOUND for an unknown id, ERR:BADPARAM for no id', async () => {
+    const store = referenceStore();
+    const made = await createAccount(store, { name: 'Acme', plan: 'pro', gmpAddon: true });
+    expect(await getAccount(store, made.id)).toEqual(made);
+    expect(isIpokitError(await getAccount(store, 'acct_nobody').catch((e: unknown) => e), 'ERR:NOTFOUND')).toBe(true);
+    expect(isIpokitError(await getAccount(store, '').catch((e: unknown) => e), 'ERR:BADPARAM')).toBe(true);
+  });
+});
