@@ -4,7 +4,7 @@
  * same client runs against real Express and Koa servers in http.test.ts.
  */
 import fc from 'fast-check';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { decodeComponent, decodeQueryComponent, parseQuery, routePath, type ErrorCode } from '@ipokit/core';
 import {
   createClient,
@@ -12,13 +12,17 @@ import {
   IpokitApiError,
   isIpokitApiError,
   type ApiErrorCode,
+  type ApiErrorMeta,
   type ClientOptions,
+  type ClientWarning,
   type ErrorBody,
   type FetchInitLike,
   type GmpSeries,
   type Ipo,
   type IpoStatus,
   type ListResponse,
+  type RateLimitMeta,
+  type WaitInfo,
 } from './index.js';
 
 const BASE = 'https://api.example.com/ipos';
@@ -122,7 +126,8 @@ describe('requests', () => {
 
   it('sends every list parameter in the interface order; arrays comma-separated; undefined left out', async () => {
     const f = fakeFetch(json(listPage(3, 5, [])));
-    const client = createClient({ baseUrl: BASE, fetch: f.fetch });
+    // The fake page says limit 2: no warning about the 25 asked here (see the warning tests).
+    const client = createClient({ baseUrl: BASE, fetch: f.fetch, onWarning: false });
     await client.list({
       includeGmp: false,
       limit: 25,
@@ -193,6 +198,14 @@ describe('requests', () => {
     } finally {
       globalThis.fetch = original;
     }
+  });
+
+  it('checks onWait and onWarning', () => {
+    expect(() => createClient({ baseUrl: BASE, onWait: 'log' as unknown as () => void })).toThrow(new TypeError('createClient: onWait must be a function.'));
+    expect(() => createClient({ baseUrl: BASE, onWarning: true as unknown as false })).toThrow(
+      new TypeError('createClient: onWarning must be a function, or false for no warning.'),
+    );
+    expect(() => createClient({ baseUrl: BASE, onWait: () => {}, onWarning: false })).not.toThrow();
   });
 
   it('checks its options with clear errors', () => {
@@ -330,8 +343,11 @@ describe('retry after 429', () => {
       const f = fakeFetch(first, json({ ipo: IPO }));
       await expect(createClient({ baseUrl: BASE, fetch: f.fetch, sleep }).get('x')).resolves.toEqual(IPO);
       expect(waits).toHaveLength(1);
-      // An HTTP date is read against the wall clock: allow the second it may round through.
-      expect(Math.abs(waits[0]! - expected)).toBeLessThanOrEqual(expected === 3_000 ? 1_000 : 0);
+      // An HTTP date is read against the wall clock, in whole seconds: the date 3 s ahead,
+      // cut to its second and read a moment later, is between 2 and 3 s ahead, less that moment.
+      if (expected === 3_000) expect(waits[0]!).toBeGreaterThan(1_500);
+      expect(waits[0]!).toBeLessThanOrEqual(expected);
+      if (expected !== 3_000) expect(waits[0]).toBe(expected);
       expect(f.calls).toHaveLength(2);
       expect(f.calls[1]).toEqual(f.calls[0]);
     }
@@ -407,6 +423,130 @@ describe('retry after 429', () => {
     const done = AbortSignal.abort(new Error('before'));
     await expect(createClient({ baseUrl: BASE, fetch: h.fetch }).get('x', { signal: done })).rejects.toThrow('before');
   });
+
+  it('onWait is told each wait before it: ms, the retry that follows, the URL and the 429’s meta', async () => {
+    const events: string[] = [];
+    const infos: WaitInfo[] = [];
+    const newer = json(
+      errorBody(429, 'ERR:RATELIMIT', 'The GMP window is full.', { quotaPerMinute: 3, expiresIn: 5, window: 'gmp', quota: 3 } as RateLimitMeta),
+      429,
+    );
+    const f = fakeFetch(RATE_LIMITED('7', 9), newer, json({ oops: true }, 429), json({ series: [], meta: {} }));
+    const client = createClient({
+      baseUrl: BASE,
+      apiKey: KEY,
+      fetch: f.fetch,
+      retry: { retries: 3, maxDelayMs: 6_000 },
+      sleep: async (ms) => void events.push(`sleep ${ms}`),
+      onWait: (info) => {
+        infos.push(info);
+        events.push(`onWait ${info.ms}`);
+      },
+    });
+    await client.gmp('ORBIT', { interval: 'hourly' });
+    expect(events).toEqual(['onWait 6000', 'sleep 6000', 'onWait 5000', 'sleep 5000', 'onWait 1000', 'sleep 1000']);
+    const url = `${BASE}/ORBIT/gmp?interval=hourly`;
+    expect(infos.map(({ error, ...rest }) => rest)).toEqual([
+      { ms: 6_000, attempt: 1, retries: 3, url, status: 429, quotaPerMinute: 6, expiresIn: 9 },
+      { ms: 5_000, attempt: 2, retries: 3, url, status: 429, quotaPerMinute: 3, expiresIn: 5, window: 'gmp', quota: 3 },
+      // A 429 without the API's body: no meta to tell.
+      { ms: 1_000, attempt: 3, retries: 3, url, status: 429 },
+    ]);
+    expect(infos.map((i) => [i.error.code, i.error.status])).toEqual([
+      ['ERR:RATELIMIT', 429],
+      ['ERR:RATELIMIT', 429],
+      ['ERR:UNEXPECTED', 429],
+    ]);
+    expect(JSON.stringify(infos.map(({ error, ...rest }) => rest))).not.toContain(KEY);
+  });
+
+  it('onWait is not called for the 429 that is thrown, nor with retry off; an exception in it rejects the call', async () => {
+    for (const retry of [{ retries: 1 }, false] as const) {
+      const infos: WaitInfo[] = [];
+      const f = fakeFetch(RATE_LIMITED('2'));
+      const err = await createClient({ baseUrl: BASE, fetch: f.fetch, sleep: noSleep, retry, onWait: (i) => void infos.push(i) })
+        .list({ status: 'open' })
+        .catch((e: unknown) => e);
+      expect(isIpokitApiError(err, 'ERR:RATELIMIT')).toBe(true);
+      expect(infos.map((i) => i.attempt)).toEqual(retry === false ? [] : [1]);
+    }
+    const slept: number[] = [];
+    const f = fakeFetch(RATE_LIMITED('2'), json({ ipo: IPO }));
+    const failing = createClient({
+      baseUrl: BASE,
+      fetch: f.fetch,
+      sleep: async (ms) => void slept.push(ms),
+      onWait: () => {
+        throw new Error('logger broke');
+      },
+    });
+    await expect(failing.get('x')).rejects.toThrow('logger broke');
+    expect([f.calls.length, slept]).toEqual([1, []]);
+  });
+});
+
+describe('warning when the plan caps the page size', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** A server whose plan caps every page at `cap`: `count` IPOs. */
+  function cappedFetch(cap: number, count: number, extra: Record<string, unknown> = {}) {
+    return fakeFetch((call) => {
+      const page = Number(new URL(call.url).searchParams.get('page') ?? 1);
+      const totalPages = Math.ceil(count / cap);
+      const ids = Array.from({ length: Math.max(0, Math.min(cap, count - (page - 1) * cap)) }, (_, i) => `${(page - 1) * cap + i}`);
+      return json({ meta: { count, countOnPage: ids.length, totalPages, page, limit: cap, ...extra }, ipos: ids.map((id) => ({ ...IPO, id })) });
+    });
+  }
+
+  it('tells onWarning once per client: the cap, the limit asked and how many pages it makes', async () => {
+    const warnings: ClientWarning[] = [];
+    const f = cappedFetch(1, 5);
+    const client = createClient({ baseUrl: BASE, fetch: f.fetch, onWarning: (w) => void warnings.push(w) });
+    const ids: string[] = [];
+    for await (const ipo of client.all({ status: 'listed', limit: 10 })) ids.push(ipo.id);
+    expect(ids).toEqual(['0', '1', '2', '3', '4']);
+    await client.list({ status: 'open', limit: 100 });
+    expect(warnings).toEqual([
+      {
+        code: 'limit-capped',
+        asked: 10,
+        limit: 1,
+        count: 5,
+        totalPages: 5,
+        message:
+          'The plan of this API key caps the page size at 1 (limit 10 was asked; meta.limit is the effective limit): the 5 matching IPOs take 5 pages, one request each, instead of 1.',
+      },
+    ]);
+    // Another client warns again.
+    await createClient({ baseUrl: BASE, fetch: cappedFetch(100, 138).fetch, onWarning: (w) => void warnings.push(w) }).list({ status: 'listed', limit: 250 });
+    expect(warnings[1]!.message).toBe(
+      'The plan of this API key caps the page size at 100 (limit 250 was asked; meta.limit is the effective limit): the 138 matching IPOs take 2 pages, one request each, instead of 1.',
+    );
+  });
+
+  it('says nothing when the limit is met, when none was asked, and for the keyless answer', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const warnings: ClientWarning[] = [];
+    const onWarning = (w: ClientWarning): void => void warnings.push(w);
+    await createClient({ baseUrl: BASE, fetch: cappedFetch(3, 9).fetch, onWarning }).list({ status: 'open', limit: 3 });
+    await createClient({ baseUrl: BASE, fetch: cappedFetch(3, 9).fetch, onWarning }).list({ status: 'open', limit: 2 });
+    await createClient({ baseUrl: BASE, fetch: cappedFetch(1, 9).fetch, onWarning }).list({ status: 'open' });
+    const keyless = cappedFetch(1, 9, { info: 'To get all IPOs, please provide a valid API key.' });
+    await createClient({ baseUrl: BASE, fetch: keyless.fetch, onWarning }).list({ status: 'open', limit: 10 });
+    await createClient({ baseUrl: BASE, fetch: cappedFetch(1, 9).fetch, onWarning: false }).list({ status: 'open', limit: 10 });
+    expect(warnings).toEqual([]);
+    expect(warn).not.toHaveBeenCalled();
+  });
+
+  it('by default writes the message once with console.warn', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const client = createClient({ baseUrl: BASE, fetch: cappedFetch(1, 0).fetch });
+    await client.list({ status: 'open', limit: 10 });
+    await client.list({ status: 'open', limit: 10 });
+    expect(warn.mock.calls).toEqual([
+      ['@ipokit/client: The plan of this API key caps the page size at 1 (limit 10 was asked; meta.limit is the effective limit): a page holds at most 1 IPO, one request each (the 0 IPOs of this list fit either way).'],
+    ]);
+  });
 });
 
 describe('pages and all', () => {
@@ -468,7 +608,13 @@ describe('types', () => {
     expectTypeOf(client.gmp).returns.resolves.toEqualTypeOf<GmpSeries>();
     expectTypeOf(client.all).returns.toEqualTypeOf<AsyncGenerator<Ipo, void, undefined>>();
     expectTypeOf<ApiErrorCode>().toEqualTypeOf<Exclude<ErrorCode, 'ERR:DATASET'>>();
-    expectTypeOf<IpokitApiError['meta']>().toEqualTypeOf<ErrorBody['meta']>();
+    expectTypeOf<IpokitApiError['meta']>().toEqualTypeOf<ApiErrorMeta | undefined>();
+    // Every meta of @ipokit/core fits; a 429's window and quota (newer servers) are optional.
+    expectTypeOf<ErrorBody['meta']>().toExtend<IpokitApiError['meta']>();
+    expectTypeOf<{ quotaPerMinute: number; expiresIn: number; window: string; quota: number }>().toExtend<RateLimitMeta>();
+    expectTypeOf<WaitInfo['window']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<WaitInfo['quota']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<NonNullable<ClientOptions['onWarning']>>().toEqualTypeOf<((warning: ClientWarning) => void) | false>();
     // Any standard fetch can be passed in.
     expectTypeOf(fetch).toExtend<NonNullable<ClientOptions['fetch']>>();
   });

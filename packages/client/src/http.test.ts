@@ -8,7 +8,16 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exchange, IpoStatus, IpoType } from '@ipokit/core';
 import { EXPECTED_ORDER, expectedIpo, FIXTURE_NOW, IPO_IDS } from '@ipokit/core/testing';
-import { createClient, IpokitApiError, isIpokitApiError, type ClientOptions, type FetchLike, type ListIposParams } from './index.js';
+import {
+  createClient,
+  IpokitApiError,
+  isIpokitApiError,
+  type ClientOptions,
+  type ClientWarning,
+  type FetchLike,
+  type ListIposParams,
+  type WaitInfo,
+} from './index.js';
 import { FRAMEWORKS, fixtureServer, NO_LIMITS, type FixtureServer } from './test-servers.js';
 
 const SECOND = 1_000;
@@ -118,13 +127,29 @@ describe.each(FRAMEWORKS)('client against $name', (framework) => {
     );
   });
 
-  it('all() on the free plan (limit clamped to 1) and without a key (the partial answer) ends', async () => {
+  it('all() on the free plan (limit clamped to 1, said once to onWarning) and without a key (the partial answer) ends', async () => {
+    const warnings: ClientWarning[] = [];
+    const onWarning = (w: ClientWarning): void => void warnings.push(w);
     const listed: string[] = [];
-    for await (const ipo of client('free').all({ status: 'listed', limit: 50 })) listed.push(ipo.id);
+    for await (const ipo of client('free', { onWarning }).all({ status: 'listed', limit: 50 })) listed.push(ipo.id);
     expect(listed).toEqual(EXPECTED_ORDER.listed);
+    const n = EXPECTED_ORDER.listed.length;
+    expect(warnings).toEqual([
+      {
+        code: 'limit-capped',
+        asked: 50,
+        limit: 1,
+        count: n,
+        totalPages: n,
+        message: `The plan of this API key caps the page size at 1 (limit 50 was asked; meta.limit is the effective limit): the ${n} matching IPOs take ${n} pages, one request each, instead of 1.`,
+      },
+    ]);
     const keyless: string[] = [];
-    for await (const ipo of client().all({ status: 'listed', page: 3 })) keyless.push(ipo.id);
+    for await (const ipo of client(undefined, { onWarning }).all({ status: 'listed', page: 3, limit: 50 })) keyless.push(ipo.id);
     expect(keyless).toEqual(EXPECTED_ORDER.listed.slice(0, 1));
+    // The keyless answer says why in meta.info; paid gets the 50 it asked for.
+    await client('paid', { onWarning }).list({ status: 'listed', limit: 50 });
+    expect(warnings).toHaveLength(1);
   });
 
   it('typed errors carry the contract bodies: 400 with meta.parameter, 401, 403, 404', async () => {
@@ -208,6 +233,7 @@ describe.each(FRAMEWORKS)('retry after 429 against $name', (framework) => {
     await fillWindow(server.keys.paid);
     const counting = countingFetch();
     const waits: number[] = [];
+    const told: WaitInfo[] = [];
     const client = createClient({
       baseUrl: server.baseUrl,
       apiKey: server.keys.paid,
@@ -216,6 +242,7 @@ describe.each(FRAMEWORKS)('retry after 429 against $name', (framework) => {
         waits.push(ms);
         server.clock.now += ms;
       },
+      onWait: (info) => void told.push(info),
     });
     const orbit = await client.get('ORBIT');
     expect(orbit.id).toBe(IPO_IDS.orbit);
@@ -223,6 +250,11 @@ describe.each(FRAMEWORKS)('retry after 429 against $name', (framework) => {
     expect(counting.retryAfter).toEqual([40]);
     expect(waits).toEqual([40 * SECOND]);
     expect(counting.calls).toHaveLength(2);
+    // onWait was told the wait and the server's 429 meta before it.
+    expect(told.map(({ error, ...info }) => info)).toEqual([
+      { ms: 40 * SECOND, attempt: 1, retries: 2, url: `${server.baseUrl}/ORBIT`, status: 429, quotaPerMinute: 2, expiresIn: 40 },
+    ]);
+    expect(told[0]!.error.meta).toEqual({ quotaPerMinute: 2, expiresIn: 40 });
 
     // The window now holds hits at t + 10 s and t + 60 s: the next wait is 10 s.
     const listed = await client.list({ status: 'listed', limit: 100 });

@@ -31,6 +31,41 @@ import type {
 
 export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListResponse, ScheduleEvent };
 
+/**
+ * The `meta` of a 429 (`ERR:RATELIMIT`): the refusing window's quota per 60 s and the seconds
+ * until it admits again (the `Retry-After` header). Newer servers also name the window
+ * (`window`) and repeat its quota (`quota`); both are absent from older ones.
+ *
+ * @example
+ * ```ts
+ * if (isIpokitApiError(err, 'ERR:RATELIMIT') && err.meta && 'expiresIn' in err.meta) {
+ *   const meta: RateLimitMeta = err.meta;
+ *   console.log(`${meta.window ?? 'a'} window of ${meta.quotaPerMinute}/min is full: retry in ${meta.expiresIn} s`);
+ * }
+ * ```
+ */
+export interface RateLimitMeta {
+  /** The refusing window's quota per 60 s. */
+  quotaPerMinute: number;
+  /** Seconds until the window admits a request again. */
+  expiresIn: number;
+  /** Which window refused, e.g. the GMP route's own window (newer servers only). */
+  window?: string;
+  /** The refusing window's quota (newer servers only). */
+  quota?: number;
+}
+
+/**
+ * The `meta` of an error body: `{ parameter }` on a 400, {@link RateLimitMeta} on a 429.
+ *
+ * @example
+ * ```ts
+ * const meta: ApiErrorMeta | undefined = err.meta;
+ * if (meta && 'parameter' in meta) console.log(`fix ${meta.parameter}`);
+ * ```
+ */
+export type ApiErrorMeta = { parameter: string } | RateLimitMeta;
+
 /** The codes of the contract's error bodies (CONTRACT 7). */
 export type ApiErrorCode = Exclude<ErrorCode, 'ERR:DATASET'>;
 
@@ -67,7 +102,84 @@ export interface RetryOptions {
   maxDelayMs?: number;
 }
 
-/** Options of {@link createClient}. */
+/**
+ * What {@link ClientOptions.onWait} is told before each wait: how long, which retry, and what
+ * the refusing 429 said about its window.
+ *
+ * @example
+ * ```ts
+ * const onWait = (w: WaitInfo): void =>
+ *   console.error(`429 (${w.quotaPerMinute ?? '?'}/min): retry ${w.attempt} of ${w.retries} in ${Math.ceil(w.ms / 1000)} s`);
+ * const ipos = createClient({ baseUrl: 'http://localhost:3000/ipos', apiKey: process.env.IPOKIT_KEY, onWait });
+ * ```
+ */
+export interface WaitInfo {
+  /** How long the client waits now, in milliseconds (`Retry-After`, cut to `maxDelayMs`). */
+  ms: number;
+  /** The retry that follows the wait: 1 for the first, at most `retries`. */
+  attempt: number;
+  /** The most retries the call makes (`retry.retries`). */
+  retries: number;
+  /** The URL that is asked again (the key travels in a header, never here). */
+  url: string;
+  /** The status of the answer that is retried: 429. */
+  status: number;
+  /** `meta.quotaPerMinute` of the 429: the refusing window's quota per 60 s. */
+  quotaPerMinute?: number;
+  /** `meta.expiresIn` of the 429: seconds until the window admits again. */
+  expiresIn?: number;
+  /** `meta.window` of the 429 (newer servers): which window refused. */
+  window?: string;
+  /** `meta.quota` of the 429 (newer servers): the refusing window's quota. */
+  quota?: number;
+  /** The refused answer, as the call would have thrown it. */
+  error: IpokitApiError;
+}
+
+/**
+ * What {@link ClientOptions.onWarning} is told. `limit-capped`: a list answer's `meta.limit`
+ * (the effective page size) is lower than the `limit` asked for, because the plan of the key
+ * caps it (by default free 1, paid and pro 100), so a walk over every page takes more
+ * requests than asked for. The server says so only through `meta.limit`.
+ *
+ * @example
+ * ```ts
+ * const ipos = createClient({
+ *   baseUrl: 'http://localhost:3000/ipos',
+ *   apiKey: process.env.IPOKIT_KEY,
+ *   onWarning: (w: ClientWarning) => console.error(`${w.code}: ${w.message}`),
+ * });
+ * ```
+ */
+export interface ClientWarning {
+  code: 'limit-capped';
+  /** One sentence: the cap, and how many pages (requests) it makes. */
+  message: string;
+  /** The `limit` asked for. */
+  asked: number;
+  /** The effective limit, `meta.limit`. */
+  limit: number;
+  /** The matching IPOs, `meta.count`. */
+  count: number;
+  /** The pages at the effective limit, `meta.totalPages`. */
+  totalPages: number;
+}
+
+/**
+ * Options of {@link createClient}.
+ *
+ * @example
+ * ```ts
+ * const options: ClientOptions = {
+ *   baseUrl: 'http://localhost:3000/ipos',
+ *   apiKey: process.env.IPOKIT_KEY,
+ *   retry: { retries: 2, maxDelayMs: 60_000 },
+ *   onWait: ({ ms, attempt }) => console.error(`rate limited: retry ${attempt} in ${ms} ms`),
+ *   onWarning: ({ message }) => console.error(message),
+ * };
+ * const ipos = createClient(options);
+ * ```
+ */
 export interface ClientOptions {
   /**
    * The mount URL of the API, e.g. `https://api.example.com/ipos` or `http://localhost:3000/ipos`
@@ -83,11 +195,47 @@ export interface ClientOptions {
   /**
    * Retry after a 429: wait `Retry-After` seconds (else the body's `meta.expiresIn`, else 1 s),
    * at most `maxDelayMs`, and try again, at most `retries` times; then the 429 is thrown.
-   * `false` throws the first 429. Nothing but a 429 is ever retried.
+   * `false` throws the first 429. Nothing but a 429 is ever retried. {@link onWait} sees
+   * each wait.
    */
   retry?: RetryOptions | false;
   /** How the client waits before a retry (default `setTimeout`); tests inject their own. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Called before each wait for a retry (today only after a 429) with the wait in
+   * milliseconds, the retry that follows, and the 429's `meta` (`quotaPerMinute`,
+   * `expiresIn`, and on newer servers `window` and `quota`): see {@link WaitInfo}. Default
+   * none: the client waits silently. Under the default limits (6 requests a minute) an
+   * `all()` over many pages spends most of its time waiting: this shows it. An exception it
+   * throws rejects the call.
+   *
+   * @example
+   * ```ts
+   * const ipos = createClient({
+   *   baseUrl: 'http://localhost:3000/ipos',
+   *   apiKey: process.env.IPOKIT_KEY,
+   *   onWait: ({ ms, attempt, quotaPerMinute }) => console.error(`429 (${quotaPerMinute}/min): retry ${attempt} in ${Math.ceil(ms / 1000)} s`),
+   * });
+   * for await (const ipo of ipos.all({ status: 'listed', limit: 100 })) console.log(ipo.symbol);
+   * ```
+   */
+  onWait?: (info: WaitInfo) => void;
+  /**
+   * Called at most once per client, the first time a list answer's `meta.limit` is lower
+   * than the `limit` asked for: the plan of the key caps the page size (by default free 1,
+   * paid and pro 100) and the server says so only through `meta.limit`. See
+   * {@link ClientWarning}. Default: `console.warn` of the message; `false`: no warning. Not
+   * called for the keyless answer, which says why in `meta.info`. An exception it throws
+   * rejects the call.
+   *
+   * @example
+   * ```ts
+   * // A free key asking for 100 a page gets 1: the message says how many pages that makes.
+   * const ipos = createClient({ baseUrl: 'http://localhost:3000/ipos', apiKey: process.env.IPOKIT_FREE_KEY, onWarning: (w) => console.error(w.message) });
+   * await ipos.list({ status: 'listed', limit: 100 });
+   * ```
+   */
+  onWarning?: ((warning: ClientWarning) => void) | false;
 }
 
 /** Per-call options. */
@@ -141,8 +289,9 @@ export interface IpokitClient {
   /** One page of `GET /ipos`, as the server serialised it. */
   list(params: ListIposParams): Promise<ListResponse>;
   /**
-   * Every page from `params.page` (default 1) to the last, one request each. It always yields
-   * the first page asked for (even an empty one), and stops after the page whose number is
+   * Every page from `params.page` (default 1) to the last, one request each (a wait on a 429
+   * is told to `onWait`; a `limit` the plan caps, to `onWarning`). It always yields the first
+   * page asked for (even an empty one), and stops after the page whose number is
    * `meta.totalPages` or beyond, or when the server answered another page than asked (the
    * keyless partial answer is always page 1).
    */
@@ -164,16 +313,16 @@ export interface IpokitApiErrorInit {
   code: IpokitApiErrorCode;
   title: string;
   detail: string;
-  meta?: ErrorBody['meta'];
+  meta?: ApiErrorMeta;
   body: unknown;
   headers?: FetchResponseLike['headers'];
 }
 
 /**
  * An answer of the API that is not a success: the HTTP `status`, the contract's `code`,
- * `title`, `detail` and `meta` (`{ parameter }` on a 400, `{ quotaPerMinute, expiresIn }` on a
- * 429), and the parsed `body` (an {@link ErrorBody} unless `code` is `ERR:UNEXPECTED`; then the
- * parsed JSON, or the raw text when it was not JSON). The message never holds the API key.
+ * `title`, `detail` and `meta` (`{ parameter }` on a 400, {@link RateLimitMeta} on a 429), and
+ * the parsed `body` (an {@link ErrorBody} unless `code` is `ERR:UNEXPECTED`; then the parsed
+ * JSON, or the raw text when it was not JSON). The message never holds the API key.
  * Network failures and aborts are not wrapped: they reject with `fetch`'s own error or the
  * signal's reason.
  *
@@ -197,7 +346,7 @@ export class IpokitApiError extends Error {
   /** The body's detail: one sentence saying what to change. */
   readonly detail: string;
   /** The body's `meta`, when it has one. */
-  readonly meta: ErrorBody['meta'];
+  readonly meta: ApiErrorMeta | undefined;
   /** The parsed body (see the class description). */
   readonly body: unknown;
   /** The response's headers (`Retry-After`, `RateLimit-*`), when there was a response. */
@@ -240,13 +389,19 @@ export const DEFAULT_MAX_DELAY_MS = 60_000;
  *
  * @example
  * ```ts
- * const ipos = createClient({ baseUrl: 'http://localhost:3000/ipos', apiKey: 'ipk_...' });
- * const orbit = await ipos.get('ORBIT', { includeGmp: true });
- * const series = await ipos.gmp('ORBIT', { interval: 'hourly', field: 'median', from: '2026-11-01' });
+ * const ipos = createClient({
+ *   baseUrl: 'http://localhost:3000/ipos',
+ *   apiKey: process.env.IPOKIT_KEY, // the demo's pro key (npm start prints it)
+ *   onWait: ({ ms, attempt }) => console.error(`rate limited: retry ${attempt} in ${ms} ms`),
+ * });
+ * const { ipos: open } = await ipos.list({ status: 'open', limit: 100 });
+ * const first = await ipos.get(open[0]?.id ?? 'NO-OPEN-IPO', { includeGmp: true });
+ * const series = await ipos.gmp(first.id, { interval: 'hourly', field: 'median' });
  * ```
  */
 export function createClient(options: ClientOptions): IpokitClient {
   const config = checkOptions(options);
+  let warned = false;
 
   /** GETs `path` (retrying after 429 as configured); resolves to the 2xx body when it has `shape`. */
   async function request(path: string, query: Query, signal: AbortSignal | undefined, shape: Shape): Promise<Record<string, unknown>> {
@@ -260,13 +415,23 @@ export function createClient(options: ClientOptions): IpokitClient {
       if (response.status >= 200 && response.status < 300) return parseSuccess(response, text, shape);
       const error = apiError(response, text);
       if (error.status !== 429 || config.retry === false || attempt >= config.retry.retries) throw error;
-      await wait(retryDelay(error, config.retry.maxDelayMs), signal, config.sleep);
+      const ms = retryDelay(error, config.retry.maxDelayMs);
+      config.onWait?.(waitInfo(error, url, ms, attempt + 1, config.retry.retries));
+      await wait(ms, signal, config.sleep);
     }
   }
 
   async function list(params: ListIposParams): Promise<ListResponse> {
     const body = await request('', listQuery(params), params.signal, LIST_SHAPE);
-    return body as unknown as ListResponse;
+    const response = body as unknown as ListResponse;
+    if (!warned && config.onWarning !== false) {
+      const warning = limitCapped(params.limit, response.meta);
+      if (warning !== null) {
+        warned = true;
+        config.onWarning(warning);
+      }
+    }
+    return response;
   }
 
   async function* pages(params: ListIposParams): AsyncGenerator<ListResponse, void, undefined> {
@@ -322,6 +487,8 @@ interface Config {
   fetch: FetchLike | undefined;
   retry: Required<RetryOptions> | false;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  onWait: ((info: WaitInfo) => void) | undefined;
+  onWarning: ((warning: ClientWarning) => void) | false;
 }
 
 const KNOWN_CODES = {
@@ -346,6 +513,10 @@ function checkOptions(options: ClientOptions): Config {
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError('createClient: fetch must be a function.');
   if (options.sleep !== undefined && typeof options.sleep !== 'function') throw new TypeError('createClient: sleep must be a function.');
   if (options.apiKey !== undefined && typeof options.apiKey !== 'string') throw new TypeError('createClient: apiKey must be a string.');
+  if (options.onWait !== undefined && typeof options.onWait !== 'function') throw new TypeError('createClient: onWait must be a function.');
+  if (options.onWarning !== undefined && options.onWarning !== false && typeof options.onWarning !== 'function') {
+    throw new TypeError('createClient: onWarning must be a function, or false for no warning.');
+  }
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     if (typeof value !== 'string') throw new TypeError(`createClient: header ${JSON.stringify(name)} must be a string.`);
@@ -371,7 +542,43 @@ function checkOptions(options: ClientOptions): Config {
     fetch: options.fetch,
     retry,
     sleep: options.sleep ?? defaultSleep,
+    onWait: options.onWait,
+    onWarning: options.onWarning ?? defaultWarn,
   };
+}
+
+function defaultWarn(warning: ClientWarning): void {
+  globalThis.console?.warn?.(`@ipokit/client: ${warning.message}`);
+}
+
+/** What onWait is told before waiting `ms` ahead of retry `attempt` of `url`. */
+function waitInfo(error: IpokitApiError, url: string, ms: number, attempt: number, retries: number): WaitInfo {
+  const info: WaitInfo = { ms, attempt, retries, url, status: error.status, error };
+  const meta: Record<string, unknown> = isObject(error.meta) ? error.meta : {};
+  if (typeof meta.quotaPerMinute === 'number') info.quotaPerMinute = meta.quotaPerMinute;
+  if (typeof meta.expiresIn === 'number') info.expiresIn = meta.expiresIn;
+  if (typeof meta.window === 'string') info.window = meta.window;
+  if (typeof meta.quota === 'number') info.quota = meta.quota;
+  return info;
+}
+
+/**
+ * The warning when the server answered fewer per page than `asked` (its plan's cap); null
+ * when it did not, when nothing was asked, or for the keyless answer (its `meta.info` says why).
+ */
+function limitCapped(asked: unknown, meta: ListResponse['meta']): ClientWarning | null {
+  const wanted = typeof asked === 'number' || typeof asked === 'string' ? Number(asked) : NaN;
+  const { limit, count, totalPages } = meta;
+  if (meta.info !== undefined || typeof limit !== 'number' || !(limit >= 1) || !(wanted > limit)) return null;
+  const pages = (n: number) => `${n} ${n === 1 ? 'page' : 'pages'}`;
+  const ipos = (n: number) => `${n} ${n === 1 ? 'IPO' : 'IPOs'}`;
+  const wantedPages = count === 0 ? 0 : Math.max(1, Math.ceil(count / wanted));
+  const cap = `The plan of this API key caps the page size at ${limit} (limit ${String(asked)} was asked; meta.limit is the effective limit)`;
+  const message =
+    totalPages > wantedPages
+      ? `${cap}: the ${count} matching ${count === 1 ? 'IPO takes' : 'IPOs take'} ${pages(totalPages)}, one request each, instead of ${wantedPages}.`
+      : `${cap}: a page holds at most ${ipos(limit)}, one request each (the ${ipos(count)} of this list fit either way).`;
+  return { code: 'limit-capped', message, asked: wanted, limit, count, totalPages };
 }
 
 function defaultFetch(): FetchLike {

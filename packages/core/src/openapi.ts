@@ -542,7 +542,7 @@ function componentParameters(): Record<string, OpenApiParameter> {
       in: 'query',
       required: false,
       description:
-        'IPOs per page. Plain digits as for `page`; any value of 1 or more is accepted, however long, and clamped to the plan maximum (free 1, paid 100, pro 100 by default). A keyless list is always limit 1.',
+        'IPOs per page. Plain digits as for `page`; any value of 1 or more is accepted, however long, and clamped to the plan maximum (free 1, paid 100, pro 100 by default; the `maxListLimit` option) without an error or a warning: `meta.info` is for the keyless answer only, so compare `meta.limit`, the effective limit, with the limit asked (a free key asking 10 gets 1 per page, so 10 times the pages). A keyless list is always limit 1.',
       schema: { type: 'integer', minimum: 1, default: 3 },
     },
     includeGmp: {
