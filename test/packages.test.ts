@@ -7,10 +7,14 @@
  * each router, a strict TypeScript consumer type-checks against the shipped .d.ts (ESM and
  * CommonJS), and the installed `ipokit` command runs. @ipokit/client has its own such test
  * (packages/client/src/package.test.ts), which builds it; it is left out here so the two
- * never build the same dist at once.
+ * never build the same dist at once (its tarball's README, LICENSE and package.json
+ * metadata are checked here all the same, from `npm pack --dry-run`).
+ *
+ * Each package is built beside its dist/ and moved in file by file, never emptying dist/:
+ * demo/src/readme.test.ts runs the README's blocks with plain Node on dist/ meanwhile.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +26,41 @@ const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SLOW = 600_000;
 const PACKAGES = ['core', 'storage-memory', 'storage-postgres', 'express', 'koa', 'cli'] as const;
+/** Every published package: the ones above and @ipokit/client. */
+const ALL_PACKAGES = [...PACKAGES, 'client'] as const;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const TSUP = join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js');
+const REPOSITORY = 'git+https://github.com/ipokit/ipokit.git';
+const HOMEPAGE = 'https://github.com/ipokit/ipokit#readme';
+
+/**
+ * Builds a package as `npm run build` does (its tsup config, .d.ts included), but into a
+ * directory beside dist/, then renames each file into dist/: entry points last, after the
+ * chunks they import, and files the build no longer makes removed at the end. tsup's own
+ * `clean` would empty dist/ first, and a README block started with plain Node at that
+ * moment (demo/src/readme.test.ts, in parallel) would find no @ipokit/core.
+ */
+async function buildIntoDist(name: string): Promise<void> {
+  const dir = join(ROOT, 'packages', name);
+  const staging = join(dir, `.dist-${process.pid}`);
+  const dist = join(dir, 'dist');
+  try {
+    await run(process.execPath, [TSUP, '--out-dir', staging], { cwd: dir });
+    const built = await readdir(staging);
+    const entry = (f: string) => /^(index|testing|bin)\./.test(f);
+    await mkdir(dist, { recursive: true });
+    for (const f of [...built.filter((f) => !entry(f)), ...built.filter(entry)]) await rename(join(staging, f), join(dist, f));
+    for (const f of await readdir(dist)) if (!built.includes(f)) await rm(join(dist, f), { recursive: true, force: true });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** The files of a package's tarball, without the leading `package/`. */
+async function tarballFiles(tarball: string): Promise<string[]> {
+  const { stdout } = await run('tar', ['-tzf', tarball]);
+  return stdout.trim().split('\n').map((f) => f.replace(/^package\//, ''));
+}
 
 /** Every package's public entry points and what each must export (a function or class). */
 const EXPORTS: Record<string, string[]> = {
@@ -140,7 +178,7 @@ describe('the packages as installed from their tarballs', () => {
   beforeAll(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'ipokit-packages-'));
     for (const name of PACKAGES) {
-      await run(process.execPath, [join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { cwd: join(ROOT, 'packages', name) });
+      await buildIntoDist(name);
       const { stdout } = await run(NPM, ['pack', '--json', '--pack-destination', tmp], { cwd: join(ROOT, 'packages', name) });
       const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
       tarballs[name] = join(tmp, info!.filename);
@@ -162,13 +200,47 @@ describe('the packages as installed from their tarballs', () => {
 
   it('ship only what they need: dist (and src for the source maps), no tests', async () => {
     for (const name of PACKAGES) {
-      const { stdout } = await run('tar', ['-tzf', tarballs[name]!]);
-      const files = stdout.trim().split('\n');
-      expect(files.filter((f) => /\.test\.ts$|test-|\.tsbuildinfo$/.test(f)), name).toEqual([]);
-      expect(files, name).toContain('package/dist/index.js');
-      expect(files, name).toContain('package/dist/index.cjs');
-      expect(files, name).toContain('package/dist/index.d.ts');
-      expect(files, name).toContain('package/dist/index.d.cts');
+      const files = await tarballFiles(tarballs[name]!);
+      expect(files.filter((f) => /\.test\.ts$|test-|\.tsbuildinfo$|^\.dist-/.test(f)), name).toEqual([]);
+      expect(files, name).toContain('dist/index.js');
+      expect(files, name).toContain('dist/index.cjs');
+      expect(files, name).toContain('dist/index.d.ts');
+      expect(files, name).toContain('dist/index.d.cts');
+    }
+  });
+
+  it('carry a README and the LICENSE, and package.json says where they come from', async () => {
+    const license = await readFile(join(ROOT, 'LICENSE'), 'utf8');
+    expect(license).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the ipokit authors\n/);
+    for (const name of ALL_PACKAGES) {
+      const dir = join(ROOT, 'packages', name);
+      // @ipokit/client is built and packed by its own test: here only the list of its files.
+      const files =
+        name === 'client'
+          ? (JSON.parse((await run(NPM, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir })).stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path)
+          : await tarballFiles(tarballs[name]!);
+      expect(files, name).toContain('README.md');
+      expect(files, name).toContain('LICENSE');
+      // The copy in each package is the root LICENSE, byte for byte (and so is the packed one).
+      expect(await readFile(join(dir, 'LICENSE'), 'utf8'), name).toBe(license);
+      if (name !== 'client') expect((await run('tar', ['-xzOf', tarballs[name]!, 'package/LICENSE'])).stdout, name).toBe(license);
+      const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+      expect(pkg.license, name).toBe('MIT');
+      expect(pkg.repository, name).toEqual({ type: 'git', url: REPOSITORY, directory: `packages/${name}` });
+      expect(pkg.homepage, name).toBe(HOMEPAGE);
+      expect(Array.isArray(pkg.keywords) && pkg.keywords.length > 0 && pkg.keywords.every((k) => typeof k === 'string' && k !== ''), name).toBe(true);
+      // The README names its package, shows the install line and links the root README.
+      const readme = await readFile(join(dir, 'README.md'), 'utf8');
+      expect(readme.startsWith(`# @ipokit/${name}\n`), name).toBe(true);
+      expect(readme, name).toMatch(new RegExp(`npm install @ipokit/${name}\\b`));
+      expect(readme, name).toContain('https://github.com/ipokit/ipokit#');
+    }
+    // Every package's version has its entry in the changelog.
+    const changelog = await readFile(join(ROOT, 'CHANGELOG.md'), 'utf8');
+    expect(changelog).toMatch(/^## \[Unreleased\]$/m);
+    for (const name of ALL_PACKAGES) {
+      const { version } = JSON.parse(await readFile(join(ROOT, 'packages', name, 'package.json'), 'utf8')) as { version: string };
+      expect(changelog, name).toMatch(new RegExp(`^## \\[${version.replaceAll('.', '\\.')}\\] - \\d{4}-\\d{2}-\\d{2}$`, 'm'));
     }
   });
 
@@ -229,7 +301,7 @@ describe('the packages as installed from their tarballs', () => {
   it('left no tarball or build output in the repository', async () => {
     for (const name of PACKAGES) {
       const files = await readdir(join(ROOT, 'packages', name));
-      expect(files.filter((f) => f.endsWith('.tgz')), name).toEqual([]);
+      expect(files.filter((f) => f.endsWith('.tgz') || f.startsWith('.dist-')), name).toEqual([]);
     }
   });
 });

@@ -1,24 +1,39 @@
-import { spawn } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BLOCKS, ROOT, freePort, parseCurlLine, readmeBlock, startBlock, stopBlock } from '../../test/readme-blocks.js';
 
-// The README's Express and Koa blocks run as pasted: each is written to a file, run with
-// Node, and the curl line it prints must answer 200 with the IPO.
+// The README's Express and Koa blocks run as pasted: each is written to a file and run the
+// way the README says, `node server.mjs` or `npx tsx server.mts`, and the curl line it
+// prints must answer 200 with the IPO. Neither way uses the `source` export condition:
+// @ipokit/* resolve through node_modules to the packages' dist/, as for someone who has run
+// `npm ci` (whose prepare script builds dist/) and pastes a block into a file in the clone.
+// test/fresh-clone.test.ts checks that `npm ci` does leave that dist/.
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSX = `${ROOT}node_modules/tsx/dist/cli.mjs`;
 
-/** The first ```ts block after the heading. */
-async function block(heading: string): Promise<string> {
-  const readme = await readFile(`${ROOT}README.md`, 'utf8');
-  const at = readme.indexOf(`\n## ${heading}\n`);
-  if (at < 0) throw new Error(`README has no heading "${heading}"`);
-  const m = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (m === null) throw new Error(`README has no ts block after "${heading}"`);
-  return m[1]!;
+/** How a reader runs a block: as the README says it, the file's extension, Node's arguments. */
+const RUNNERS: ReadonlyArray<readonly [how: string, ext: string, args: (file: string) => string[]]> = [
+  ['node server.mjs', 'mjs', (file) => [file]],
+  ['npx tsx server.mts', 'mts', (file) => [TSX, file]],
+];
+
+/** The packages the blocks import. */
+const USED = ['core', 'storage-memory', 'express', 'koa'];
+
+/** Packages whose dist/ is older than a file of their src/ (a failure's likely cause when not empty). */
+async function staleBuilds(): Promise<string[]> {
+  const stale: string[] = [];
+  for (const name of USED) {
+    const dir = join(ROOT, 'packages', name);
+    const built = await stat(join(dir, 'dist', 'index.js')).then((s) => s.mtimeMs, () => undefined);
+    if (built === undefined) continue; // not built at all: startBlock's error says so
+    const sources = await readdir(join(dir, 'src'), { recursive: true });
+    const newest = Math.max(...(await Promise.all(sources.map((f) => stat(join(dir, 'src', f)).then((s) => s.mtimeMs)))));
+    if (newest > built) stale.push(`@ipokit/${name}`);
+  }
+  return stale;
 }
 
 /** The URLs of the curl lines in the sh block after "More queries against either". */
@@ -32,73 +47,59 @@ async function moreQueries(): Promise<string[]> {
   return urls;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-describe.each([
-  ['Use it in your Express app', 'express'],
-  ['With Koa', 'koa'],
-])('README block "%s"', (heading, name) => {
-  it('runs as pasted and prints a curl line that works', async () => {
-    const file = `${ROOT}demo/src/.readme-${name}-${process.pid}.mts`;
-    await writeFile(file, await block(heading));
+describe.each(BLOCKS)('README block "%s"', (heading, name) => {
+  it.each(RUNNERS)('runs as pasted with %s and prints a curl line that works', async (_how, ext, args) => {
+    const file = `${ROOT}demo/src/.readme-${name}-${process.pid}.${ext}`;
+    await writeFile(file, await readmeBlock(heading));
     const port = await freePort();
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
-      env: { ...process.env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const { child, line: printed } = startBlock(args(file), port);
     try {
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout }).once('line', resolve);
-        child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+      const line = await printed.catch(async (err: Error) => {
+        const stale = await staleBuilds();
+        throw stale.length === 0 ? err : new Error(`${err.message}\n(dist/ is older than src/ in ${stale.join(', ')}: npm run prepare rebuilds it)`);
       });
-      const m = /^curl -s '([^']+)' -H 'x-api-key: (ipk_[A-Za-z0-9]{32})'$/.exec(line);
-      expect(m, line).not.toBeNull();
-      const res = await fetch(m![1]!.replace('localhost', '127.0.0.1'), { headers: { 'x-api-key': m![2]! } });
-      expect(res.status).toBe(200);
+      const curl = parseCurlLine(line);
+      expect(curl, line).not.toBeNull();
+      const res = await fetch(curl!.url, { headers: { 'x-api-key': curl!.key } });
+      expect(res.status, `built: ${(await staleBuilds()).join(', ') || 'up to date'}`).toBe(200);
       const body = (await res.json()) as { ipo: { symbol: string; gmp?: { aggregations: { mean: number } } } };
       expect(body.ipo.symbol).toBe('ORBIT');
       if (name === 'express') expect(body.ipo.gmp?.aggregations.mean).toBe(41.25);
       // "More queries against either": the README's curl lines, on this server and key.
       for (const url of await moreQueries()) {
-        const more = await fetch(url.replace('http://localhost:3000', `http://127.0.0.1:${port}`), { headers: { 'x-api-key': m![2]! } });
+        const more = await fetch(url.replace('http://localhost:3000', `http://127.0.0.1:${port}`), { headers: { 'x-api-key': curl!.key } });
         expect(more.status, `${url}: ${await more.clone().text()}`).toBe(200);
         await more.arrayBuffer();
       }
     } finally {
-      child.kill();
+      await stopBlock(child);
       await rm(file, { force: true });
     }
   });
 });
 
+describe('README "Use it in your Express app"', () => {
+  it('says to run the block the ways tested above', async () => {
+    const readme = await readFile(`${ROOT}README.md`, 'utf8');
+    const at = readme.indexOf('\n## Use it in your Express app\n');
+    const intro = readme.slice(at, readme.indexOf('```ts', at));
+    for (const [how] of RUNNERS) expect(intro).toContain(`\`${how}\``);
+    expect(intro, 'Node 20 does not run a .ts file').not.toMatch(/\(or `\.ts`\)/);
+  });
+});
+
 // The proxy setting the README gives (the commented line, switched on) behind a proxy that
 // appends the client's address to X-Forwarded-For: each real client keeps one window, however
-// the client fills the header itself.
-describe.each([
-  ['Use it in your Express app', 'express'],
-  ['With Koa', 'koa'],
-])('README block "%s" behind an appending proxy', (heading, name) => {
+// the client fills the header itself. This one runs on the sources (tsx, `source` condition).
+describe.each(BLOCKS)('README block "%s" behind an appending proxy', (heading, name) => {
   it('keeps one keyless window per real client, whatever X-Forwarded-For the client sends', async () => {
-    const lines = (await block(heading)).split('\n');
+    const lines = (await readmeBlock(heading)).split('\n');
     const proxyLine = lines.findIndex((l) => /^\/\/ app\..*proxy/.test(l));
     expect(proxyLine, 'the block has a commented proxy setting').toBeGreaterThanOrEqual(0);
     lines[proxyLine] = lines[proxyLine]!.slice(3);
     const file = `${ROOT}demo/src/.readme-proxy-${name}-${process.pid}.mts`;
     await writeFile(file, lines.join('\n'));
     const port = await freePort();
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
-      env: { ...process.env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
     // The proxy: the real client's address comes from the test (all of them are 127.0.0.1
     // here), and is appended to whatever the client sent, as nginx's
     // $proxy_add_x_forwarded_for does.
@@ -117,11 +118,9 @@ describe.each([
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxyPort = (proxy.address() as { port: number }).port;
+    const { child, line } = startBlock(['--conditions=source', '--import', 'tsx', file], port);
     try {
-      await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout }).once('line', resolve);
-        child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-      });
+      await line;
       const get = async (real: string, forged?: string): Promise<number> => {
         const headers: Record<string, string> = { 'x-test-client': real };
         if (forged !== undefined) headers['x-forwarded-for'] = forged;
@@ -137,10 +136,9 @@ describe.each([
       // another real client has its own window
       expect(await get('198.51.100.8', '198.51.100.7')).toBe(200);
     } finally {
-      child.kill();
+      await stopBlock(child);
       proxy.close();
       await rm(file, { force: true });
     }
   });
 });
-

@@ -1,0 +1,87 @@
+/**
+ * The README's Express and Koa blocks and how a reader runs one, shared by
+ * demo/src/readme.test.ts (the blocks in the repository, on its dist/) and
+ * test/fresh-clone.test.ts (the blocks in a tree laid out like a fresh clone after `npm ci`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/** The README sections holding an app block, each with a short name for its files. */
+export const BLOCKS = [
+  ['Use it in your Express app', 'express'],
+  ['With Koa', 'koa'],
+] as const;
+
+/** The first ```ts block after the heading `## {heading}`. */
+export async function readmeBlock(heading: string): Promise<string> {
+  const readme = await readFile(`${ROOT}README.md`, 'utf8');
+  const at = readme.indexOf(`\n## ${heading}\n`);
+  if (at < 0) throw new Error(`README has no heading "${heading}"`);
+  const m = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
+  if (m === null) throw new Error(`README has no ts block after "${heading}"`);
+  return m[1]!;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * The environment of a reader's shell, with PORT: no NODE_OPTIONS, where a
+ * `--conditions=source` would send @ipokit/* to their sources and hide a missing dist/.
+ */
+export function readerEnv(port: number): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+export interface StartedBlock {
+  child: ChildProcess;
+  /** The first line the block prints (its curl line); rejects when the process exits first. */
+  line: Promise<string>;
+}
+
+/**
+ * Runs `node {args}` in `cwd`. Its first line on stdout is `line`; when it exits before,
+ * `line` rejects with its stderr, and the fix when it exited because dist/ is not built.
+ */
+export function startBlock(args: readonly string[], port: number, cwd: string = ROOT): StartedBlock {
+  const child = spawn(process.execPath, args, { cwd, env: readerEnv(port), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const line = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => {
+      const unbuilt = /ERR_MODULE_NOT_FOUND/.test(stderr) && /[\\/]dist[\\/]/.test(stderr);
+      const hint = unbuilt ? ' (the packages are not built: `npm ci` builds them with the root prepare script; so do `npm run prepare` and `npm run build`)' : '';
+      reject(new Error(`exited with ${code}${hint}: ${stderr}`));
+    });
+  });
+  line.catch(() => {}); // a caller that stops the process without waiting for the line
+  return { child, line };
+}
+
+/** Ends a started block's process and waits until it has exited. */
+export async function stopBlock(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill();
+  await exited;
+}
+
+/** The URL (on 127.0.0.1) and key of the curl line a block printed, or null when it is not one. */
+export function parseCurlLine(line: string): { url: string; key: string } | null {
+  const m = /^curl -s '([^']+)' -H 'x-api-key: (ipk_[A-Za-z0-9]{32})'$/.exec(line);
+  return m === null ? null : { url: m[1]!.replace('localhost', '127.0.0.1'), key: m[2]! };
+}
