@@ -66,7 +66,7 @@ describe('normalizeClientAddress', () => {
       '1.2.3.4:80:80', '[1.2.3.4]:80', '2001:db8::1]:80', '[2001:db8::1', '[2001:db8::1]:x', '2001:db8:::1', '12345::', 'g::1',
       // legacy forms some parsers read as octal or as one number: never an address here
       '203.000.113.007', '0203.0.113.7', '010.0.0.1', '3405803783', '0xcb.0.113.7', '203.0x00.113.7', '1.2.3.04',
-      ' ', 'unknown', 'localhost', '::ffff:1.2.3.256', '\u0661.2.3.4', '1.2.3.4\u00a0x',
+      'fe80::1%', 'fe80::1%[x', 'fe80::1%eth0%1', ' ', 'unknown', 'localhost', '::ffff:1.2.3.256', '\u0661.2.3.4', '1.2.3.4\u00a0x',
     ]) {
       expect(normalizeClientAddress(junk), junk.slice(0, 40)).toBe('unknown');
     }

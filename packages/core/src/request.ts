@@ -191,7 +191,12 @@ export function normalizeClientAddress(address: string | undefined): string {
     }
   }
   const zone = a.indexOf('%');
-  if (zone >= 0) a = a.slice(0, zone);
+  if (zone >= 0) {
+    // a zone index names an interface (`%eth0`): letters, digits, `.`, `-`, `:`, as Node's
+    // own address check reads it; the address counts without it
+    if (!ZONE.test(a.slice(zone))) return UNKNOWN_ADDRESS;
+    a = a.slice(0, zone);
+  }
   const g = expandIpv6(asciiLower(a));
   if (g === null) return UNKNOWN_ADDRESS;
   if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
@@ -205,6 +210,7 @@ export function normalizeClientAddress(address: string | undefined): string {
 const IPV4 = /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])){3}$/;
 const IPV4_TAIL = /(?:^|:)((?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])){3})$/;
 const PORT = /^[0-9]{1,5}$/;
+const ZONE = /^%[0-9A-Za-z.:-]+$/;
 
 function isIpv4(text: string): boolean {
   return IPV4.test(text);
