@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -105,6 +108,27 @@ describe('the ipokit process', () => {
     child.kill(signal);
     expect(await exited).toBe(0);
   }, 30_000);
+
+  it('serve --print-config prints the settings and exits 0; a config file with problems lists them all, exit 2', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ipokit-bin-config-'));
+    try {
+      await writeFile(join(dir, 'bad.json'), JSON.stringify({ port: 'http', limits: { free: { perMinute: 0 } } }));
+      const printed = await ipokit(['serve', '--print-config', '--port', '8080'], { PORT: '', HOST: '0.0.0.0', IPOKIT_CONFIG: '' });
+      expect(printed).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(printed.stdout)).toMatchObject({ port: 8080, host: '0.0.0.0', mount: '/ipos', openapi: true, log: 'text' });
+      const bad = await ipokit(['serve', '--config', join(dir, 'bad.json')], { PORT: '', HOST: '', IPOKIT_CONFIG: '' });
+      expect(bad.code).toBe(2);
+      expect(bad.stdout).toBe('');
+      expect(bad.stderr.split('\n').slice(1)).toEqual([
+        '  port: must be a whole number from 0 to 65535, got "http"',
+        '  limits.free.perMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 0',
+        '',
+      ]);
+      expectNoStack(bad.stderr);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it.runIf(DATABASE_URL)('runs against the real PostgreSQL of DATABASE_URL: migrate, accounts, keys, serve', async () => {
     const schema = `ipokit_cli_bin_${process.pid}`;

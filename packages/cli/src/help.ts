@@ -18,26 +18,64 @@ Needs DATABASE_URL=postgres://user:password@host:5432/database.`;
 /** Every command's help, by name. */
 export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   serve: {
-    usage: `Usage: ipokit serve [--framework express|koa] [--port N] [--host H] [--dataset FILE] [--demo-keys] [--schema S]
+    usage: `Usage: ipokit serve [--framework express|koa] [--port N] [--host H] [--mount PATH] [--trust-proxy N]
+                    [--dataset FILE] [--demo-keys] [--schema S] [--config FILE] [--print-config]
+                    [--log text|json|off] [--openapi | --no-openapi] [--limit PLAN.WINDOW=N|off]...
+                    [--max-list-limit PLAN=N]... [--gmp-preview-ends YYYY-MM-DD] [--max-gmp-buckets N]
+                    [--max-url-length N] [--store-timeout-ms N] [--key-cache-ttl-ms N]
+                    [--limiter-fail-open | --no-limiter-fail-open] [--drain-ms N]
                     [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
                     [--idle-timeout-ms N] [--max-connections N]`,
-    details: `Serves the API at /ipos, with Express (default) or Koa.
+    details: `Serves the API at /ipos (or --mount), with Express (default) or Koa, its OpenAPI document
+at /ipos/-/openapi.json, and health checks at /healthz and /readyz.
 
 Without DATABASE_URL it serves from memory: the generated demo dataset, or --dataset FILE,
 with one demo account and key per plan (printed, with curl lines to try).
 With DATABASE_URL it serves from PostgreSQL: it migrates, imports --dataset FILE first if
 given, and serves what the database holds. It creates no account or key there unless
-asked with --demo-keys (then one per plan, printed); make your own with 'ipokit accounts
-create' and 'ipokit keys create'.
+asked with --demo-keys: then one account per plan, named "ipokit demo (free)" and so on,
+made once and given a new key at every start (the demo keys made before are revoked);
+make your own with 'ipokit accounts create' and 'ipokit keys create'.
+
+Each setting comes from its flag, else its environment variable, else the config file,
+else its default. --print-config prints the settings in force as JSON, in the config
+file's format, and exits without serving.
 
 Options:
-  --framework NAME   express or koa (default IPOKIT_FRAMEWORK, else express)
-  --port N           port to listen on, 0 for any free one (default PORT, else 3000)
-  --host H           address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
+  --framework NAME   express or koa (IPOKIT_FRAMEWORK; default express)
+  --port N           port to listen on, 0 for any free one (PORT; default 3000)
+  --host H           address to listen on (HOST; default 127.0.0.1, 0.0.0.0 for every interface)
+  --mount PATH       the path the API answers under, e.g. /api/v1/ipos, or / (IPOKIT_MOUNT;
+                     default /ipos)
+  --trust-proxy N    the proxies in front that append the client's address to
+                     X-Forwarded-For: the keyless rate limit and the log use the address
+                     N entries from the right (IPOKIT_TRUST_PROXY; default 0: the connection's)
   --dataset FILE     a dataset JSON file: served instead of the generated one (memory),
                      or imported before serving (PostgreSQL)
-  --demo-keys        PostgreSQL: also create one demo account and key per plan
-  --schema S         PostgreSQL schema (default IPOKIT_SCHEMA, else ipokit)
+  --demo-keys        PostgreSQL: also make a demo key per plan (see above)
+  --schema S         PostgreSQL schema (IPOKIT_SCHEMA; default ipokit)
+  --config FILE      a JSON file of settings (IPOKIT_CONFIG); every problem in it is listed
+  --print-config     print the settings in force as JSON and exit
+  --log FORMAT       the access log on stdout: text (a line per request), json (an object
+                     per line) or off (IPOKIT_LOG; default text)
+  --drain-ms N       on stop, how long requests under way may take (IPOKIT_DRAIN_MS; default 10000)
+
+The router's options (the README's "Options"):
+  --openapi, --no-openapi      serve the OpenAPI document (IPOKIT_OPENAPI; default on here)
+  --limit PLAN.WINDOW=N|off    a rate limit per minute: free, paid or pro .perMinute or
+                               .gmpPerMinute, or keyless.perMinute; off turns the window off;
+                               repeat for each (default 6, GMP 3)
+  --max-list-limit PLAN=N      the largest list page of a plan; repeat for each
+                               (default free 1, paid 100, pro 100)
+  --gmp-preview-ends DATE      last day of the free GMP preview (default 2026-09-30)
+  --max-gmp-buckets N          the largest GMP series (default 20000)
+  --max-url-length N           the longest request-target, in bytes (default 4096)
+  --store-timeout-ms N         a slower store call answers 503 (IPOKIT_STORE_TIMEOUT_MS;
+                               default 5000); /readyz waits as long
+  --key-cache-ttl-ms N         how stale a revoked key may be here (IPOKIT_KEY_CACHE_TTL_MS;
+                               default 5000; 0 no cache)
+  --limiter-fail-open          admit requests when the store cannot count them
+                               (IPOKIT_LIMITER_FAIL_OPEN; default off: 503)
 
 Connection limits, so that clients that connect and send nothing, or send slowly, cannot
 hold every file descriptor (times in milliseconds; 0 turns a timeout off):
@@ -57,11 +95,27 @@ hold every file descriptor (times in milliseconds; 0 turns a timeout off):
                              that is lower)
 The banner prints the limits in force.
 
+The config file holds the same settings by name, e.g.
+  {"port": 8080, "host": "0.0.0.0", "mount": "/ipos", "trustProxy": 1, "log": "json",
+   "openapi": true, "limits": {"free": {"perMinute": 10}, "keyless": {"perMinute": "off"}},
+   "maxListLimit": {"paid": 50}, "storeTimeoutMs": 2000, "connections": {"maxConnections": 500}}
+(the output of --print-config is one).
+
+Health: GET /healthz answers 200 {"status":"ok"} while the process serves; GET /readyz
+answers 200 when the store answers a query, 503 {"status":"unavailable"} when it does not.
+Neither needs a key or counts against a rate limit.
+
+Access log, one line per request on stdout, when the response is done:
+  TIME METHOD TARGET STATUS MSms ADDRESS ACCOUNT   (text; - when unknown)
+  {"time":...,"method":...,"path":...,"status":...,"ms":...,"address":...,"account":...}
+The target's secret-like query values (key, token, password, ...) are logged as ***; the
+x-api-key header never is. ACCOUNT is the account of the request's valid key.
+
 On SIGTERM or Ctrl-C it stops accepting connections, finishes the requests under way and
-exits; connections still open after IPOKIT_DRAIN_MS (default 10000) are cut.
+exits; connections still open after --drain-ms are cut.
 
 Example:
-  DATABASE_URL=postgres://localhost/ipos ipokit serve --framework koa --port 8080`,
+  DATABASE_URL=postgres://localhost/ipos ipokit serve --framework koa --port 8080 --config ipokit.config.json`,
   },
   migrate: {
     usage: 'Usage: ipokit migrate [--schema S]',
@@ -159,6 +213,7 @@ Options:
 Environment:
   DATABASE_URL    postgres://user:password@host:5432/database, for the PostgreSQL commands
   IPOKIT_SCHEMA   the PostgreSQL schema (default ipokit); --schema overrides it
+  PORT, HOST, IPOKIT_*   serve's settings: see 'ipokit serve --help'
 
 Exit codes: 0 done, 1 failed (bad data, database, a refused change), 2 bad usage.`;
 

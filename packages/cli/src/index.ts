@@ -17,8 +17,32 @@ export { CliError, type CliIo, type Command } from './io.js';
 export { processIo } from './process-io.js';
 export { reportError, type ReportContext } from './report.js';
 export { serve, type ServeOptions } from './serve.js';
+export { DEMO_USAGE, runDemo } from './demo.js';
 export type { ConnectionLimits } from './connection-limits.js';
-export { startServer, type DemoKeys, type RunningServer, type ServerDatabase, type ServerOptions } from './server.js';
+export {
+  DEMO_ACCOUNT_NAMES,
+  startServer,
+  type DemoKeys,
+  type RunningServer,
+  type ServerDatabase,
+  type ServerOptions,
+  type ServerRouterOptions,
+} from './server.js';
+export {
+  ConfigFileError,
+  DEFAULT_MOUNT,
+  HEALTH_PATHS,
+  readConfigFile,
+  resolveSettings,
+  settingsJson,
+  type FlagValue,
+  type Framework,
+  type LogFormat,
+  type ServeSettings,
+  type SettingsSources,
+} from './config.js';
+export { formatAccessLog, redactTarget, type AccessLogEntry } from './access-log.js';
+export { healthChecks, type HealthAnswer, type HealthOptions } from './health.js';
 export { DEFAULT_SEED, generateDataset, type GenerateDatasetOptions } from './generate.js';
 
 /** The version of this package, printed by `ipokit --version`. */

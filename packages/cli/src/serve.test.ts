@@ -28,7 +28,12 @@ afterAll(async () => {
 });
 
 interface Serving {
+  /** The server's root, as fetch reaches it. */
   url: string;
+  /** The root as the banner prints it. */
+  printed: string;
+  /** The mount path the banner prints. */
+  mount: string;
   stdout: () => string;
   stderr: () => string;
   stop: () => Promise<number>;
@@ -40,13 +45,15 @@ async function startServe(args: string[], io: Partial<CliIo> = {}): Promise<Serv
   const out = capture({ cwd: dir, ...io, signal: controller.signal });
   const done = runCli(['serve', '--port', '0', ...args], out.io);
   const banner = await Promise.race([
-    out.waitForStdout(/ at (http:\/\/localhost:\d+)\/ipos\n/),
+    out.waitForStdout(/ at (http:\/\/[^\s/]+)(\/\S*)\n/),
     done.then((code) => {
       throw new Error(`serve exited with ${code}: ${out.stderr()}`);
     }),
   ]);
   return {
     url: banner[1]!.replace('localhost', '127.0.0.1'),
+    printed: banner[1]!,
+    mount: banner[2]!,
     stdout: out.stdout,
     stderr: out.stderr,
     stop: async () => {
@@ -121,10 +128,51 @@ describe('ipokit serve from memory', () => {
     try {
       const out = capture({ cwd: dir, env: { PORT: String(port) } });
       expect(await runCli(['serve', '--dataset', 'orbit.json'], out.io)).toBe(1);
-      expect(out.stderr()).toBe(`ipokit serve: cannot listen on 127.0.0.1:${port}: the port is in use (choose another with --port, or 0 for any free one)\n`);
+      expect(out.stderr()).toBe(`ipokit serve: cannot listen on 127.0.0.1:${port}: the port is in use (choose another with --port or PORT, or 0 for any free one)\n`);
     } finally {
       taken.close();
     }
+  });
+
+  it('listens on HOST from the environment; --host wins over it', async () => {
+    const fromEnv = await startServe(['--dataset', 'orbit.json'], { env: { HOST: '127.0.0.2' } });
+    try {
+      expect(fromEnv.printed).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+      expect((await get(`${fromEnv.url}/ipos/orbit`)).status).toBe(401);
+      await expect(fetch(fromEnv.url.replace('127.0.0.2', '127.0.0.1'))).rejects.toThrow();
+    } finally {
+      expect(await fromEnv.stop()).toBe(0);
+    }
+    const flag = await startServe(['--dataset', 'orbit.json', '--host', '127.0.0.1'], { env: { HOST: '127.0.0.2' } });
+    expect(flag.printed).toMatch(/^http:\/\/localhost:\d+$/);
+    expect(await flag.stop()).toBe(0);
+  });
+
+  it('serves the OpenAPI document by default; --no-openapi turns it off, and the 404 says how to turn it on', async () => {
+    const serving = await startServe(['--dataset', 'orbit.json']);
+    try {
+      const doc = await get(`${serving.url}/ipos/-/openapi.json`);
+      expect(doc.status).toBe(200);
+      expect((doc.body as { servers: unknown }).servers).toEqual([expect.objectContaining({ url: '/ipos' })]);
+    } finally {
+      expect(await serving.stop()).toBe(0);
+    }
+    const off = await startServe(['--dataset', 'orbit.json', '--no-openapi']);
+    try {
+      const doc = await get(`${off.url}/ipos/-/openapi.json`);
+      expect(doc.status).toBe(404);
+      expect(doc.body).toMatchObject({ status: '404', code: 'ERR:NOTFOUND', detail: expect.stringContaining('set the router option openapi: true') });
+    } finally {
+      expect(await off.stop()).toBe(0);
+    }
+  });
+
+  it('says when the host is not an address of this machine, naming --host and HOST, exit 1', async () => {
+    const out = capture({ cwd: dir, env: { HOST: '192.0.2.1' } });
+    expect(await runCli(['serve', '--port', '0', '--dataset', 'orbit.json'], out.io)).toBe(1);
+    expect(out.stderr()).toBe(
+      'ipokit serve: cannot listen on 192.0.2.1:0: no network interface of this machine has that address (choose another with --host or HOST; 0.0.0.0 is every interface)\n',
+    );
   });
 
   it('refuses a bad PORT or IPOKIT_DRAIN_MS from the environment, exit 2', async () => {

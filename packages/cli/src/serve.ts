@@ -1,23 +1,39 @@
 /**
- * `ipokit serve`, and the same code behind the demo's `npm start`: start the server with its
- * connection limits, print where it is (the limits, and the demo keys, once), and on stop
- * drain: stop accepting connections, finish the requests under way, cut what is still open
- * after the drain deadline.
+ * `ipokit serve`, and the same code behind the demo's `npm start`: read the settings
+ * (flags, environment, config file), start the server with its connection limits, print
+ * where it is (the limits, the OpenAPI document, the health checks, and the demo keys,
+ * once), log each request, and on stop drain: stop accepting connections, finish the
+ * requests under way, cut what is still open after the drain deadline.
  */
 import { resolve } from 'node:path';
 import { inspect, parseArgs } from 'node:util';
-import { integer, oneOf, parseOrThrow, takePositionals } from './args.js';
-import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, openFilesLimit, openFilesWarning, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
+import { resolveOptions, type LimitSettings } from '@ipokit/core';
+import { formatAccessLog } from './access-log.js';
+import { integer, parseOrThrow, takePositionals } from './args.js';
+import {
+  ConfigFileError,
+  HEALTH_PATHS,
+  readConfigFile,
+  resolveSettings,
+  routerOptionsOf,
+  settingsFlags,
+  settingsJson,
+  SETTINGS_FLAGS,
+  type Framework,
+  type LogFormat,
+  type ServeSettings,
+} from './config.js';
+import { openFilesLimit, openFilesWarning, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { hasDatabase, openDatabase, schemaOf, type OpenedDatabase } from './database.js';
 import { CliError, type CliIo, type Command } from './io.js';
-import { startServer, type RunningServer } from './server.js';
+import { startServer, type RunningServer, type ServerRouterOptions } from './server.js';
 
 /** Options of {@link serve}. */
 export interface ServeOptions {
   port: number;
   /** Default `127.0.0.1`. */
   host?: string;
-  framework: 'express' | 'koa';
+  framework: Framework;
   /** An absolute path, or relative to the process's directory. */
   datasetFile?: string;
   /** How messages name the file. Default `dataset file`. */
@@ -36,6 +52,14 @@ export interface ServeOptions {
   now?: () => Date;
   /** Timeouts and the most connections at once; each one not given has its default (see {@link ConnectionLimits}). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** The path the API answers under. Default `/ipos`. */
+  mount?: string;
+  /** How many proxies in front append to X-Forwarded-For. Default 0. */
+  trustProxy?: number;
+  /** The router's options; the OpenAPI document is on unless `openapi: false`. */
+  router?: ServerRouterOptions;
+  /** The access log on stdout: a text line per request (the default), a JSON object per line, or none. */
+  log?: LogFormat;
 }
 
 /**
@@ -54,6 +78,7 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const title = options.title ?? 'ipokit';
+  const log = options.log ?? 'text';
   // Checked before the database is opened or the dataset loaded: a typo fails at once.
   const limits = resolveConnectionLimits(options.connectionLimits);
   const warning = openFilesWarning(limits.maxConnections, openFilesLimit());
@@ -73,6 +98,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     ...(options.now === undefined ? {} : { now: options.now }),
     connectionLimits: limits,
     onError: (err) => io.stderr.write(`${new Date().toISOString()} ${inspect(err)}\n`),
+    ...(options.mount === undefined ? {} : { mount: options.mount }),
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
+    ...(options.router === undefined ? {} : { router: options.router }),
+    ...(log === 'off' ? {} : { accessLog: (entry) => void io.stdout.write(`${formatAccessLog(entry, log)}\n`) }),
   });
   printBanner(running, options, title, opened, io);
   await stopped(io.signal);
@@ -82,90 +111,91 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 }
 
 /**
- * `ipokit serve [--framework express|koa] [--port N] [--host H] [--dataset FILE] [--demo-keys] [--schema S]`
- * and the connection limits: `[--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
- * [--idle-timeout-ms N] [--max-connections N]`.
+ * `ipokit serve`: its settings from flags, the environment and `--config FILE` (see
+ * {@link resolveSettings}), `--print-config` to print them and exit, and `--dataset FILE`,
+ * `--demo-keys`, `--schema S`.
  *
  * @example
  * ```ts
- * await serveCommand(['--framework', 'koa', '--port', '0'], { ...io, signal });
+ * await serveCommand(['--framework', 'koa', '--port', '0', '--limit', 'free.perMinute=10'], { ...io, signal });
  * ```
  */
-export const serveCommand: Command = async (argv, io) => {
+export const serveCommand: Command = (argv, io) => runServe(argv, io, { who: 'ipokit serve' });
+
+/** How {@link runServe} serves: as `ipokit serve`, or with the demo's defaults. */
+export interface ServeProfile {
+  /** How messages name the command: `ipokit serve`, `ipokit demo`. */
+  who: string;
+  /** The banner's first word. Default `ipokit`. */
+  title?: string;
+  /** Always create the demo keys (the demo). */
+  demoKeys?: boolean;
+  /** PostgreSQL: import the generated dataset into a database that holds no IPO (the demo). */
+  seedEmptyDatabase?: boolean;
+  /** A variable that names a dataset file when `--dataset` is not given (the demo's `IPOKIT_DATASET`). */
+  datasetEnv?: string;
+}
+
+/**
+ * Parses the arguments of `ipokit serve` (or of `npm start`), resolves the settings, and
+ * serves (or, with `--print-config`, prints the settings as JSON and resolves to 0). A
+ * config file with problems is reported here, every problem on its own line, and resolves
+ * to 2; other usage errors throw a `CliError` for the caller to report.
+ *
+ * @example
+ * ```ts
+ * const code = await runServe(['--print-config'], io, { who: 'ipokit serve' }); // 0, the settings on stdout
+ * ```
+ */
+export async function runServe(argv: readonly string[], io: CliIo, profile: ServeProfile): Promise<number> {
   const { values, positionals } = parseOrThrow(() =>
     parseArgs({
       args: [...argv],
-      options: {
-        framework: { type: 'string' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        dataset: { type: 'string' },
-        'demo-keys': { type: 'boolean' },
-        schema: { type: 'string' },
-        'headers-timeout-ms': { type: 'string' },
-        'request-timeout-ms': { type: 'string' },
-        'keep-alive-timeout-ms': { type: 'string' },
-        'idle-timeout-ms': { type: 'string' },
-        'max-connections': { type: 'string' },
-      },
+      options: { ...SETTINGS_FLAGS, dataset: { type: 'string' }, 'demo-keys': { type: 'boolean' }, schema: { type: 'string' } },
       strict: true,
       allowPositionals: true,
     }),
   );
   takePositionals(positionals, []);
-  const framework =
-    values.framework !== undefined
-      ? oneOf('--framework', values.framework, ['express', 'koa'] as const)
-      : oneOf('IPOKIT_FRAMEWORK', (io.env.IPOKIT_FRAMEWORK || 'express').toLowerCase(), ['express', 'koa'] as const);
-  const port = values.port !== undefined ? integer('--port', values.port, 0, 65535) : integer('PORT', io.env.PORT || '3000', 0, 65535);
-  if (values.host === '') throw new CliError('--host must not be empty');
   if (values.dataset === '') throw new CliError('--dataset must not be empty');
-  const connectionLimits = limitsOf({
-    headersTimeoutMs: values['headers-timeout-ms'],
-    requestTimeoutMs: values['request-timeout-ms'],
-    keepAliveTimeoutMs: values['keep-alive-timeout-ms'],
-    idleTimeoutMs: values['idle-timeout-ms'],
-    maxConnections: values['max-connections'],
-  });
+  if (values.config === '') throw new CliError('--config must not be empty');
+  const configFile = values.config ?? (io.env.IPOKIT_CONFIG || undefined);
+  let settings: ServeSettings;
+  try {
+    const file = configFile === undefined ? undefined : await readConfigFile(configFile, io.cwd);
+    settings = resolveSettings({ flags: settingsFlags(values), env: io.env, ...(file === undefined ? {} : { file }) });
+  } catch (err) {
+    if (!(err instanceof ConfigFileError)) throw err;
+    io.stderr.write(`${profile.who}: config file ${err.file} has ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}; nothing was served:\n`);
+    for (const line of err.problems) io.stderr.write(`  ${line.replace(/\r?\n/g, ' ')}\n`);
+    return 2;
+  }
+  if (values['print-config'] === true) {
+    io.stdout.write(settingsJson(settings));
+    return 0;
+  }
+  const datasetFromEnv = profile.datasetEnv === undefined ? undefined : io.env[profile.datasetEnv] || undefined;
+  const datasetFile = values.dataset ?? datasetFromEnv;
   return serve(
     {
-      port,
-      framework,
-      demoKeys: values['demo-keys'] ?? false,
-      drainMs: drainMsOf(io),
-      connectionLimits,
-      ...(values.host === undefined ? {} : { host: values.host }),
-      ...(values.dataset === undefined ? {} : { datasetFile: values.dataset }),
+      port: settings.port,
+      host: settings.host,
+      framework: settings.framework,
+      mount: settings.mount,
+      trustProxy: settings.trustProxy,
+      log: settings.log,
+      router: routerOptionsOf(settings),
+      demoKeys: profile.demoKeys === true || values['demo-keys'] === true,
+      drainMs: settings.drainMs,
+      connectionLimits: settings.connections,
+      ...(profile.title === undefined ? {} : { title: profile.title }),
+      ...(profile.seedEmptyDatabase === undefined ? {} : { seedEmptyDatabase: profile.seedEmptyDatabase }),
+      ...(datasetFile === undefined ? {} : { datasetFile }),
+      ...(values.dataset === undefined && datasetFromEnv !== undefined ? { datasetLabel: `${profile.datasetEnv} file` } : {}),
       ...(values.schema === undefined ? {} : { schema: values.schema }),
     },
     io,
   );
-};
-
-/** The flag of each connection limit. */
-const LIMIT_FLAGS: Readonly<Record<keyof ConnectionLimits, string>> = {
-  headersTimeoutMs: '--headers-timeout-ms',
-  requestTimeoutMs: '--request-timeout-ms',
-  keepAliveTimeoutMs: '--keep-alive-timeout-ms',
-  idleTimeoutMs: '--idle-timeout-ms',
-  maxConnections: '--max-connections',
-};
-
-/** The limits given as flags, each a whole number; contradictions are usage errors that name the flags. */
-function limitsOf(flags: Record<keyof ConnectionLimits, string | undefined>): Partial<ConnectionLimits> {
-  const given: Partial<ConnectionLimits> = {};
-  for (const key of Object.keys(LIMIT_FLAGS) as Array<keyof ConnectionLimits>) {
-    const value = flags[key];
-    if (value === undefined) continue;
-    given[key] = key === 'maxConnections' ? integer(LIMIT_FLAGS[key], value, 1, MAX_CONNECTIONS) : integer(LIMIT_FLAGS[key], value, 0, MAX_TIMEOUT_MS);
-  }
-  try {
-    resolveConnectionLimits(given, { openFiles: null, nameOf: (key) => LIMIT_FLAGS[key] });
-  } catch (err) {
-    if (err instanceof RangeError) throw new CliError(err.message);
-    throw err;
-  }
-  return given;
 }
 
 /**
@@ -187,12 +217,18 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   const what =
     running.source === 'file' ? options.datasetFile : running.source === 'generated' ? 'a generated dataset' : `the ${running.ipoCount} IPOs already stored`;
   const from = db === undefined ? 'memory' : `PostgreSQL at ${db.where} (schema ${db.schema})`;
-  out(`${title} serving ${what} from ${from} with ${options.framework === 'koa' ? 'Koa' : 'Express'} at ${running.url}/ipos`);
+  out(`${title} serving ${what} from ${from} with ${options.framework === 'koa' ? 'Koa' : 'Express'} at ${running.url}${running.mount}`);
   out(limitsLine(running));
+  const openapi = running.openapiUrl === null ? 'off (--openapi turns it on)' : running.openapiUrl;
+  out(`OpenAPI document: ${openapi}; health: ${running.url}${HEALTH_PATHS.live}, ${running.url}${HEALTH_PATHS.ready}`);
+  const log = options.log ?? 'text';
+  const proxies = options.trustProxy ?? 0;
+  const addresses = proxies === 0 ? 'client addresses from the connection' : `client addresses from X-Forwarded-For, ${proxies} prox${proxies === 1 ? 'y' : 'ies'} in front`;
+  out(`Access log: ${log === 'off' ? 'off' : `${log === 'json' ? 'a JSON object' : 'a line'} per request on stdout`}; ${addresses}.`);
   if (db !== undefined && running.ipoCount === 0) io.stderr.write("The database holds no IPO yet: load a dataset with 'ipokit import <file>' (or serve --dataset <file>).\n");
   out();
   if (running.keys !== null) {
-    out('API keys (shown once; default limits: 6 requests/min, GMP 3/min):');
+    out(`API keys (shown once; ${quotaText(resolveOptions(options.router ?? {}).limits)}):`);
     out(`  free  ${running.keys.free}`);
     out(`  paid  ${running.keys.paid}`);
     out(`  pro   ${running.keys.pro}   (with the GMP add-on)`);
@@ -204,6 +240,14 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   out('Try:');
   for (const c of running.curls) out(`  ${c}`);
   io.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** `limits: 6 requests/min, GMP 3/min`, or per plan when they differ. */
+function quotaText(limits: LimitSettings): string {
+  const n = (quota: number) => (quota === Infinity ? 'unlimited' : String(quota));
+  const plan = (p: 'free' | 'paid' | 'pro') => `${n(limits[p].perMinute)} requests/min, GMP ${n(limits[p].gmpPerMinute)}/min`;
+  const all = new Set([plan('free'), plan('paid'), plan('pro')]);
+  return all.size === 1 ? `limits: ${plan('free')}` : `limits: free ${plan('free')}; paid ${plan('paid')}; pro ${plan('pro')}`;
 }
 
 /** What the server applied, read back from it: `Connections: at most 1000, each closed after 30 s without traffic; timeouts: ...`. */

@@ -73,6 +73,98 @@ describe.each(setups)('the demo on $name', ({ framework, database }) => {
   }, 120_000);
 });
 
+describe('startServer: the OpenAPI document', () => {
+  it('is served by default at {mount}/-/openapi.json, and off with router.openapi false (the 404 says how to turn it on)', async () => {
+    const on = await startServer({ port: 0, now: () => new Date(NOW) });
+    try {
+      const res = await fetch(`${on.url.replace('localhost', '127.0.0.1')}/ipos/-/openapi.json`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { servers: unknown }).servers).toEqual([expect.objectContaining({ url: '/ipos' })]);
+    } finally {
+      await on.close();
+    }
+    const off = await startServer({ port: 0, now: () => new Date(NOW), framework: 'koa', router: { openapi: false } });
+    try {
+      const res = await fetch(`${off.url.replace('localhost', '127.0.0.1')}/ipos/-/openapi.json`);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 'ERR:NOTFOUND', detail: expect.stringContaining('set the router option openapi: true') });
+    } finally {
+      await off.close();
+    }
+  }, 60_000);
+});
+
+describe('startServer on PostgreSQL: the demo accounts', () => {
+  it('are created once: a restart makes a new key per plan for the same accounts and revokes the demo keys made before', async () => {
+    const db = await openCliTestDatabase('server_demo_accounts');
+    const database = { client: db.client, schema: db.schema, close: async () => undefined };
+    const accounts = async () =>
+      (await db.client.query(`SELECT id, name, plan, gmp_addon FROM "${db.schema}".accounts ORDER BY name`)).rows as Array<{ id: string; name: string; plan: string; gmp_addon: boolean }>;
+    const activeKeys = async () =>
+      (await db.client.query(`SELECT account_id, count(*)::int AS n FROM "${db.schema}".api_keys WHERE revoked_at IS NULL GROUP BY account_id ORDER BY account_id`)).rows;
+    try {
+      const first = await startServer({ port: 0, database, demoKeys: true, seedEmptyDatabase: true, now: () => new Date(NOW) });
+      const firstKeys = first.keys!;
+      await first.close();
+      const created = await accounts();
+      const second = await startServer({ port: 0, database, demoKeys: true, seedEmptyDatabase: true, now: () => new Date(NOW) });
+      try {
+        expect(await accounts()).toHaveLength(3);
+        expect(created.map((a) => [a.name, a.plan, a.gmp_addon])).toEqual([
+          ['ipokit demo (free)', 'free', false],
+          ['ipokit demo (paid)', 'paid', false],
+          ['ipokit demo (pro)', 'pro', true],
+        ]);
+        expect(await accounts()).toEqual(created);
+        expect(await activeKeys()).toEqual(created.map((a) => ({ account_id: a.id, n: 1 })).sort((a, b) => (a.account_id < b.account_id ? -1 : 1)));
+        const base = second.url.replace('localhost', '127.0.0.1');
+        for (const plan of ['free', 'paid', 'pro'] as const) {
+          expect(second.keys![plan]).not.toBe(firstKeys[plan]);
+          expect((await fetch(`${base}/ipos?status=listed`, { headers: { 'x-api-key': second.keys![plan] } })).status).toBe(200);
+          expect((await fetch(`${base}/ipos?status=listed`, { headers: { 'x-api-key': firstKeys[plan] } })).status).toBe(401);
+        }
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});
+
+describe('startServer on PostgreSQL: demo accounts changed since', () => {
+  it('puts a changed plan back, keeps keys the demo did not make, and says so when the free plan has no room for a new key', async () => {
+    const db = await openCliTestDatabase('server_demo_changed');
+    const database = { client: db.client, schema: db.schema, close: async () => undefined };
+    try {
+      const first = await startServer({ port: 0, database, demoKeys: true, seedEmptyDatabase: true, now: () => new Date(NOW) });
+      await first.close();
+      const idOf = async (plan: string) =>
+        ((await db.client.query(`SELECT id FROM "${db.schema}".accounts WHERE name = $1`, [`ipokit demo (${plan})`])).rows[0] as { id: string }).id;
+      const pro = await idOf('pro');
+      const free = await idOf('free');
+      await db.client.query(`UPDATE "${db.schema}".accounts SET plan = 'paid', gmp_addon = false WHERE id = $1`, [pro]);
+      // a key of the operator's own on the pro demo account stays active
+      await db.client.query(
+        `INSERT INTO "${db.schema}".api_keys (id, account_id, hash, prefix, label, created_at) VALUES ('key_mine', $1, 'x', 'ipk_mine', 'mine', '2026-01-01T00:00:00.000Z')`,
+        [pro],
+      );
+      const second = await startServer({ port: 0, database, demoKeys: true, now: () => new Date(NOW) });
+      await second.close();
+      expect((await db.client.query(`SELECT plan, gmp_addon FROM "${db.schema}".accounts WHERE id = $1`, [pro])).rows).toEqual([{ plan: 'pro', gmp_addon: true }]);
+      expect((await db.client.query(`SELECT revoked_at FROM "${db.schema}".api_keys WHERE id = 'key_mine'`)).rows).toEqual([{ revoked_at: null }]);
+
+      // the free demo account holding a key of someone else's: no room for the demo's
+      await db.client.query(`UPDATE "${db.schema}".api_keys SET label = 'mine' WHERE account_id = $1 AND revoked_at IS NULL`, [free]);
+      await expect(startServer({ port: 0, database, demoKeys: true, now: () => new Date(NOW) })).rejects.toThrow(
+        `The demo account "ipokit demo (free)" (${free}) holds an active key the demo did not make, and its plan allows one: revoke it ('ipokit keys list --account ${free}', then 'ipokit keys revoke ID').`,
+      );
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});
+
 describe('startServer on PostgreSQL', () => {
   it('serves what is stored, creates no key unless asked, and imports nothing into a database that holds IPOs', async () => {
     const db = await openCliTestDatabase('server_stored');

@@ -1,19 +1,36 @@
 /**
  * The server behind `ipokit serve` and the demo's `npm start`: a store (memory, or
- * PostgreSQL on a client it is given), optionally one demo account and key per plan, and
- * the router mounted at /ipos with Express or Koa.
+ * PostgreSQL on a client it is given), optionally one demo account and key per plan, the
+ * router mounted at /ipos (or another mount path) with Express or Koa, the health checks
+ * at /healthz and /readyz, and optionally an access log line per request.
  */
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
-import { createAccount, createApiKey, importDataset, IpokitError, isIpokitError, todayInIst, type Plan, type Store } from '@ipokit/core';
+import {
+  createAccount,
+  createApiKey,
+  importDataset,
+  IpokitError,
+  isIpokitError,
+  listApiKeys,
+  revokeApiKey,
+  todayInIst,
+  updateAccount,
+  type IpoRouterOptions,
+  type Plan,
+  type Store,
+} from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
+import { observeAccounts, requestRecords, withAccessLog, type AccessLogEntry, type RequestListener } from './access-log.js';
+import { DEFAULT_MOUNT, HEALTH_PATHS, MAX_TRUST_PROXY, mountProblem } from './config.js';
 import { applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { readDatasetJson } from './dataset-file.js';
 import { generateDataset } from './generate.js';
+import { healthChecks, type HealthAnswer } from './health.js';
 import { CliError } from './io.js';
 
 /** One demo key per plan (the pro account has the GMP add-on). */
@@ -53,13 +70,39 @@ export interface ServerOptions {
   onError?: (err: unknown) => void;
   /** Timeouts and the most connections at once; each one not given has its default (see {@link ConnectionLimits}). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** The path the API answers under. Default `/ipos`; `/` for the root. */
+  mount?: string;
+  /**
+   * How many proxies in front of the server append the client's address to X-Forwarded-For:
+   * the address that many entries from the right is the client's (Express `trust proxy`,
+   * Koa `proxy` with `maxIpsCount`). Default 0: the connection's address.
+   */
+  trustProxy?: number;
+  /** The router's options (not `now` or `onError`, given above). The OpenAPI document is on unless `openapi: false`. */
+  router?: ServerRouterOptions;
+  /** Receives one entry per request, once its response is done. Default: no access log. */
+  accessLog?: (entry: AccessLogEntry) => void;
 }
+
+/** The router options {@link startServer} takes: all but the clock and the error sink, which it has as its own options. */
+export type ServerRouterOptions = Omit<IpoRouterOptions, 'now' | 'onError'>;
+
+/** The names of the demo's accounts, by plan: a restart finds them by name and gives each a new key. */
+export const DEMO_ACCOUNT_NAMES: Readonly<Record<Plan, string>> = Object.freeze({
+  free: 'ipokit demo (free)',
+  paid: 'ipokit demo (paid)',
+  pro: 'ipokit demo (pro)',
+});
 
 /** A started server. */
 export interface RunningServer {
   server: Server;
-  /** `http://localhost:3000`: the router answers under `${url}/ipos`. */
+  /** `http://localhost:3000`: the router answers under `${url}${mount}`. */
   url: string;
+  /** The path the router answers under, e.g. `/ipos`. */
+  mount: string;
+  /** Where the OpenAPI document is served; null when it is off. */
+  openapiUrl: string | null;
   /** The demo keys, when they were created. */
   keys: DemoKeys | null;
   /** What is served: the generated dataset, the file, or what PostgreSQL already held. */
@@ -84,6 +127,14 @@ export interface RunningServer {
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const now = options.now ?? (() => new Date());
+  // Settings are checked before anything is loaded: a typo fails at once.
+  const mount = options.mount ?? DEFAULT_MOUNT;
+  const wrongMount = mountProblem(mount);
+  if (wrongMount !== null) throw new IpokitError('ERR:BADPARAM', `mount ${wrongMount}, got ${JSON.stringify(mount)}.`, { parameter: 'mount' });
+  const trustProxy = options.trustProxy ?? 0;
+  if (!Number.isSafeInteger(trustProxy) || trustProxy < 0 || trustProxy > MAX_TRUST_PROXY) {
+    throw new IpokitError('ERR:BADPARAM', `trustProxy must be a whole number of proxies from 0 to ${MAX_TRUST_PROXY}, got ${String(trustProxy)}.`, { parameter: 'trustProxy' });
+  }
   const generated = () => generateDataset({ today: todayInIst(now()), now: now().getTime() });
   const label = options.datasetLabel ?? 'dataset file';
   const fromFile = async (store: Store, file: string) => {
@@ -131,9 +182,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       }
     }
     ipoCount = database === undefined ? await countMemory(store, now()) : await countIpos(database.client, database.schema);
-    if (options.demoKeys ?? database === undefined) keys = await createDemoKeys(store);
+    if (options.demoKeys ?? database === undefined) {
+      keys = await createDemoKeys(store, database === undefined ? undefined : (name) => findAccountByName(database.client, database.schema, name));
+    }
     sample = await pickSample(store, now());
-    server = await listen(handlerFor(store, options.framework ?? 'express', now, options.onError), options.port, options.host ?? '127.0.0.1', options.connectionLimits);
+    server = await listen(handlerFor(store, { ...options, mount, now }), options.port, options.host ?? '127.0.0.1', options.connectionLimits);
   } catch (err) {
     await release().catch(() => undefined);
     throw err;
@@ -142,15 +195,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const url = `http://${displayHost(options.host ?? '127.0.0.1')}:${port}`;
+  const api = `${url}${mount === '/' ? '' : mount}`;
   const key = (plan: Plan) => (keys === null ? `-H "x-api-key: $KEY"` : `-H 'x-api-key: ${keys[plan]}'`);
-  const curls = [`curl -s '${url}/ipos?status=listed&limit=5' ${key('paid')}`];
+  const curls = [`curl -s '${api === url ? `${url}/` : api}?status=listed&limit=5' ${key('paid')}`];
   if (sample !== null) {
-    curls.push(`curl -s '${url}/ipos/${sample}?includeGmp=true' ${key('pro')}`, `curl -s '${url}/ipos/${sample}/gmp?interval=hourly&field=median' ${key('pro')}`);
+    curls.push(`curl -s '${api}/${sample}?includeGmp=true' ${key('pro')}`, `curl -s '${api}/${sample}/gmp?interval=hourly&field=median' ${key('pro')}`);
   }
   const listening = server;
   return {
     server: listening,
     url,
+    mount,
+    openapiUrl: options.router?.openapi === false ? null : `${api}/-/openapi.json`,
     keys,
     source,
     ipoCount,
@@ -162,35 +218,102 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   };
 }
 
-function handlerFor(store: Store, framework: 'express' | 'koa', now: () => Date, onError: ((err: unknown) => void) | undefined) {
-  const home = { service: 'ipokit', routes: ['/ipos?status=listed', '/ipos/{identifier}', '/ipos/{identifier}/gmp'] };
-  const routerOptions = { now, ...(onError === undefined ? {} : { onError }) };
-  if (framework === 'koa') {
+/** What {@link handlerFor} needs of the options. */
+type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | 'router' | 'accessLog'> & { mount: string; now: () => Date };
+
+/**
+ * The request listener: the health checks first (outside the mount, no key, no window),
+ * then the home route at `/` and the router at the mount; with an access log, each request
+ * runs inside its record, which the first middleware fills with the client address as the
+ * framework reads it (after `trustProxy`) and the store with the account of a valid key.
+ */
+function handlerFor(store: Store, options: AppOptions): RequestListener {
+  const { mount, now, onError } = options;
+  const routerOptions: IpoRouterOptions = { ...options.router, openapi: options.router?.openapi ?? true, now, ...(onError === undefined ? {} : { onError }) };
+  const logged = options.accessLog !== undefined;
+  const routerStore = logged ? observeAccounts(store) : store;
+  const health = healthChecks(store, {
+    timeoutMs: routerOptions.storeTimeoutMs ?? 5_000,
+    onError: (err) => (onError ?? ((e: unknown) => console.error('[ipokit]', e)))(err),
+  });
+  const api = mount === '/' ? '' : mount;
+  const home = {
+    service: 'ipokit',
+    routes: [`${api}?status=listed`, `${api}/{identifier}`, `${api}/{identifier}/gmp`],
+    ...(routerOptions.openapi ? { openapi: `${api}/-/openapi.json` } : {}),
+    health: [HEALTH_PATHS.live, HEALTH_PATHS.ready],
+  };
+  const trustProxy = options.trustProxy ?? 0;
+  const note = (address: string | undefined) => {
+    const record = logged ? requestRecords.getStore() : undefined;
+    if (record !== undefined) record.address = address ?? null;
+  };
+  let listener: RequestListener;
+  if (options.framework === 'koa') {
     const app = new Koa();
+    if (trustProxy > 0) {
+      app.proxy = true;
+      app.maxIpsCount = trustProxy;
+    }
     app.use(async (ctx, next) => {
-      if (ctx.path !== '/') return next();
+      note(ctx.ip);
+      const answering = health(ctx.method, ctx.path);
+      if (answering !== null) {
+        const answer = await answering;
+        ctx.status = answer.status;
+        ctx.set(withoutLength(answer));
+        ctx.body = answer.body;
+        return;
+      }
+      if (ctx.path !== '/' || mount === '/') return next();
       ctx.body = home;
     });
-    app.use(koaIpoRouter(store, { ...routerOptions, prefix: '/ipos' }));
-    return app.callback();
+    app.use(koaIpoRouter(routerStore, { ...routerOptions, prefix: mount === '/' ? '' : mount }));
+    listener = app.callback();
+  } else {
+    const app = express();
+    if (trustProxy > 0) app.set('trust proxy', trustProxy);
+    app.use((req, res, next) => {
+      note(req.ip);
+      const answering = health(req.method, req.path);
+      if (answering === null) return next();
+      answering.then((answer) => {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body);
+      }, next);
+    });
+    if (mount !== '/') {
+      app.get('/', (_req, res) => {
+        res.json(home);
+      });
+    }
+    app.use(mount, ipoRouter(routerStore, routerOptions));
+    listener = app;
   }
-  const app = express();
-  app.get('/', (_req, res) => {
-    res.json(home);
-  });
-  app.use('/ipos', ipoRouter(store, routerOptions));
-  return app;
+  return logged ? withAccessLog(listener, options.accessLog!) : listener;
 }
 
-function listen(handler: Parameters<typeof createServer>[1], port: number, host: string, limits: Partial<ConnectionLimits> | undefined): Promise<Server> {
+/** Koa measures the body itself. */
+function withoutLength(answer: HealthAnswer): Record<string, string> {
+  const { 'Content-Length': _length, ...headers } = answer.headers;
+  return headers;
+}
+
+function listen(handler: RequestListener, port: number, host: string, limits: Partial<ConnectionLimits> | undefined): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
     const s = createServer(handler);
     applyConnectionLimits(s, limits);
     s.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;
-      if (err.code === 'EADDRINUSE') reject(new CliError(`cannot listen on ${where}: the port is in use (choose another with --port, or 0 for any free one)`, 1));
-      else if (err.code === 'EACCES') reject(new CliError(`cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, 1));
-      else reject(new CliError(`cannot listen on ${where}: ${err.message}`, 1));
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'the port is in use (choose another with --port or PORT, or 0 for any free one)'
+          : err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND'
+            ? 'no network interface of this machine has that address (choose another with --host or HOST; 0.0.0.0 is every interface)'
+            : err.code === 'EACCES'
+              ? 'permission denied (ports below 1024 need privileges)'
+              : err.message;
+      reject(new CliError(`cannot listen on ${where}: ${why}`, 1));
     });
     s.listen(port, host, () => resolve(s));
   });
@@ -226,12 +349,49 @@ async function countMemory(store: Store, at: Date): Promise<number> {
   return n;
 }
 
-async function createDemoKeys(store: Store): Promise<DemoKeys> {
+/**
+ * One key per plan, for the demo's accounts (the pro one with the GMP add-on). An account
+ * found by its name ({@link DEMO_ACCOUNT_NAMES}, with `findAccount`) is reused: the demo
+ * keys made for it before are revoked (a key is shown once, so they cannot be printed
+ * again, and the free plan holds one active key) and its plan put back if it was changed.
+ * Without `findAccount` (memory, which starts empty) the accounts are created.
+ */
+async function createDemoKeys(store: Store, findAccount?: (name: string) => Promise<string | null>): Promise<DemoKeys> {
   const make = async (plan: Plan, gmpAddon: boolean) => {
-    const account = await createAccount(store, { name: `Demo ${plan}`, plan, gmpAddon });
-    return (await createApiKey(store, { accountId: account.id, label: `demo ${plan} key` })).key;
+    const name = DEMO_ACCOUNT_NAMES[plan];
+    const label = `demo ${plan} key`;
+    let accountId = findAccount === undefined ? null : await findAccount(name);
+    if (accountId === null) {
+      accountId = (await createAccount(store, { name, plan, gmpAddon })).id;
+    } else {
+      for (const key of await listApiKeys(store, { accountId })) {
+        if (key.revokedAt === null && key.label === label) await revokeApiKey(store, key.id);
+      }
+      const account = await store.getAccount(accountId);
+      if (account !== null && (account.plan !== plan || account.gmpAddon !== gmpAddon)) await updateAccount(store, { accountId, plan, gmpAddon });
+    }
+    try {
+      return (await createApiKey(store, { accountId, label })).key;
+    } catch (err) {
+      if (!isIpokitError(err, 'ERR:PLAN')) throw err;
+      throw new IpokitError(
+        'ERR:PLAN',
+        `The demo account "${name}" (${accountId}) holds an active key the demo did not make, and its plan allows one: revoke it ('ipokit keys list --account ${accountId}', then 'ipokit keys revoke ID').`,
+        { cause: err },
+      );
+    }
   };
   return { free: await make('free', false), paid: await make('paid', false), pro: await make('pro', true) };
+}
+
+/** The oldest account with this name, by SQL on the accounts table: the store has no lookup by name. */
+async function findAccountByName(client: PostgresClient, schema: string, name: string): Promise<string | null> {
+  try {
+    const { rows } = await client.query(`SELECT id FROM "${schema}".accounts WHERE name = $1 ORDER BY created_at, id LIMIT 1`, [name]);
+    return (rows[0] as { id: string } | undefined)?.id ?? null;
+  } catch (err) {
+    throw new IpokitError('ERR:UNAVAILABLE', 'The PostgreSQL store failed.', { cause: err });
+  }
 }
 
 /** An IPO worth showing: open today, with the most hourly GMP buckets in the last 30 days; null when no IPO has GMP data. */

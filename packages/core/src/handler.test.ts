@@ -194,3 +194,35 @@ describe('client addresses through the handler', () => {
   });
 });
 
+
+describe('the OpenAPI path with the openapi option off', () => {
+  const request = (url: string, path: string, method = 'GET'): HandlerRequest => ({ method, url, path, query: '', headers: {}, clientAddress: '192.0.2.7' });
+
+  it('answers 404 saying how to turn the document on, in the usual error body', async () => {
+    for (const options of [{}, { openapi: false }]) {
+      const handle = createIpoHandler(referenceStore(), options);
+      for (const [url, path] of [
+        ['/ipos/-/openapi.json', '/-/openapi.json'],
+        ['/ipos/-/openapi%2Ejson/', '/-/openapi%2Ejson/'],
+      ] as const) {
+        for (const method of ['GET', 'HEAD', 'POST']) {
+          const res = await handle(request(url, path, method));
+          expect(res.status).toBe(404);
+          const body = JSON.parse(res.body) as Record<string, unknown>;
+          expect(Object.keys(body).sort()).toEqual(['code', 'detail', 'status', 'title']);
+          expect(body).toMatchObject({ status: '404', title: 'Not Found', code: 'ERR:NOTFOUND' });
+          expect(body.detail).toMatch(/set the router option openapi: true/);
+        }
+      }
+    }
+  });
+
+  it('keeps the plain 404 for other unknown paths', async () => {
+    const handle = createIpoHandler(referenceStore());
+    for (const path of ['/-/other.json', '/x/y/z', '/-/openapi.json/x']) {
+      const res = await handle(request(`/ipos${path}`, path));
+      expect(res.status).toBe(404);
+      expect((JSON.parse(res.body) as { detail: string }).detail).toBe('No such route: use /, /{identifier} or /{identifier}/gmp.');
+    }
+  });
+});

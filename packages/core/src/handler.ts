@@ -45,6 +45,9 @@ export type IpoHandler = (request: HandlerRequest) => Promise<HandlerResponse>;
 /** The message of the keyless partial list. */
 export const KEYLESS_INFO = 'To get all IPOs, please provide a valid API key.';
 
+/** The 404 detail of the OpenAPI document's path when the `openapi` option is off. */
+const OPENAPI_OFF = 'The OpenAPI document is not served here: set the router option openapi: true to serve it at this path.';
+
 /** Loose bound for identifiers: anything else can be no id, symbol or slug. */
 const IDENTIFIER_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,127}$/;
 
@@ -100,8 +103,12 @@ async function handle(store: Store, s: ResolvedOptions, openApiText: (mount: str
       return error(414, 'ERR:URITOOLONG', `The request-target is longer than ${s.maxUrlLength} bytes: shorten the query.`);
     }
     const route = routePath(req.path);
-    const openapi = route.kind === 'unknown' && s.openapi && isOpenApiPath(req.path);
-    if (route.kind === 'unknown' && !openapi) return error(404, 'ERR:NOTFOUND', 'No such route: use /, /{identifier} or /{identifier}/gmp.');
+    const openApiPath = route.kind === 'unknown' && isOpenApiPath(req.path);
+    const openapi = openApiPath && s.openapi;
+    if (route.kind === 'unknown' && !openapi) {
+      // The document's path, with the option off: say how to turn it on.
+      return error(404, 'ERR:NOTFOUND', openApiPath ? OPENAPI_OFF : 'No such route: use /, /{identifier} or /{identifier}/gmp.');
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const res = error(405, 'ERR:METHOD', `The method ${quote(req.method)} is not allowed: use GET or HEAD.`);
       res.headers['Allow'] = 'GET, HEAD';

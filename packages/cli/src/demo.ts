@@ -1,0 +1,43 @@
+/**
+ * The demo's `npm start`: `ipokit serve` with the demo's defaults (one key per plan, the
+ * generated dataset imported into an empty PostgreSQL, `IPOKIT_DATASET` for a file of your
+ * own), and `--koa` / `--express` as short forms of `--framework`.
+ */
+import { reportError } from './report.js';
+import { CliError, type CliIo } from './io.js';
+import { runServe } from './serve.js';
+
+/** The usage of `npm start`, printed after a usage error and by `npm start -- --help`. */
+export const DEMO_USAGE =
+  'Usage: npm start [-- --express | --koa] [--port N] [--host H] [--log text|json|off] [--config FILE] [any other option of ipokit serve]';
+
+/**
+ * Runs the demo until `io.signal` aborts and resolves to its exit code: 0 stopped, 1 failed
+ * (a port in use, a refused dataset, a database that cannot be reached), 2 bad usage (one
+ * line, then the usage). Flags as `ipokit serve` takes them (`--port`, `--host`,
+ * `--config`, ...), each over its variable (`PORT`, `HOST`, `IPOKIT_*`).
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await runDemo(process.argv.slice(2), processIo({ stopOnSignals: true }));
+ * ```
+ */
+export async function runDemo(argv: readonly string[], io: CliIo): Promise<number> {
+  const args: string[] = [];
+  for (const arg of argv) {
+    if (arg === '--help' || arg === '-h') {
+      io.stdout.write(`${DEMO_USAGE}\n\nThe options are those of 'ipokit serve': npm run ipokit -- serve --help lists them.\n`);
+      return 0;
+    }
+    args.push(arg === '--koa' ? '--framework=koa' : arg === '--express' ? '--framework=express' : arg);
+  }
+  try {
+    return await runServe(args, io, { who: 'ipokit demo', title: 'ipokit demo', demoKeys: true, seedEmptyDatabase: true, datasetEnv: 'IPOKIT_DATASET' });
+  } catch (err) {
+    if (err instanceof CliError && err.exitCode === 2) {
+      io.stderr.write(`ipokit demo: ${err.message.replace(/\r?\n/g, ' ')}\n${DEMO_USAGE}\n`);
+      return 2;
+    }
+    return reportError(err, io, { command: 'demo' });
+  }
+}
