@@ -1,6 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigFileError, resolveSettings, settingsJson, type ServeSettings } from './config.js';
 import { runCli } from './index.js';
@@ -210,3 +211,18 @@ describe('ipokit serve --config and --print-config', () => {
     );
   });
 });
+
+describe("the README's config file", () => {
+  it('is a valid config file: --print-config takes it whole and prints the same settings back', async () => {
+    const readme = await readFile(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
+    const at = readme.indexOf('\n### Running ipokit serve for real\n');
+    expect(at).toBeGreaterThan(0);
+    const block = /```json\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
+    await writeFile(join(dir, 'readme.config.json'), block);
+    const r = await serve(['--config', 'readme.config.json', '--print-config']);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const given = JSON.parse(block) as Record<string, unknown>;
+    expect(JSON.parse(r.stdout)).toMatchObject({ ...given, limits: { free: { perMinute: 10, gmpPerMinute: 3 }, paid: { perMinute: 600 }, keyless: { perMinute: 'off' } } });
+  });
+});
+

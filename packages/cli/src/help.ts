@@ -142,16 +142,21 @@ Example:
   },
   accounts: {
     usage: `Usage: ipokit accounts create --name NAME --plan free|paid|pro [--gmp-addon] [--json | --quiet] [--schema S]
-       ipokit accounts update ID [--plan free|paid|pro] [--gmp-addon | --no-gmp-addon] [--json | --quiet] [--schema S]`,
-    details: `Creates an account, or changes its plan or GMP add-on, and prints it.
+       ipokit accounts update ID [--plan free|paid|pro] [--gmp-addon | --no-gmp-addon] [--json | --quiet] [--schema S]
+       ipokit accounts list [--after ID] [--limit N] [--json | --quiet] [--schema S]
+       ipokit accounts show ID [--json] [--schema S]`,
+    details: `Creates an account, or changes its plan or GMP add-on, and prints it; lists the
+accounts by id, a page at a time; shows one account with its keys.
 
 Options:
   --name NAME        the account's name
   --plan PLAN        free, paid or pro (the free plan holds one active key)
-  --gmp-addon        the GMP add-on (pro only: the GMP series and includeGmp)
+  --gmp-addon        the GMP add-on (pro only: the GMP series and includeGmp; refused on another plan)
   --no-gmp-addon     update: remove the add-on
-  --json             print the account as JSON
-  --quiet, -q        print only its id
+  --after ID         list: the accounts after this id (the last one of the page before)
+  --limit N          list: at most N accounts, 1 to 1000 (default 100)
+  --json             print the account(s) as JSON
+  --quiet, -q        print only the id(s)
 ${DATABASE_OPTIONS}
 
 Example:
@@ -202,7 +207,7 @@ Commands:
   serve       serve the API (from memory, or from PostgreSQL when DATABASE_URL is set)
   migrate     create or upgrade the tables in PostgreSQL
   import      import a dataset JSON file into PostgreSQL (streamed, all or nothing)
-  accounts    create an account, change its plan (accounts create | update)
+  accounts    create an account, change its plan, list and show them (accounts create | update | list | show)
   keys        create, list and revoke API keys (keys create | list | revoke)
   demo-data   write the generated demo dataset as JSON
 
