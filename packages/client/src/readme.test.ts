@@ -49,13 +49,17 @@ interface Run {
   timedOut: boolean;
 }
 
-/** Runs `file` with Node (tsx for the .mts); killed after DEADLINE_MS. */
+/**
+ * Runs `file` with plain Node, as the README says (`node client.mjs`): @ipokit/client comes
+ * from its dist/, which `npm ci` builds (prepare). Killed after DEADLINE_MS.
+ */
 function run(file: string, env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+    const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
+    const child = spawn(process.execPath, [file], {
       cwd: `${ROOT}packages/client`,
-      env: { ...process.env, ...env },
+      env: { ...inherited, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -81,7 +85,7 @@ function run(file: string, env: Record<string, string>): Promise<Run> {
 /** Writes the block next to the client package and runs it against `baseUrl` with `apiKey`. */
 async function runBlock(code: string, baseUrl: string, apiKey: string): Promise<Run> {
   // Outside src/: neither the type check nor vitest picks it up while it exists.
-  const file = `${ROOT}packages/client/.readme-client-${process.pid}-${Date.now()}.mts`;
+  const file = `${ROOT}packages/client/.readme-client-${process.pid}-${Date.now()}.mjs`;
   await writeFile(file, code);
   try {
     return await run(file, { IPOKIT_URL: baseUrl, IPOKIT_KEY: apiKey });
