@@ -18,8 +18,11 @@ export type Framework = 'express' | 'koa';
 /** The access log: a text line per request, a JSON object per line, or none. */
 export type LogFormat = 'text' | 'json' | 'off';
 
-/** Every setting of the server, resolved: what `ipokit serve --print-config` prints. */
-export interface ServeSettings {
+/**
+ * Every setting of the server, resolved: what `ipokit serve --print-config` prints. The
+ * router's own settings are the core's resolved options (the clock and onError aside).
+ */
+export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> {
   framework: Framework;
   port: number;
   host: string;
@@ -30,15 +33,6 @@ export interface ServeSettings {
   log: LogFormat;
   /** How long a stopping server waits for the requests under way. */
   drainMs: number;
-  openapi: boolean;
-  limits: LimitSettings;
-  maxListLimit: Record<Plan, number>;
-  gmpPreviewEnds: string;
-  maxGmpBuckets: number;
-  maxUrlLength: number;
-  storeTimeoutMs: number;
-  keyCacheTtlMs: number;
-  limiterFailOpen: boolean;
   connections: ConnectionLimits;
 }
 
