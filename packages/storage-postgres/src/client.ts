@@ -104,13 +104,8 @@ export class Database {
    * const rows = await db.query<{ n: number }>('SELECT 1 AS n');
    * ```
    */
-  async query<R>(text: string, params: unknown[] = [], call?: StoreCallOptions): Promise<R[]> {
-    await this.gate.enter(call);
-    try {
-      return await run<R>(this.client, text, params);
-    } finally {
-      this.gate.leave();
-    }
+  query<R>(text: string, params: unknown[] = [], call?: StoreCallOptions): Promise<R[]> {
+    return this.queryWithin<R>(call, () => [text, params]);
   }
 
   /**
