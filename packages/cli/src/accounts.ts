@@ -1,8 +1,9 @@
 /** `ipokit accounts create | update | list | show`: accounts and their plans, in PostgreSQL. */
 import { parseArgs } from 'node:util';
-import { createAccount, getAccount, listAccounts, listApiKeys, updateAccount, type Account, type Plan, type Store } from '@ipokit/core';
+import { createAccount, getAccount, getAccountWindows, listAccounts, listApiKeys, updateAccount, type Account, type Plan, type Store } from '@ipokit/core';
 import { postgresStore } from '@ipokit/storage-postgres';
 import { integer, oneOf, parseOrThrow, required, takePositionals } from './args.js';
+import { readConfigFile, resolveSettings, type ServeSettings } from './config.js';
 import { schemaOf, withDatabase } from './database.js';
 import { columns, fields } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
@@ -20,7 +21,8 @@ const OUTPUT_OPTIONS = {
  * `ipokit accounts update ID [--plan P] [--gmp-addon | --no-gmp-addon]` (each prints the
  * account: a short table, `--json`, or only its id with `--quiet`),
  * `ipokit accounts list [--after ID] [--limit N]` (ascending by id) and
- * `ipokit accounts show ID` (the account and its keys). The GMP add-on is for the pro plan
+ * `ipokit accounts show ID [--config FILE]` (the account, its rate-limit windows now under
+ * the server's quotas, and its keys). The GMP add-on is for the pro plan
  * only: `--gmp-addon` with another plan is a usage error.
  *
  * @example
@@ -113,23 +115,53 @@ async function list(argv: readonly string[], io: CliIo): Promise<number> {
 
 async function show(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseOrThrow(() =>
-    parseArgs({ args: [...argv], options: { json: OUTPUT_OPTIONS.json, schema: OUTPUT_OPTIONS.schema }, strict: true, allowPositionals: true }),
+    parseArgs({
+      args: [...argv],
+      options: { json: OUTPUT_OPTIONS.json, schema: OUTPUT_OPTIONS.schema, config: { type: 'string' } },
+      strict: true,
+      allowPositionals: true,
+    }),
   );
   const [accountId] = takePositionals(positionals, ['ID']) as [string];
   if (accountId === '') throw new CliError('ID must not be empty');
-  const { account, keys } = await onStore(io, values.schema, async (store) => {
+  // The windows are counted against the quotas the server runs with: its config file and
+  // IPOKIT_* variables, as `ipokit serve` reads them.
+  const { limits } = await serverSettings(values.config, io);
+  const { account, windows, keys } = await onStore(io, values.schema, async (store) => {
     const found = await getAccount(store, accountId);
-    return { account: found, keys: await listApiKeys(store, { accountId }) };
+    return { account: found, windows: await getAccountWindows(store, { accountId }, { limits }), keys: await listApiKeys(store, { accountId }) };
   });
   if (values.json) {
-    io.stdout.write(`${JSON.stringify({ account, keys })}\n`);
+    io.stdout.write(`${JSON.stringify({ account, windows, keys })}\n`);
     return 0;
   }
   printAccount(account, 'table', io);
   io.stdout.write('\n');
+  if (windows.length === 0) io.stdout.write('No rate-limit window: every quota of its plan is Infinity.\n');
+  else {
+    io.stdout.write(
+      columns(
+        ['WINDOW', 'QUOTA', 'USED', 'REMAINING', 'RESETS IN'],
+        windows.map((w) => [w.name, String(w.quota), String(w.quota - w.remaining), String(w.remaining), w.reset === 0 ? '-' : `${w.reset} s`]),
+      ),
+    );
+  }
+  io.stdout.write('\n');
   if (keys.length === 0) io.stdout.write(`No keys: create one with 'ipokit keys create --account ${account.id} --label L'.\n`);
   else io.stdout.write(columns(['ID', 'PREFIX', 'LABEL', 'CREATED', 'REVOKED'], keys.map((k) => [k.id, `${k.prefix}...`, k.label, k.createdAt, k.revokedAt ?? '-'])));
   return 0;
+}
+
+/**
+ * The server's settings as `ipokit serve` resolves them without flags: `--config FILE` (or
+ * IPOKIT_CONFIG) and the IPOKIT_* variables. A config file with problems is a usage error
+ * listing them.
+ */
+async function serverSettings(config: string | undefined, io: CliIo): Promise<ServeSettings> {
+  if (config === '') throw new CliError('--config must not be empty');
+  const name = config ?? (io.env.IPOKIT_CONFIG || undefined);
+  const file = name === undefined ? undefined : await readConfigFile(name, io.cwd);
+  return resolveSettings({ env: io.env, ...(file === undefined ? {} : { file }) });
 }
 
 /** How a command prints its result: a table, JSON, or the bare id (or key). */

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { runCli } from './index.js';
 import { capture, openCliTestDatabase, type CliTestDatabase } from './test-helpers.js';
-import { SCHEMA_VERSION } from '@ipokit/storage-postgres';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { postgresStore, SCHEMA_VERSION } from '@ipokit/storage-postgres';
 
 // migrate, accounts and keys through runCli, on PGlite (io.openDatabase), or on the real
 // PostgreSQL through DATABASE_URL when it is set.
@@ -80,12 +83,50 @@ describe('ipokit migrate, accounts, keys', () => {
     const id = (await ok(['accounts', 'create', '--name', 'Zeta', '--plan', 'pro', '--gmp-addon', '--quiet'])).trim();
     await ok(['keys', 'create', '--account', id, '--label', 'zeta laptop', '-q']);
     const shown = await ok(['accounts', 'show', id]);
-    expect(shown).toMatch(new RegExp(`^id +${id}\nname +Zeta\nplan +pro\ngmpAddon +yes\ncreatedAt +\\S+\n\nID +PREFIX +LABEL +CREATED +REVOKED\nkey_\\w+ +ipk_\\w{8}\\.\\.\\. +zeta laptop +\\S+ +-\n$`));
+    expect(shown).toMatch(
+      new RegExp(
+        `^id +${id}\nname +Zeta\nplan +pro\ngmpAddon +yes\ncreatedAt +\\S+\n\n` +
+          'WINDOW +QUOTA +USED +REMAINING +RESETS IN\nminute +6 +0 +6 +-\ngmp-minute +3 +0 +3 +-\n\n' +
+          'ID +PREFIX +LABEL +CREATED +REVOKED\nkey_\\w+ +ipk_\\w{8}\\.\\.\\. +zeta laptop +\\S+ +-\n$',
+      ),
+    );
     const json = JSON.parse(await ok(['accounts', 'show', id, '--json']));
     expect(json).toMatchObject({ account: { id, name: 'Zeta', plan: 'pro', gmpAddon: true }, keys: [{ label: 'zeta laptop', revokedAt: null }] });
+    expect(json.windows).toEqual([
+      { name: 'minute', quota: 6, seconds: 60, remaining: 6, reset: 0 },
+      { name: 'gmp-minute', quota: 3, seconds: 60, remaining: 3, reset: 0 },
+    ]);
     const missing = await run(['accounts', 'show', 'acct_nobody']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/No account has the id "acct_nobody"/);
+  });
+
+  it('shows the windows now, under the quotas of the server config file and IPOKIT_* variables, charging nothing', async () => {
+    const id = (await ok(['accounts', 'create', '--name', 'Windows', '--plan', 'paid', '--quiet'])).trim();
+    // Two requests 20 s ago and one GMP request, as a server on this database records them.
+    const store = postgresStore({ client: db.client, schema: db.schema });
+    const at = Date.now() - 20_000;
+    expect((await store.hitRateLimit({ now: at, windowMs: 60_000, windows: [{ key: `acct:${id}`, quota: 6 }] })).admitted).toBe(true);
+    expect((await store.hitRateLimit({ now: at + 1, windowMs: 60_000, windows: [{ key: `acct:${id}`, quota: 6 }, { key: `gmp:${id}`, quota: 3 }] })).admitted).toBe(true);
+    const table = await ok(['accounts', 'show', id]);
+    expect(table).toMatch(/\nWINDOW +QUOTA +USED +REMAINING +RESETS IN\nminute +6 +2 +4 +(39|40) s\ngmp-minute +3 +1 +2 +(39|40) s\n\nNo keys/);
+
+    const dir = await mkdtemp(join(tmpdir(), 'ipokit-show-'));
+    const config = join(dir, 'ipokit.config.json');
+    await writeFile(config, JSON.stringify({ limits: { paid: { perMinute: 600, gmpPerMinute: 'off' } } }));
+    const json = JSON.parse(await ok(['accounts', 'show', id, '--config', config, '--json']));
+    expect(json.windows).toEqual([{ name: 'minute', quota: 600, seconds: 60, remaining: 598, reset: expect.any(Number) }]);
+    // the environment, as ipokit serve reads it
+    const out = capture({ ...db.io({ IPOKIT_CONFIG: config }) });
+    expect(await runCli(['accounts', 'show', id, '--json', '--schema', db.schema], out.io)).toBe(0);
+    expect(JSON.parse(out.stdout()).windows).toHaveLength(1);
+    // nothing was charged by looking
+    expect(JSON.parse(await ok(['accounts', 'show', id, '--json'])).windows.map((w: { remaining: number }) => w.remaining)).toEqual([4, 2]);
+    await writeFile(config, JSON.stringify({ limits: { paid: { perMinute: 0 } } }));
+    const bad = await run(['accounts', 'show', id, '--config', config]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/limits\.paid\.perMinute/);
+    await rm(dir, { recursive: true });
   });
 
   it('updates an account plan and add-on; refuses what the core refuses (exit 1)', async () => {

@@ -144,9 +144,10 @@ Example:
     usage: `Usage: ipokit accounts create --name NAME --plan free|paid|pro [--gmp-addon] [--json | --quiet] [--schema S]
        ipokit accounts update ID [--plan free|paid|pro] [--gmp-addon | --no-gmp-addon] [--json | --quiet] [--schema S]
        ipokit accounts list [--after ID] [--limit N] [--json | --quiet] [--schema S]
-       ipokit accounts show ID [--json] [--schema S]`,
+       ipokit accounts show ID [--config FILE] [--json] [--schema S]`,
     details: `Creates an account, or changes its plan or GMP add-on, and prints it; lists the
-accounts by id, a page at a time; shows one account with its keys.
+accounts by id, a page at a time; shows one account with its rate-limit windows as they
+stand now (requests used and remaining, when the oldest leaves) and its keys.
 
 Options:
   --name NAME        the account's name
@@ -155,6 +156,8 @@ Options:
   --no-gmp-addon     update: remove the add-on
   --after ID         list: the accounts after this id (the last one of the page before)
   --limit N          list: at most N accounts, 1 to 1000 (default 100)
+  --config FILE      show: the server's config file, for its quotas (also IPOKIT_CONFIG and
+                     the IPOKIT_* variables, as ipokit serve reads them)
   --json             print the account(s) as JSON
   --quiet, -q        print only the id(s)
 ${DATABASE_OPTIONS}

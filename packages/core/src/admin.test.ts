@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAccount, getAccount, listAccounts } from './admin.js';
+import { createAccount, getAccount, getAccountWindows, listAccounts } from './admin.js';
 import { isIpokitError } from './errors.js';
 import { referenceStore } from './testing/reference-store.js';
 
@@ -42,5 +42,39 @@ describe('getAccount', () => {
     expect(await getAccount(store, made.id)).toEqual(made);
     expect(isIpokitError(await getAccount(store, 'acct_nobody').catch((e: unknown) => e), 'ERR:NOTFOUND')).toBe(true);
     expect(isIpokitError(await getAccount(store, '').catch((e: unknown) => e), 'ERR:BADPARAM')).toBe(true);
+  });
+});
+
+describe('getAccountWindows', () => {
+  it("reads the account's windows under the router's limits and clock, as the headers count them, charging nothing", async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    const t0 = Date.UTC(2026, 10, 24, 6);
+    const options = { limits: { paid: { perMinute: 4 } }, now: () => new Date(t0 + 20_500) };
+    expect(await getAccountWindows(store, { accountId: acct.id }, options)).toEqual([
+      { name: 'minute', quota: 4, seconds: 60, remaining: 4, reset: 0 },
+      { name: 'gmp-minute', quota: 3, seconds: 60, remaining: 3, reset: 0 },
+    ]);
+    await store.hitRateLimit({ now: t0, windowMs: 60_000, windows: [{ key: `acct:${acct.id}`, quota: 4 }, { key: `gmp:${acct.id}`, quota: 3 }] });
+    await store.hitRateLimit({ now: t0 + 10_000, windowMs: 60_000, windows: [{ key: `acct:${acct.id}`, quota: 4 }] });
+    for (let i = 0; i < 3; i++) {
+      expect(await getAccountWindows(store, { accountId: acct.id }, options)).toEqual([
+        { name: 'minute', quota: 4, seconds: 60, remaining: 2, reset: 40 },
+        { name: 'gmp-minute', quota: 3, seconds: 60, remaining: 2, reset: 40 },
+      ]);
+    }
+    // a window turned off is not listed; one whose hits left is empty again
+    expect(await getAccountWindows(store, { accountId: acct.id }, { limits: { paid: { gmpPerMinute: Infinity } }, now: () => new Date(t0 + 65_000) })).toEqual([
+      { name: 'minute', quota: 6, seconds: 60, remaining: 5, reset: 5 },
+    ]);
+  });
+
+  it('is ERR:NOTFOUND for an unknown account and ERR:BADPARAM for bad limits', async () => {
+    const store = referenceStore();
+    const missing = await getAccountWindows(store, { accountId: 'acct_nobody' }).catch((e: unknown) => e);
+    expect(isIpokitError(missing, 'ERR:NOTFOUND')).toBe(true);
+    const acct = await createAccount(store, { name: 'Acme', plan: 'free' });
+    const bad = await getAccountWindows(store, { accountId: acct.id }, { limits: { free: { perMinute: 0 } } }).catch((e: unknown) => e);
+    expect(isIpokitError(bad, 'ERR:BADPARAM')).toBe(true);
   });
 });

@@ -6,6 +6,9 @@ import { MAX_DATASET_PROBLEMS, validateDatasetForStore } from './dataset.js';
 import { IpokitError, isIpokitError, type DatasetProblem } from './errors.js';
 import { invalidateKeyCache } from './key-cache.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
+import { resolveOptions, type IpoRouterOptions } from './options.js';
+import { describeWindowsNow, drawnWindows, type AccountWindow } from './rate-limit.js';
+import { WINDOW_MS } from './sliding-window.js';
 import type { AccountRecord, ActiveKeyLimits, DatasetConflict, Plan, Store } from './types.js';
 
 /** Active keys an account may hold, per plan. */
@@ -108,6 +111,31 @@ export async function getAccount(store: Store, id: string): Promise<Account> {
   const account = await storeCall(() => store.getAccount(accountId));
   if (account === null) throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
   return { ...account };
+}
+
+/**
+ * The account's rate-limit windows as they stand now, read without charging anything:
+ * each window the account's requests draw on under these router options (a window whose
+ * quota is `Infinity` is off and not listed). `ERR:NOTFOUND` for an unknown account.
+ * Pass the router's own `limits` and `now`, so that the numbers are the router's.
+ *
+ * @example
+ * ```ts
+ * const windows = await getAccountWindows(store, { accountId: acct.id }, { limits: { paid: { perMinute: 600 } } });
+ * // [{ name: 'minute', quota: 600, seconds: 60, remaining: 598, reset: 41 }, { name: 'gmp-minute', ... }]
+ * ```
+ */
+export async function getAccountWindows(
+  store: Store,
+  input: { accountId: string },
+  options: Pick<IpoRouterOptions, 'limits' | 'now'> = {},
+): Promise<AccountWindow[]> {
+  const { limits, now: clockNow } = resolveOptions({ ...(options.limits === undefined ? {} : { limits: options.limits }), ...(options.now === undefined ? {} : { now: options.now }) });
+  const account = await getAccount(store, input?.accountId);
+  const windows = drawnWindows({ limits, account, address: '', gmpRoute: true });
+  const now = clockNow().getTime();
+  const states = windows.length === 0 ? [] : await storeCall(() => store.peekRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }));
+  return describeWindowsNow(windows, states, now);
 }
 
 /** Default and largest page of {@link listAccounts}. */

@@ -4,7 +4,7 @@
  */
 import { WINDOW_MS } from './sliding-window.js';
 import type { LimitSettings } from './options.js';
-import type { Plan, RateLimitOutcome, RateLimitWindow } from './types.js';
+import type { Plan, RateLimitOutcome, RateLimitWindow, RateLimitWindowState } from './types.js';
 
 /** A window with its role, as the handler builds it. */
 export interface DrawnWindow extends RateLimitWindow {
@@ -94,6 +94,42 @@ export function reportRateLimit(windows: readonly DrawnWindow[], outcome: RateLi
   const expiresIn = Math.max(1, secondsUntil(state.blocking as number, now));
   headers['Retry-After'] = String(expiresIn);
   return { headers, refusal: { quotaPerMinute: window.quota, expiresIn } };
+}
+
+/** One of an account's rate-limit windows as it stands now (`getAccountWindows`). */
+export interface AccountWindow {
+  /** `minute` (every route) or `gmp-minute` (the GMP route's own window). */
+  name: 'minute' | 'gmp-minute';
+  quota: number;
+  /** The window's length. */
+  seconds: number;
+  /** Requests the window admits now: `max(0, quota - hits inside it)`. */
+  remaining: number;
+  /** Whole seconds, rounded up, until its oldest hit leaves (as `RateLimit-Reset`); 0 when it holds none. */
+  reset: number;
+}
+
+/**
+ * The windows as they stand, from a store's `peekRateLimit` states (in the order of
+ * `windows`): remaining and reset counted as the headers count them.
+ *
+ * @example
+ * ```ts
+ * describeWindowsNow([{ key: 'acct:a', quota: 6, gmp: false }], [{ count: 2, oldest: now - 20_000, blocking: null }], now);
+ * // [{ name: 'minute', quota: 6, seconds: 60, remaining: 4, reset: 40 }]
+ * ```
+ */
+export function describeWindowsNow(windows: readonly DrawnWindow[], states: readonly RateLimitWindowState[], now: number): AccountWindow[] {
+  return windows.map((w, i) => {
+    const oldest = states[i]?.oldest ?? null;
+    return {
+      name: w.gmp ? 'gmp-minute' : 'minute',
+      quota: w.quota,
+      seconds: WINDOW_MS / 1000,
+      remaining: Math.max(0, w.quota - (states[i]?.count ?? 0)),
+      reset: oldest === null ? 0 : secondsUntil(oldest, now),
+    };
+  });
 }
 
 /** Whole seconds, rounded up, until a hit at `t` leaves the window. */

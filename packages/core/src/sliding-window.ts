@@ -46,6 +46,25 @@ export function slidingWindowHit(input: {
 }
 
 /**
+ * The state of each window at `now` without charging anything: what a store's
+ * `peekRateLimit` reports. `hits[i]` as in {@link slidingWindowHit}.
+ *
+ * @example
+ * ```ts
+ * slidingWindowPeek({ hits: [[0, 1000]], quotas: [6], now: 30_000, windowMs: 60_000 });
+ * // [{ count: 2, oldest: 0, blocking: null }]
+ * ```
+ */
+export function slidingWindowPeek(input: {
+  hits: ReadonlyArray<readonly number[]>;
+  quotas: readonly number[];
+  now: number;
+  windowMs: number;
+}): RateLimitWindowState[] {
+  return input.hits.map((h, i) => describeWindow(inWindow(h, input.now, input.windowMs), input.quotas[i] as number));
+}
+
+/**
  * The state of one window from its live hits (ascending), for headers and 429 bodies.
  *
  * @example

@@ -388,6 +388,14 @@ export interface Store {
    */
   hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): Promise<RateLimitOutcome>;
 
+  /**
+   * Each window's state at `now` as {@link Store.hitRateLimit} would describe it, charging
+   * nothing and recording nothing: the hits inside it (`now - t < windowMs`), the oldest of
+   * them, and the blocking one when it is full. In the order of `windows`. For an
+   * account's "windows now" (`getAccountWindows`); never called on the request path.
+   */
+  peekRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]>;
+
   /** Frees what the store itself holds (timers, caches); never a client it was given. */
   close?(): Promise<void>;
 }

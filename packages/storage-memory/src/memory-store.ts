@@ -20,6 +20,7 @@ import type {
   ListQuery,
   Plan,
   RateLimitOutcome,
+  RateLimitWindowState,
   RateLimitWindow,
   SnapshotRecord,
   Store,
@@ -189,6 +190,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     async hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome> {
       open();
       return windows.hit(input);
+    },
+
+    async peekRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
+      open();
+      return windows.peek(input);
     },
 
     async close(): Promise<void> {

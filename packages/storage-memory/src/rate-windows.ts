@@ -156,6 +156,21 @@ export class RateWindows {
   }
 
   /**
+   * Each window's state at `now`, charging nothing (see `Store.peekRateLimit`).
+   *
+   * @example
+   * ```ts
+   * windows.peek({ now: Date.now(), windowMs: 60_000, windows: [{ key: 'acct:a', quota: 6 }] }); // [{ count: 2, ... }]
+   * ```
+   */
+  peek(input: { now: number; windowMs: number; windows: readonly RateLimitWindow[] }): RateLimitWindowState[] {
+    return input.windows.map(({ key, quota }) => {
+      const w = this.windows.get(key);
+      return describe(w, w === undefined ? 0 : leftWindow(w, input.now, input.windowMs), quota, null);
+    });
+  }
+
+  /**
    * Forgets every window whose newest hit has left the longest window seen.
    *
    * @example

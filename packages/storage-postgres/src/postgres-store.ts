@@ -3,7 +3,7 @@
  * runs in SQL, so any number of app instances share one database with exact results.
  */
 import { createHash } from 'node:crypto';
-import { asciiLower, IpokitError } from '@ipokit/core';
+import { asciiLower, IpokitError, slidingWindowPeek } from '@ipokit/core';
 import type {
   AccountRecord,
   ActiveKeyLimits,
@@ -19,6 +19,7 @@ import type {
   ListQuery,
   Plan,
   RateLimitOutcome,
+  RateLimitWindowState,
   RateLimitWindow,
   SnapshotRecord,
   Store,
@@ -356,6 +357,19 @@ export function postgresStore(options: PostgresStoreOptions): Store {
           blocking: r.blocking === null ? null : Number(r.blocking),
         })),
       };
+    },
+
+    async peekRateLimit({ now, windowMs, windows }: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
+      if (windows.length === 0) return [];
+      await ensureReady();
+      // Every hit a window holds (at most the quota it was recorded under, with those that
+      // left and are not yet deleted); the core's rule picks those inside it and describes them.
+      const rows = await query<{ hits: Array<number | string> | null }>(
+        `SELECT (SELECT array_agg(h.ts ORDER BY h.ts) FROM ${s}.rate_hits AS h WHERE h.window_id = w.id) AS hits
+         FROM unnest($1::text[]) WITH ORDINALITY AS u(k, i) LEFT JOIN ${s}.rate_windows AS w ON w.key = u.k ORDER BY u.i`,
+        [windows.map((w) => storedWindowKey(w.key))],
+      );
+      return slidingWindowPeek({ hits: rows.map((r) => (r.hits ?? []).map(Number)), quotas: windows.map((w) => w.quota), now, windowMs });
     },
 
     async close() {

@@ -8,7 +8,7 @@
  */
 import { asciiLower } from '../ascii.js';
 import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
-import { slidingWindowHit } from '../sliding-window.js';
+import { slidingWindowHit, slidingWindowPeek } from '../sliding-window.js';
 import { compareCodePoints } from '../status.js';
 import type {
   AccountRecord,
@@ -23,6 +23,7 @@ import type {
   ListQuery,
   Plan,
   RateLimitOutcome,
+  RateLimitWindowState,
   RateLimitWindow,
   SnapshotRecord,
   Store,
@@ -171,6 +172,15 @@ export function referenceStore(): Store {
         if (hits.every((t) => now - t >= windowMs)) windows.delete(key);
       }
       return { admitted: result.admitted, windows: result.windows };
+    },
+
+    async peekRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
+      return slidingWindowPeek({
+        hits: input.windows.map((w) => windows.get(w.key) ?? []),
+        quotas: input.windows.map((w) => w.quota),
+        now: input.now,
+        windowMs: input.windowMs,
+      });
     },
 
     async close(): Promise<void> {},

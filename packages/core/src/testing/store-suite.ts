@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../dates.js';
 import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
-import { slidingWindowHit } from '../sliding-window.js';
+import { slidingWindowHit, slidingWindowPeek } from '../sliding-window.js';
 import { IPO_STATUSES } from '../status.js';
 import type {
   AccountRecord,
@@ -26,6 +26,7 @@ import type {
   ListQuery,
   Plan,
   RateLimitOutcome,
+  RateLimitWindowState,
   RateLimitWindow,
   SnapshotRecord,
   Store,
@@ -64,7 +65,7 @@ export interface TestStoreOptions {
  * Registers the storage conformance suite as a vitest `describe` block: writeDataset
  * (conflicts, upserts, atomicity), deleteIpos, listIpos and findIpo against the
  * reference on hand-picked and random data, gmpBuckets on every interval the core uses,
- * accounts and keys (limits, races, order, revocation), hitRateLimit (exactness,
+ * accounts and keys (limits, races, order, revocation), hitRateLimit and peekRateLimit (exactness,
  * atomicity, races, random sequences against `slidingWindowHit`) and `close()`.
  *
  * Every check gets a fresh store from `createStore`, which MUST be empty. No check
@@ -1147,6 +1148,24 @@ function rateLimitChecks(check: Check, withStore: WithStore): void {
     }
   });
 
+  check('peekRateLimit describes each window as a hit would, and charges nothing', async (store) => {
+    const acct = { key: 'acct:p', quota: 3 };
+    const gmp = { key: 'gmp:p', quota: 1 };
+    const peek = (now: number, windows: RateLimitWindow[]) => store.peekRateLimit({ now, windowMs: RATE_WINDOW, windows });
+    expect(await peek(N0, [acct, gmp])).toEqual([state(0, null, null), state(0, null, null)]);
+    expect(await peek(N0, [])).toEqual([]);
+    expect((await hit(store, N0, [acct, gmp])).admitted).toBe(true);
+    expect((await hit(store, N0 + 10, [acct])).admitted).toBe(true);
+    for (let i = 0; i < 5; i++) expect(await peek(N0 + 20, [gmp, acct])).toEqual([state(1, N0, N0), state(2, N0, null)]);
+    // the peeks charged nothing: one more fits
+    expect(await hit(store, N0 + 30, [acct])).toEqual({ admitted: true, windows: [state(3, N0, N0)] });
+    expect(await peek(N0 + 59_999, [acct])).toEqual([state(3, N0, N0)]);
+    expect(await peek(N0 + 60_000, [acct, gmp])).toEqual([state(2, N0 + 10, null), state(0, null, null)]);
+    expect(await peek(N0 + 60_030, [acct])).toEqual([state(0, null, null)]);
+    // a lower quota than the hits were recorded under: blocking is the (count - quota)-th oldest
+    expect(await peek(N0 + 40, [{ key: 'acct:p', quota: 1 }])).toEqual([state(3, N0, N0 + 30)]);
+  });
+
   check('50 concurrent hits on one key admit exactly the quota', async (store) => {
     const w = [{ key: 'acct:a', quota: 7 }];
     const outcomes = await Promise.all(Array.from({ length: 50 }, () => hit(store, N0, w)));
@@ -1162,7 +1181,7 @@ function rateLimitChecks(check: Check, withStore: WithStore): void {
   });
 
   it(
-    'agrees with a model built on slidingWindowHit over random hit sequences (property)',
+    'agrees with a model built on slidingWindowHit over random sequences of hits and peeks (property)',
     async () => {
       const keys = ['acct:a', 'gmp:a', 'addr:1.2.3.4'];
       // Gaps on a grid of the window (plus a few odd ones), so that hits often leave
@@ -1173,6 +1192,7 @@ function rateLimitChecks(check: Check, withStore: WithStore): void {
           windowMs: fc.constant(windowMs),
           requests: fc.array(
             fc.record({
+              peek: fc.boolean(),
               dt: fc.oneof(
                 fc.constantFrom(0, 0, 1),
                 fc.constantFrom(1, 2, 3, 4, 6, 12).map((k) => (windowMs * k) / 12),
@@ -1192,7 +1212,8 @@ function rateLimitChecks(check: Check, withStore: WithStore): void {
             for (const r of requests) {
               now += r.dt;
               const windows = r.windows.map((i) => ({ key: keys[i] as string, quota: quotas[i] as number }));
-              expect(await store.hitRateLimit({ now, windowMs, windows })).toEqual(model.hit(now, windowMs, windows));
+              if (r.peek) expect(await store.peekRateLimit({ now, windowMs, windows })).toEqual(model.peek(now, windowMs, windows));
+              else expect(await store.hitRateLimit({ now, windowMs, windows })).toEqual(model.hit(now, windowMs, windows));
             }
           });
         }),
@@ -1204,9 +1225,15 @@ function rateLimitChecks(check: Check, withStore: WithStore): void {
 }
 
 /** The rate limiter as the contract defines it: per-key hit lists run through slidingWindowHit. */
-function rateLimitModel(): { hit(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitOutcome } {
+function rateLimitModel(): {
+  hit(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitOutcome;
+  peek(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitWindowState[];
+} {
   const hits = new Map<string, number[]>();
   return {
+    peek(now, windowMs, windows) {
+      return slidingWindowPeek({ hits: windows.map((w) => hits.get(w.key) ?? []), quotas: windows.map((w) => w.quota), now, windowMs });
+    },
     hit(now, windowMs, windows) {
       const result = slidingWindowHit({ hits: windows.map((w) => hits.get(w.key) ?? []), quotas: windows.map((w) => w.quota), now, windowMs });
       if (result.admitted) windows.forEach((w, i) => hits.set(w.key, result.hits[i] ?? []));
