@@ -9,7 +9,7 @@ import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.
 import { resolveOptions, type IpoRouterOptions } from './options.js';
 import { describeWindowsNow, drawnWindows, type AccountWindow } from './rate-limit.js';
 import { WINDOW_MS } from './sliding-window.js';
-import type { AccountRecord, ActiveKeyLimits, DatasetConflict, Plan, Store } from './types.js';
+import type { AccountRecord, AccountStore, ActiveKeyLimits, DatasetConflict, IpoStore, Plan, RateLimiter } from './types.js';
 
 /** Active keys an account may hold, per plan. */
 export const MAX_ACTIVE_KEYS: ActiveKeyLimits = Object.freeze({ free: 1, paid: Infinity, pro: Infinity });
@@ -53,7 +53,7 @@ const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
  * const { ipos, snapshots } = await importDataset(store, JSON.parse(await readFile('data.json', 'utf8')));
  * ```
  */
-export async function importDataset(store: Store, dataset: unknown): Promise<{ ipos: number; snapshots: number }> {
+export async function importDataset(store: IpoStore, dataset: unknown): Promise<{ ipos: number; snapshots: number }> {
   // A refused dataset names its snapshots of unknown IPOs with its other problems, at once.
   const { ipos, snapshots } = await validateDatasetForStore(dataset, store);
   const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots }));
@@ -69,7 +69,7 @@ export async function importDataset(store: Store, dataset: unknown): Promise<{ i
  * await deleteIpos(store, ['2023552877']); // { ipos: 1, snapshots: 412 }
  * ```
  */
-export async function deleteIpos(store: Store, ids: readonly string[]): Promise<{ ipos: number; snapshots: number }> {
+export async function deleteIpos(store: IpoStore, ids: readonly string[]): Promise<{ ipos: number; snapshots: number }> {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
     throw new IpokitError('ERR:BADPARAM', 'deleteIpos needs an array of IPO ids.', { parameter: 'ids' });
   }
@@ -85,7 +85,7 @@ export async function deleteIpos(store: Store, ids: readonly string[]): Promise<
  * ```
  */
 export async function createAccount(
-  store: Store,
+  store: AccountStore,
   input: { name: string; plan: Plan; gmpAddon?: boolean },
   options: AdminOptions = {},
 ): Promise<Account> {
@@ -106,7 +106,7 @@ export async function createAccount(
  * const { plan, gmpAddon } = await getAccount(store, 'acct_3f9a...');
  * ```
  */
-export async function getAccount(store: Store, id: string): Promise<Account> {
+export async function getAccount(store: AccountStore, id: string): Promise<Account> {
   const accountId = text('id', id, 200);
   const account = await storeCall(() => store.getAccount(accountId));
   if (account === null) throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
@@ -117,7 +117,7 @@ export async function getAccount(store: Store, id: string): Promise<Account> {
  * The account's rate-limit windows as they stand now, read without charging anything:
  * each window the account's requests draw on under these router options (a window whose
  * quota is `Infinity` is off and not listed). `ERR:NOTFOUND` for an unknown account.
- * Pass the router's own `limits` and `now`, so that the numbers are the router's.
+ * Pass the router's own `limits`, `now` and `limiter`, so that the numbers are the router's.
  *
  * @example
  * ```ts
@@ -126,15 +126,20 @@ export async function getAccount(store: Store, id: string): Promise<Account> {
  * ```
  */
 export async function getAccountWindows(
-  store: Store,
+  store: AccountStore & Partial<RateLimiter>,
   input: { accountId: string },
-  options: Pick<IpoRouterOptions, 'limits' | 'now'> = {},
+  options: Pick<IpoRouterOptions, 'limits' | 'now' | 'limiter'> = {},
 ): Promise<AccountWindow[]> {
+  const limiter: Partial<RateLimiter> = options.limiter ?? store;
+  const peek = limiter.peekRateLimit;
+  if (typeof peek !== 'function') {
+    throw bad('limiter', 'getAccountWindows needs a rate limiter: pass a store that has one or the option limiter.');
+  }
   const { limits, now: clockNow } = resolveOptions({ ...(options.limits === undefined ? {} : { limits: options.limits }), ...(options.now === undefined ? {} : { now: options.now }) });
   const account = await getAccount(store, input?.accountId);
   const windows = drawnWindows({ limits, account, address: '', gmpRoute: true });
   const now = clockNow().getTime();
-  const states = windows.length === 0 ? [] : await storeCall(() => store.peekRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }));
+  const states = windows.length === 0 ? [] : await storeCall(() => peek.call(limiter, { now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }));
   return describeWindowsNow(windows, states, now);
 }
 
@@ -153,7 +158,7 @@ const MAX_ACCOUNTS_PAGE = 1_000;
  * const next = await listAccounts(store, { after: first.at(-1)!.id, limit: 500 });
  * ```
  */
-export async function listAccounts(store: Store, input: { after?: string; limit?: number } = {}): Promise<Account[]> {
+export async function listAccounts(store: AccountStore, input: { after?: string; limit?: number } = {}): Promise<Account[]> {
   const after = input?.after === undefined ? null : text('after', input.after, 200);
   const limit = input?.limit ?? ACCOUNTS_PAGE;
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_ACCOUNTS_PAGE) {
@@ -173,7 +178,7 @@ export async function listAccounts(store: Store, input: { after?: string; limit?
  * await updateAccount(store, { accountId: acct.id, plan: 'paid' });
  * ```
  */
-export async function updateAccount(store: Store, input: { accountId: string; plan?: Plan; gmpAddon?: boolean }): Promise<Account> {
+export async function updateAccount(store: AccountStore, input: { accountId: string; plan?: Plan; gmpAddon?: boolean }): Promise<Account> {
   const id = text('accountId', input?.accountId, 200);
   const patch: { plan?: Plan; gmpAddon?: boolean } = {};
   if (input.plan !== undefined) patch.plan = planOf(input.plan);
@@ -200,7 +205,7 @@ export async function updateAccount(store: Store, input: { accountId: string; pl
  * ```
  */
 export async function createApiKey(
-  store: Store,
+  store: AccountStore,
   input: { accountId: string; label: string },
   options: AdminOptions = {},
 ): Promise<CreatedApiKey> {
@@ -232,7 +237,7 @@ export async function createApiKey(
  * const keys = await listApiKeys(store, { accountId: acct.id });
  * ```
  */
-export async function listApiKeys(store: Store, input: { accountId: string }): Promise<ApiKeyInfo[]> {
+export async function listApiKeys(store: AccountStore, input: { accountId: string }): Promise<ApiKeyInfo[]> {
   const accountId = text('accountId', input?.accountId, 200);
   const keys = await storeCall(() => store.listApiKeys(accountId));
   if (keys === null) throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
@@ -248,7 +253,7 @@ export async function listApiKeys(store: Store, input: { accountId: string }): P
  * await revokeApiKey(store, created.id);
  * ```
  */
-export async function revokeApiKey(store: Store, id: string, options: AdminOptions = {}): Promise<void> {
+export async function revokeApiKey(store: AccountStore, id: string, options: AdminOptions = {}): Promise<void> {
   const keyId = text('id', id, 200);
   const found = await storeCall(() => store.revokeApiKey({ id: keyId, at: clock(options) }));
   invalidateKeyCache(store);

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createAccount, createApiKey } from './admin.js';
+import { createAccount, createApiKey, getAccountWindows } from './admin.js';
+import { isIpokitError } from './errors.js';
 import { compareCodePoints, deriveStatus } from './status.js';
 import { createIpoHandler, type HandlerRequest } from './handler.js';
 import { datasetArbitrary, ARBITRARY_FIRST_DAY, ARBITRARY_DAYS } from './testing/arbitraries.js';
 import { referenceStore } from './testing/reference-store.js';
-import type { IpoRecord, IpoStatus, IpoType, ListResponse } from './types.js';
+import type { IpoRecord, IpoStatus, IpoType, ListResponse, RateLimiter, Store } from './types.js';
 import { addDays } from './dates.js';
 
 // Properties of the list route through the whole handler (parsing, plans, paging),
@@ -223,6 +224,44 @@ describe('the OpenAPI path with the openapi option off', () => {
       const res = await handle(request(`/ipos${path}`, path));
       expect(res.status).toBe(404);
       expect((JSON.parse(res.body) as { detail: string }).detail).toBe('No such route: use /, /{identifier} or /{identifier}/gmp.');
+    }
+  });
+});
+
+describe('the limiter option', () => {
+  const get = (key: string | null): HandlerRequest => request('status=open', key);
+
+  it('charges the given limiter, not the store; getAccountWindows reads the same one', async () => {
+    const store = referenceStore();
+    const limiter = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    const { key } = await createApiKey(store, { accountId: acct.id, label: 'k' });
+    const now = Date.UTC(2026, 10, 24, 6);
+    const handle = createIpoHandler(store, { limiter, now: () => new Date(now), limits: { paid: { perMinute: 2 } } });
+    expect((await handle(get(key))).status).toBe(200);
+    expect((await handle(get(key))).status).toBe(200);
+    expect((await handle(get(key))).status).toBe(429);
+    const windows = [{ key: `acct:${acct.id}`, quota: 2 }];
+    expect((await limiter.peekRateLimit({ now, windowMs: 60_000, windows }))[0]!.count).toBe(2);
+    expect((await store.peekRateLimit({ now, windowMs: 60_000, windows }))[0]!.count).toBe(0);
+    const seen = await getAccountWindows(store, { accountId: acct.id }, { limiter, now: () => new Date(now), limits: { paid: { perMinute: 2 } } });
+    expect(seen[0]).toEqual({ name: 'minute', quota: 2, seconds: 60, remaining: 0, reset: 60 });
+  });
+
+  it('takes a store without a limiter when the option gives one, and refuses to build without any (ERR:BADPARAM limiter)', async () => {
+    const { hitRateLimit: _hit, peekRateLimit: _peek, ...data } = referenceStore();
+    expect((await createIpoHandler(data, { limiter: referenceStore() })(get(null))).status).toBe(200);
+    for (const build of [
+      () => createIpoHandler(data as unknown as Store),
+      () => createIpoHandler(data, { limiter: {} as unknown as RateLimiter }),
+    ]) {
+      let thrown: unknown;
+      try {
+        build();
+      } catch (err) {
+        thrown = err;
+      }
+      expect(isIpokitError(thrown, 'ERR:BADPARAM') && thrown.parameter).toBe('limiter');
     }
   });
 });

@@ -14,7 +14,7 @@ import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePa
 import { errorBody, ipoJson } from './serialize.js';
 import { deriveStatus } from './status.js';
 import { WINDOW_MS } from './sliding-window.js';
-import type { ErrorBody, GmpSeries, KeyGrant, ListResponse, Store, StoreCallOptions } from './types.js';
+import type { AccountStore, ErrorBody, GmpSeries, IpoStore, KeyGrant, ListResponse, RateLimiter, Store, StoreCallOptions } from './types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -62,11 +62,32 @@ const IDENTIFIER_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,127}$/;
  * res.status; // 200
  * ```
  */
-export function createIpoHandler(store: Store, options: IpoRouterOptions = {}): IpoHandler {
+export function createIpoHandler(...[store, options = {}]: IpoRouterArgs): IpoHandler {
   const settings = resolveOptions(options);
+  const limiter: Partial<RateLimiter> = options.limiter ?? store;
+  if (typeof limiter?.hitRateLimit !== 'function') {
+    throw new IpokitError(
+      'ERR:BADPARAM',
+      options.limiter === undefined
+        ? 'ipoRouter needs a rate limiter: pass a store that has one (memoryStore(), postgresStore()) or the option limiter.'
+        : 'ipoRouter option limiter must be a rate limiter (an object with hitRateLimit and peekRateLimit).',
+      { parameter: 'limiter' },
+    );
+  }
+  const ipoStore = store;
+  const windows = limiter as RateLimiter;
   const openApiText = openApiCache();
-  return (request) => handle(store, settings, openApiText, request);
+  return (request) => handle(ipoStore, windows, settings, openApiText, request);
 }
+
+/**
+ * What `ipoRouter` (every adapter) and {@link createIpoHandler} take: a whole
+ * {@link Store}, or the IPO data and accounts with the rate limiter given apart as
+ * `options.limiter` (which wins over a store's own).
+ */
+export type IpoRouterArgs<O extends IpoRouterOptions = IpoRouterOptions> =
+  | [store: Store, options?: O]
+  | [store: IpoStore & AccountStore, options: O & { limiter: RateLimiter }];
 
 /** Mount paths whose serialised OpenAPI document is kept (the oldest is dropped first). */
 const OPENAPI_CACHE_SIZE = 16;
@@ -92,7 +113,7 @@ function openApiCache(): (mount: string) => string {
 /** A failure of the store (or its timeout): answered 503. */
 class StoreFailure extends Error {}
 
-async function handle(store: Store, s: ResolvedOptions, openApiText: (mount: string) => string, req: HandlerRequest): Promise<HandlerResponse> {
+async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: ResolvedOptions, openApiText: (mount: string) => string, req: HandlerRequest): Promise<HandlerResponse> {
   let rateHeaders: Record<string, string> = {};
   try {
     const now = s.now().getTime();
@@ -127,7 +148,7 @@ async function handle(store: Store, s: ResolvedOptions, openApiText: (mount: str
       if (grant?.revoked === true) grant = null;
     }
     if (grant === null && (key !== null || route.kind !== 'list')) {
-      const limited = await limit(store, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false }), now);
+      const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false }), now);
       rateHeaders = limited.headers;
       if (limited.refused !== undefined) return limited.refused;
       return error(401, 'ERR:INVLDKEY', key === null ? 'An API key is required: send it in the x-api-key header.' : 'The API key is not valid or has been revoked: send a valid key in the x-api-key header.', undefined, rateHeaders);
@@ -136,7 +157,7 @@ async function handle(store: Store, s: ResolvedOptions, openApiText: (mount: str
     // 3. Rate limit.
     const account = grant === null ? null : { id: grant.accountId, plan: grant.plan };
     const windows = drawnWindows({ limits: s.limits, account, address, gmpRoute: route.kind === 'gmp' });
-    const limited = await limit(store, s, windows, now);
+    const limited = await limit(limiter, s, windows, now);
     rateHeaders = limited.headers;
     if (limited.refused !== undefined) return limited.refused;
 
@@ -162,7 +183,7 @@ async function handle(store: Store, s: ResolvedOptions, openApiText: (mount: str
 type Query = Map<string, string[]>;
 
 /** The answer of steps 4-6, as JSON text. */
-async function answer(store: Store, s: ResolvedOptions, route: Route, query: Query, grant: KeyGrant | null, now: number): Promise<string> {
+async function answer(store: IpoStore, s: ResolvedOptions, route: Route, query: Query, grant: KeyGrant | null, now: number): Promise<string> {
   const today = todayInIst(now);
   const gmpAllowed = grant !== null && grant.plan === 'pro' && grant.gmpAddon;
   if (route.kind === 'list') {
@@ -213,18 +234,18 @@ async function answer(store: Store, s: ResolvedOptions, route: Route, query: Que
   return JSON.stringify(body);
 }
 
-async function findIpo(store: Store, s: ResolvedOptions, identifier: string, gmpAt: number | null) {
+async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null) {
   const row = IDENTIFIER_RE.test(identifier) ? await guard(s, (call) => store.findIpo({ identifier, gmpAt }, call)) : null;
   if (row === null) throw new IpokitError('ERR:NOTFOUND', `No IPO has the identifier ${quote(identifier)}: use an IPO id, symbol or slug.`);
   return row;
 }
 
 /** Charges the windows; a refusal comes back as the finished 429 response. */
-async function limit(store: Store, s: ResolvedOptions, windows: DrawnWindow[], now: number): Promise<{ headers: Record<string, string>; refused?: HandlerResponse }> {
+async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWindow[], now: number): Promise<{ headers: Record<string, string>; refused?: HandlerResponse }> {
   if (windows.length === 0) return { headers: {} };
   let outcome;
   try {
-    outcome = await guard(s, (call) => store.hitRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }, call));
+    outcome = await guard(s, (call) => limiter.hitRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }, call));
   } catch (err) {
     if (!(err instanceof StoreFailure) || !s.limiterFailOpen) throw err;
     s.onError(err.cause);

@@ -6,7 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { hashApiKey } from './keys.js';
-import type { KeyGrant, Store, StoreCallOptions } from './types.js';
+import type { AccountStore, KeyGrant, StoreCallOptions } from './types.js';
 
 /** How many keys a store object's cache holds at most. */
 export const KEY_CACHE_SIZE = 10_000;
@@ -23,7 +23,7 @@ interface StoreCache {
   generation: number;
 }
 
-const caches = new WeakMap<Store, StoreCache>();
+const caches = new WeakMap<AccountStore, StoreCache>();
 
 /**
  * The grant of a sent key, or null when no stored key has its hash. Served from the
@@ -38,7 +38,7 @@ const caches = new WeakMap<Store, StoreCache>();
  * const grant = await lookupKey(store, 'ipk_...', Date.now(), 5_000);
  * ```
  */
-export async function lookupKey(store: Store, key: string, now: number, ttlMs: number, call?: StoreCallOptions): Promise<KeyGrant | null> {
+export async function lookupKey(store: AccountStore, key: string, now: number, ttlMs: number, call?: StoreCallOptions): Promise<KeyGrant | null> {
   const hash = hashApiKey(key);
   let cache = caches.get(store);
   if (ttlMs > 0 && cache !== undefined) {
@@ -67,7 +67,7 @@ export async function lookupKey(store: Store, key: string, now: number, ttlMs: n
  * invalidateKeyCache(store);
  * ```
  */
-export function invalidateKeyCache(store: Store): void {
+export function invalidateKeyCache(store: AccountStore): void {
   const cache = caches.get(store);
   if (cache === undefined) return;
   cache.generation++;

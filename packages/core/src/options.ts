@@ -3,7 +3,7 @@
  */
 import { dateToEpochMs } from './dates.js';
 import { IpokitError } from './errors.js';
-import type { Plan } from './types.js';
+import type { Plan, RateLimiter } from './types.js';
 
 /** Quotas of one plan's two windows, per 60 s. `Infinity` turns a window off. */
 export interface PlanLimits {
@@ -60,6 +60,16 @@ export interface IpoRouterOptions {
    * ```
    */
   openapi?: boolean;
+  /**
+   * The rate limiter, when it is not the store's own: e.g. `redisLimiter(...)` of
+   * `@ipokit/limiter-redis` beside a `postgresStore()`. Default: the store.
+   *
+   * @example
+   * ```ts
+   * app.use('/ipos', ipoRouter(postgresStore({ client: pool }), { limiter: redisLimiter({ client: redis }) }));
+   * ```
+   */
+  limiter?: RateLimiter;
 }
 
 /** Settings with every default applied. */

@@ -15,7 +15,16 @@
  * testStore({ name: 'memoryStore', createStore: () => memoryStore(), destroyStore: (store) => store.close?.() });
  * ```
  */
-export { testStore, type TestStoreOptions } from './testing/store-suite.js';
+export {
+  testAccountStore,
+  testIpoStore,
+  testLimiter,
+  testStore,
+  type TestAccountStoreOptions,
+  type TestIpoStoreOptions,
+  type TestLimiterOptions,
+  type TestStoreOptions,
+} from './testing/store-suite.js';
 export { referenceStore } from './testing/reference-store.js';
 export { testClientAddress, type ClientAddressTarget } from './testing/client-address.js';
 export { latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';

@@ -253,13 +253,13 @@ export interface RateLimitWindowState {
   blocking: number | null;
 }
 
-/** Result of {@link Store.hitRateLimit}. */
+/** Result of {@link RateLimiter.hitRateLimit}. */
 export interface RateLimitOutcome {
   admitted: boolean;
   windows: RateLimitWindowState[];
 }
 
-/** Result of {@link Store.writeDataset}: conflicts with stored data; empty means written. */
+/** Result of {@link IpoStore.writeDataset}: conflicts with stored data; empty means written. */
 export type DatasetConflict =
   | { kind: 'unknown-ipo'; snapshot: number }
   | { kind: 'symbol-taken'; ipo: number; holder: string }
@@ -280,19 +280,28 @@ export interface StoreCallOptions {
 }
 
 /**
- * The storage contract. Every method returns a Promise; a method with more than one input
- * takes one object. Failures of the backend (connection, query, timeout) MUST reject, ideally
- * with `IpokitError` code `ERR:UNAVAILABLE` and the original error as `cause`; the core
- * answers them with 503. Run `testStore` from `@ipokit/core/testing` to check a store.
+ * The storage contract, in three capabilities that a backend may implement apart:
+ * {@link IpoStore} (the IPO data), {@link AccountStore} (accounts and keys) and
+ * {@link RateLimiter} (the windows). `memoryStore()` and `postgresStore()` implement all
+ * three in one object, a {@link Store}; `ipoRouter(store, { limiter })` takes the limiter
+ * from elsewhere (a Redis one, say).
  *
- * Times are epoch milliseconds unless named `...At` (ISO strings). Strings compare by code
- * point; `symbol` and `slug` lookups fold ASCII case only.
+ * Common rules: every method returns a Promise; a method with more than one input takes one
+ * object. Failures of the backend (connection, query, timeout) MUST reject, ideally with
+ * `IpokitError` code `ERR:UNAVAILABLE` and the original error as `cause`; the core answers
+ * them with 503. Times are epoch milliseconds unless named `...At` (ISO strings). Strings
+ * compare by code point; `symbol` and `slug` lookups fold ASCII case only. The methods the
+ * core calls while answering a request (`findApiKey`, `hitRateLimit`, `listIpos`,
+ * `findIpo`, `gmpBuckets`) take a {@link StoreCallOptions} as a second argument: a backend
+ * that can wait (for a connection, a lock) MUST honour its `deadline`.
  *
- * The methods the core calls while answering a request (`findApiKey`, `hitRateLimit`,
- * `listIpos`, `findIpo`, `gmpBuckets`) take a {@link StoreCallOptions} as a second argument:
- * a store that can wait (for a connection, a lock) MUST honour its `deadline`.
+ * Run `testStore` from `@ipokit/core/testing` to check a whole store, or `testIpoStore`,
+ * `testAccountStore` and `testLimiter` for one capability.
  */
-export interface Store {
+export type Store = IpoStore & AccountStore & RateLimiter;
+
+/** The IPO data: datasets written and deleted atomically, listed, found and bucketed. See {@link Store} for the common rules. */
+export interface IpoStore {
   /**
    * Upserts IPOs (replacing the stored IPO with the same id, whole) and snapshots
    * (replacing the stored one with the same `ipoId` and `timestamp`) in one atomic step:
@@ -324,7 +333,7 @@ export interface Store {
   /**
    * The IPO named by `identifier`: the one whose id equals it exactly, else the one whose
    * symbol equals it ignoring ASCII case, else the one whose slug does; null when none.
-   * With `gmpAt` set the row carries `gmp` as in {@link Store.listIpos}.
+   * With `gmpAt` set the row carries `gmp` as in {@link IpoStore.listIpos}.
    */
   findIpo(query: { identifier: string; gmpAt: number | null }, call?: StoreCallOptions): Promise<IpoRow | null>;
 
@@ -334,6 +343,12 @@ export interface Store {
    */
   gmpBuckets(query: GmpBucketQuery, call?: StoreCallOptions): Promise<GmpBucket[]>;
 
+  /** Frees what the store itself holds (timers, caches); never a client it was given. */
+  close?(): Promise<void>;
+}
+
+/** Accounts and their API keys. See {@link Store} for the common rules. */
+export interface AccountStore {
   /** Stores a new account. Ids are unique (the core generates them). */
   insertAccount(account: AccountRecord): Promise<void>;
 
@@ -377,6 +392,15 @@ export interface Store {
   /** The key with this SHA-256 hex, with its account's current plan, or null. */
   findApiKey(hash: string, call?: StoreCallOptions): Promise<KeyGrant | null>;
 
+  /** Frees what the store itself holds (timers, caches); never a client it was given. */
+  close?(): Promise<void>;
+}
+
+/**
+ * The rate limiter: exact sliding windows shared by every process that uses the same
+ * backend. See {@link Store} for the common rules.
+ */
+export interface RateLimiter {
   /**
    * Charges one request to sliding windows of `windowMs`, atomically across all of them
    * and across every process sharing the store. A hit at t is inside the window at `now`
@@ -389,7 +413,7 @@ export interface Store {
   hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): Promise<RateLimitOutcome>;
 
   /**
-   * Each window's state at `now` as {@link Store.hitRateLimit} would describe it, charging
+   * Each window's state at `now` as {@link RateLimiter.hitRateLimit} would describe it, charging
    * nothing and recording nothing: the hits inside it (`now - t < windowMs`), the oldest of
    * them, and the blocking one when it is full. In the order of `windows`. For an
    * account's "windows now" (`getAccountWindows`); never called on the request path.

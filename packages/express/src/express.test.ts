@@ -11,6 +11,24 @@ for (const framework of EXPRESS_VERSIONS) {
   testHttp({ target: expressTarget(framework), createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
 }
 
+// The limiter kept apart (ipoRouter(store, { limiter })): every check holds with the windows
+// in another object, and the store's own limiter is never asked.
+testHttp({
+  target: { ...expressTarget(EXPRESS_VERSIONS[0]!), name: 'express 5, limiter option' },
+  createStore: () => storeWithoutLimiter(memoryStore()),
+  destroyStore: (s) => s.close?.(),
+  createLimiter: () => memoryStore(),
+  destroyLimiter: (l) => l.close?.(),
+});
+
+/** The store with a limiter that fails the test when it is asked anything. */
+function storeWithoutLimiter(store: Store): Store {
+  const refuse = (): never => {
+    throw new Error("the store's own limiter was asked although the limiter option was given");
+  };
+  return Object.assign(Object.create(store) as Store, { hitRateLimit: refuse, peekRateLimit: refuse });
+}
+
 describe.each(EXPRESS_VERSIONS)('express adapter on $name', ({ create }) => {
   const clock = (): IpoRouterOptions => ({ now: () => new Date(FIXTURE_NOW), limits: {} });
 

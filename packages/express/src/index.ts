@@ -2,9 +2,9 @@
  * @ipokit/express: the ipokit IPO API as Express middleware (Express 4.18+ and 5).
  */
 import type { NextFunction, Request, Response } from 'express';
-import { createIpoHandler, type IpoRouterOptions, type Store } from '@ipokit/core';
+import { createIpoHandler, type IpoRouterArgs } from '@ipokit/core';
 
-export type { IpoRouterOptions } from '@ipokit/core';
+export type { IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
 
 /** An Express middleware function, as `app.use` takes it. */
 export type IpoRequestHandler = (req: Request, res: Response, next: NextFunction) => void;
@@ -27,8 +27,8 @@ export type IpoRequestHandler = (req: Request, res: Response, next: NextFunction
  */
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
 
-export function ipoRouter(store: Store, options: IpoRouterOptions = {}): IpoRequestHandler {
-  const handle = createIpoHandler(store, options);
+export function ipoRouter(...args: IpoRouterArgs): IpoRequestHandler {
+  const handle = createIpoHandler(...args);
   return (req, res, next) => {
     // req.url is the target below the mount; req.originalUrl is the target as sent.
     // Node keeps an absolute-form target (`GET http://host/ipos/X`, RFC 9112 3.2.2) as is.

@@ -2,9 +2,9 @@
  * @ipokit/koa: the ipokit IPO API as Koa middleware (Koa 2.13+ and 3).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { createIpoHandler, IpokitError, type IpoRouterOptions, type Store } from '@ipokit/core';
+import { createIpoHandler, IpokitError, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
 
-export type { IpoRouterOptions } from '@ipokit/core';
+export type { IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
 
 /** Options of the Koa router: the core's, plus the path it answers under. */
 export interface KoaIpoRouterOptions extends IpoRouterOptions {
@@ -50,10 +50,11 @@ export type IpoMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) 
  * app.listen(3000);
  * ```
  */
-export function ipoRouter(store: Store, options: KoaIpoRouterOptions = {}): IpoMiddleware {
+export function ipoRouter(...[store, options = {}]: IpoRouterArgs<KoaIpoRouterOptions>): IpoMiddleware {
   const { prefix, ...coreOptions } = options;
   const mount = normalizePrefix(prefix);
-  const handle = createIpoHandler(store, coreOptions);
+  // The store and options are as IpoRouterArgs pairs them; only the prefix was taken out.
+  const handle = createIpoHandler(...([store, coreOptions] as IpoRouterArgs));
   return async (ctx, next) => {
     // The target as sent, not Koa's parsed ctx.path/ctx.querystring (url.parse drops a
     // `#...` and reads `\` as `/` in some targets), so Koa and Express read the same request.

@@ -12,7 +12,7 @@ import { importDataset, revokeApiKey, updateAccount } from '../admin.js';
 import { openApiDocument, type OpenApiDocument, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '../openapi.js';
 import type { IpoRouterOptions } from '../options.js';
 import { decodeComponent, isOpenApiPath } from '../request.js';
-import type { ErrorBody, GmpField, GmpInterval, GmpSeries, Ipo, IpoResponse, IpoStatus, ListResponse, Store } from '../types.js';
+import type { ErrorBody, GmpField, GmpInterval, GmpSeries, Ipo, IpoResponse, IpoStatus, ListResponse, RateLimiter, Store } from '../types.js';
 import {
   EXPECTED_ORDER,
   FIXTURE_NOW,
@@ -183,6 +183,13 @@ export interface TestHttpOptions {
   createStore: () => Store | Promise<Store>;
   /** Called after every check with the store `createStore` returned. */
   destroyStore?: (store: Store) => void | Promise<void>;
+  /**
+   * Returns a rate limiter holding no hits, passed to every router as its `limiter` option
+   * (so the store's own is not used); called before every check. Default: none.
+   */
+  createLimiter?: () => RateLimiter | Promise<RateLimiter>;
+  /** Called after every check with the limiter `createLimiter` returned. */
+  destroyLimiter?: (limiter: RateLimiter) => void | Promise<void>;
   /** Runs only the checks with these ids (for debugging). */
   only?: readonly string[];
 }
@@ -221,12 +228,14 @@ export function testHttp(options: TestHttpOptions): void {
  */
 export async function runCheck(options: TestHttpOptions, check: HttpCheck): Promise<void> {
   const store = await options.createStore();
+  const limiter = options.createLimiter === undefined ? undefined : await options.createLimiter();
   const server: { current: StartedTarget | null } = { current: null };
   const state = { now: FIXTURE_NOW, reads: 0, errors: [] as unknown[], fault: null as StoreFault | null };
   try {
     const fixture = await seedFixture(store);
     const routed = faultyStore(store, state);
     const base: IpoRouterOptions = {
+      ...(limiter === undefined ? {} : { limiter: faultyStore(limiter, state) }),
       now: () => {
         state.reads += 1;
         return new Date(state.now);
@@ -302,7 +311,11 @@ export async function runCheck(options: TestHttpOptions, check: HttpCheck): Prom
     try {
       await running?.close();
     } finally {
-      await options.destroyStore?.(store);
+      try {
+        await options.destroyStore?.(store);
+      } finally {
+        if (limiter !== undefined) await options.destroyLimiter?.(limiter);
+      }
     }
   }
 }
@@ -2675,7 +2688,7 @@ function targetOfLength(mount: string, prefix: string, bytes: number): string {
 // ---------------------------------------------------------------------------------------
 // Plumbing
 
-function faultyStore(store: Store, state: { fault: StoreFault | null }): Store {
+function faultyStore<S extends object>(store: S, state: { fault: StoreFault | null }): S {
   return new Proxy(store, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);

@@ -27,6 +27,9 @@ import type {
   Plan,
   RateLimitOutcome,
   RateLimitWindowState,
+  AccountStore,
+  IpoStore,
+  RateLimiter,
   RateLimitWindow,
   SnapshotRecord,
   Store,
@@ -61,15 +64,41 @@ export interface TestStoreOptions {
   destroyStore?: (store: Store) => void | Promise<void>;
 }
 
+/** Options of {@link testIpoStore}: as {@link TestStoreOptions}, for the IPO data alone. */
+export interface TestIpoStoreOptions {
+  /** Name of the `describe` block; default `'IpoStore'`. */
+  name?: string;
+  /** Returns an EMPTY IPO store (no IPOs, no snapshots), before every check and property run. */
+  createStore: () => IpoStore | Promise<IpoStore>;
+  /** Called after every check and property run with what `createStore` returned. */
+  destroyStore?: (store: IpoStore) => void | Promise<void>;
+}
+
+/** Options of {@link testAccountStore}: as {@link TestStoreOptions}, for accounts and keys alone. */
+export interface TestAccountStoreOptions {
+  /** Name of the `describe` block; default `'AccountStore'`. */
+  name?: string;
+  /** Returns an EMPTY account store (no accounts, no keys), before every check. */
+  createStore: () => AccountStore | Promise<AccountStore>;
+  /** Called after every check with what `createStore` returned. */
+  destroyStore?: (store: AccountStore) => void | Promise<void>;
+}
+
+/** Options of {@link testLimiter}. */
+export interface TestLimiterOptions {
+  /** Name of the `describe` block; default `'RateLimiter'`. */
+  name?: string;
+  /** Returns a limiter holding NO hits, before every check and property run. */
+  createLimiter: () => RateLimiter | Promise<RateLimiter>;
+  /** Called after every check and property run with what `createLimiter` returned. */
+  destroyLimiter?: (limiter: RateLimiter) => void | Promise<void>;
+}
+
 /**
- * Registers the storage conformance suite as a vitest `describe` block: writeDataset
- * (conflicts, upserts, atomicity), deleteIpos, listIpos and findIpo against the
- * reference on hand-picked and random data, gmpBuckets on every interval the core uses,
- * accounts and keys (limits, races, order, revocation), hitRateLimit and peekRateLimit (exactness,
- * atomicity, races, random sequences against `slidingWindowHit`) and `close()`.
- *
- * Every check gets a fresh store from `createStore`, which MUST be empty. No check
- * reads the real clock.
+ * Registers the whole storage conformance suite as a vitest `describe` block: the checks
+ * of {@link testIpoStore}, {@link testAccountStore} and {@link testLimiter}, each on a
+ * fresh store from `createStore`, which MUST be empty, and `close()`. No check reads the
+ * real clock.
  *
  * @example
  * ```ts
@@ -81,26 +110,11 @@ export interface TestStoreOptions {
  * ```
  */
 export function testStore(options: TestStoreOptions): void {
-  const withStore: WithStore = async (fn) => {
-    const store = await options.createStore();
-    try {
-      await fn(store);
-    } finally {
-      await options.destroyStore?.(store);
-    }
-  };
-  const check: Check = (name, fn, timeout) => {
-    it(name, () => withStore(fn), timeout);
-  };
-
+  const [check, withStore] = harness(options.createStore, options.destroyStore);
   describe(options.name ?? 'Store', () => {
-    describe('writeDataset', () => writeDatasetChecks(check));
-    describe('deleteIpos', () => deleteChecks(check));
-    describe('listIpos', () => listChecks(check, withStore));
-    describe('findIpo', () => findChecks(check, withStore));
-    describe('gmpBuckets', () => bucketChecks(check, withStore));
-    describe('accounts and keys', () => accountChecks(check));
-    describe('hitRateLimit', () => rateLimitChecks(check, withStore));
+    ipoStoreChecks(check, withStore);
+    accountStoreChecks(check);
+    limiterChecks(check, withStore);
     describe('close', () => {
       check('close(), when the store has it, resolves', async (store) => {
         if (store.close !== undefined) await expect(store.close()).resolves.toBeUndefined();
@@ -109,8 +123,82 @@ export function testStore(options: TestStoreOptions): void {
   });
 }
 
-type WithStore = (fn: (store: Store) => Promise<void>) => Promise<void>;
-type Check = (name: string, fn: (store: Store) => Promise<void>, timeout?: number) => void;
+/**
+ * The checks of the IPO data capability alone: writeDataset (conflicts, upserts,
+ * atomicity), deleteIpos, listIpos and findIpo against the reference on hand-picked and
+ * random data, and gmpBuckets on every interval the core uses.
+ *
+ * @example
+ * ```ts
+ * testIpoStore({ name: 'my IPO store', createStore: () => myIpoStore(), destroyStore: (s) => s.close?.() });
+ * ```
+ */
+export function testIpoStore(options: TestIpoStoreOptions): void {
+  const [check, withStore] = harness(options.createStore, options.destroyStore);
+  describe(options.name ?? 'IpoStore', () => ipoStoreChecks(check, withStore));
+}
+
+/**
+ * The checks of the accounts and keys capability alone: accounts, listing, plan changes,
+ * keys with the one-active-key rule under races, order and revocation.
+ *
+ * @example
+ * ```ts
+ * testAccountStore({ name: 'my account store', createStore: () => myAccountStore() });
+ * ```
+ */
+export function testAccountStore(options: TestAccountStoreOptions): void {
+  const [check] = harness(options.createStore, options.destroyStore);
+  describe(options.name ?? 'AccountStore', () => accountStoreChecks(check));
+}
+
+/**
+ * The checks of the rate-limiter capability alone: hitRateLimit (exactness at the window's
+ * edges, atomicity across windows, races, keys of any length, random sequences against the
+ * core's `slidingWindowHit`) and peekRateLimit (the same states, nothing charged). A
+ * limiter kept apart from the store (`ipoRouter(store, { limiter })`) passes this suite.
+ *
+ * @example
+ * ```ts
+ * testLimiter({ name: 'redisLimiter', createLimiter: () => redisLimiter({ client, prefix: `t${n++}:` }) });
+ * ```
+ */
+export function testLimiter(options: TestLimiterOptions): void {
+  const [check, withLimiter] = harness(options.createLimiter, options.destroyLimiter);
+  describe(options.name ?? 'RateLimiter', () => limiterChecks(check, withLimiter));
+}
+
+function ipoStoreChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): void {
+  describe('writeDataset', () => writeDatasetChecks(check));
+  describe('deleteIpos', () => deleteChecks(check));
+  describe('listIpos', () => listChecks(check, withStore));
+  describe('findIpo', () => findChecks(check, withStore));
+  describe('gmpBuckets', () => bucketChecks(check, withStore));
+}
+
+function accountStoreChecks(check: Check<AccountStore>): void {
+  describe('accounts and keys', () => accountChecks(check));
+}
+
+function limiterChecks(check: Check<RateLimiter>, withStore: WithStore<RateLimiter>): void {
+  describe('hitRateLimit and peekRateLimit', () => rateLimitChecks(check, withStore));
+}
+
+/** A fresh subject per check (and per property run), destroyed after it whatever happens. */
+function harness<S>(create: () => S | Promise<S>, destroy?: (subject: S) => void | Promise<void>): [Check<S>, WithStore<S>] {
+  const withSubject: WithStore<S> = async (fn) => {
+    const subject = await create();
+    try {
+      await fn(subject);
+    } finally {
+      await destroy?.(subject);
+    }
+  };
+  return [(name, fn, timeout) => it(name, () => withSubject(fn), timeout), withSubject];
+}
+
+type WithStore<S> = (fn: (store: S) => Promise<void>) => Promise<void>;
+type Check<S> = (name: string, fn: (store: S) => Promise<void>, timeout?: number) => void;
 
 // ---------------------------------------------------------------------------------------
 // Fixed instants and settings: the suite never reads the clock.
@@ -148,7 +236,7 @@ const PROPERTY_TIMEOUT = 120_000;
 // ---------------------------------------------------------------------------------------
 // writeDataset
 
-function writeDatasetChecks(check: Check): void {
+function writeDatasetChecks(check: Check<IpoStore>): void {
   check('stores IPO records exactly as given (every field, Unicode, schedule order) and answers []', async (store) => {
     const data = { ipos: [richIpo(), minimalIpo(), makeIpo({ id: 'debt1', type: 'DEBT', startDate: '2026-11-01' })], snapshots: [] };
     expect(await store.writeDataset(data)).toEqual([]);
@@ -371,7 +459,7 @@ function writeDatasetChecks(check: Check): void {
 // ---------------------------------------------------------------------------------------
 // deleteIpos
 
-function deleteChecks(check: Check): void {
+function deleteChecks(check: Check<IpoStore>): void {
   const t = Date.UTC(2026, 10, 1);
   const x = makeIpo({ id: 'x1', symbol: 'X1', slug: 'x-one' });
   const y = makeIpo({ id: 'y1', symbol: 'Y1', slug: 'y-one' });
@@ -415,10 +503,10 @@ function deleteChecks(check: Check): void {
 // ---------------------------------------------------------------------------------------
 // listIpos
 
-function listChecks(check: Check, withStore: WithStore): void {
+function listChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): void {
   const data = listFixture();
   const ids = (rows: IpoRow[]) => rows.map((r) => r.ipo.id);
-  const expectList = async (store: Store, query: ListQuery, expectedIds?: string[]) => {
+  const expectList = async (store: IpoStore, query: ListQuery, expectedIds?: string[]) => {
     const got = await store.listIpos(query);
     const want = referenceList(data.ipos, query, data.snapshots);
     expect(query.gmpAt === null ? withoutRowGmp(got) : got, JSON.stringify(query)).toEqual(want);
@@ -560,7 +648,7 @@ function listChecks(check: Check, withStore: WithStore): void {
 // ---------------------------------------------------------------------------------------
 // findIpo
 
-function findChecks(check: Check, withStore: WithStore): void {
+function findChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): void {
   const ipos = [
     makeIpo({ id: 'abc', symbol: 'ZZ1', slug: 'a-slug' }),
     makeIpo({ id: 'b1', symbol: 'ABC', slug: 'b-slug' }),
@@ -575,7 +663,7 @@ function findChecks(check: Check, withStore: WithStore): void {
   const t1 = Date.UTC(2026, 10, 18, 9, 30);
   const t2 = t1 + DAY;
   const snapshots = [makeSnapshot('b1', t1, { a: 100 }), makeSnapshot('b1', t2, { a: 200, b: 300 }), makeSnapshot('c1', t2, {})];
-  const expectFind = async (store: Store, identifier: string, expectedId: string | null, gmpAt: number | null = null) => {
+  const expectFind = async (store: IpoStore, identifier: string, expectedId: string | null, gmpAt: number | null = null) => {
     const got = await store.findIpo({ identifier, gmpAt });
     const want = referenceFind(ipos, identifier, gmpAt, snapshots);
     expect(gmpAt === null ? withoutGmp(got) : got, identifier).toEqual(want);
@@ -674,7 +762,7 @@ function findChecks(check: Check, withStore: WithStore): void {
 /** Monday 2026-11-02T00:00:00Z. */
 const W0 = Date.UTC(2026, 10, 2);
 
-function bucketChecks(check: Check, withStore: WithStore): void {
+function bucketChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): void {
   const ipos = [makeIpo({ id: 'g1', symbol: 'G1' }), makeIpo({ id: 'h1', symbol: 'H1' })];
   const snapshots = [
     makeSnapshot('g1', W0 - 1, { a: 100 }), // Sunday 23:59:59.999
@@ -703,7 +791,7 @@ function bucketChecks(check: Check, withStore: WithStore): void {
     ...DAILY,
     ...over,
   });
-  const expectBuckets = async (store: Store, query: GmpBucketQuery, expected?: Array<[number, number, number]>) => {
+  const expectBuckets = async (store: IpoStore, query: GmpBucketQuery, expected?: Array<[number, number, number]>) => {
     const got = await store.gmpBuckets(query);
     expect(exactBuckets(got), JSON.stringify(query)).toEqual(exactBuckets(referenceBuckets(snapshots, query)));
     if (expected !== undefined) {
@@ -867,7 +955,7 @@ function bucketChecks(check: Check, withStore: WithStore): void {
 // ---------------------------------------------------------------------------------------
 // Accounts and keys
 
-function accountChecks(check: Check): void {
+function accountChecks(check: Check<AccountStore>): void {
   const account = (id: string, plan: Plan, gmpAddon = false): AccountRecord => ({
     id,
     name: `Acme ${id} \u{1F600}`,
@@ -875,8 +963,8 @@ function accountChecks(check: Check): void {
     gmpAddon,
     createdAt: '2026-11-20T10:00:00.000Z',
   });
-  const insertKey = (store: Store, key: ApiKeyRecord, limits: ActiveKeyLimits = CORE_LIMITS) => store.insertApiKey({ key, maxActiveKeys: limits });
-  const activeCount = async (store: Store, accountId: string) => ((await store.listApiKeys(accountId)) ?? []).filter((k) => k.revokedAt === null).length;
+  const insertKey = (store: AccountStore, key: ApiKeyRecord, limits: ActiveKeyLimits = CORE_LIMITS) => store.insertApiKey({ key, maxActiveKeys: limits });
+  const activeCount = async (store: AccountStore, accountId: string) => ((await store.listApiKeys(accountId)) ?? []).filter((k) => k.revokedAt === null).length;
 
   check('insertAccount then getAccount returns it; an unknown id is null', async (store) => {
     const a = account('acct_1', 'pro', true);
@@ -1057,8 +1145,8 @@ function accountChecks(check: Check): void {
 /** 2026-11-20T12:00:00Z. */
 const N0 = Date.UTC(2026, 10, 20, 12);
 
-function rateLimitChecks(check: Check, withStore: WithStore): void {
-  const hit = (store: Store, now: number, windows: RateLimitWindow[], windowMs = RATE_WINDOW) => store.hitRateLimit({ now, windowMs, windows });
+function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLimiter>): void {
+  const hit = (store: RateLimiter, now: number, windows: RateLimitWindow[], windowMs = RATE_WINDOW) => store.hitRateLimit({ now, windowMs, windows });
   const state = (count: number, oldest: number | null, blocking: number | null) => ({ count, oldest, blocking });
 
   check('admits exactly quota hits in a window; refused hits charge nothing', async (store) => {
@@ -1361,7 +1449,7 @@ function withoutGmp(row: IpoRow | null): IpoRow | null {
  * latest snapshot), every snapshot as the latest one at its own instant, and the
  * buckets of every IPO (also of `absentIds`, which must have none).
  */
-async function expectContents(store: Store, expected: RecordDataset, absentIds: string[] = []): Promise<void> {
+async function expectContents(store: IpoStore, expected: RecordDataset, absentIds: string[] = []): Promise<void> {
   const { ipos, snapshots } = expected;
   for (const status of IPO_STATUSES) {
     const query = listQuery({ status, gmpAt: FAR_FUTURE });
@@ -1380,7 +1468,7 @@ async function expectContents(store: Store, expected: RecordDataset, absentIds: 
 
 /** Everything observable about the IPOs and the snapshots of `ipoIds`. */
 async function everything(
-  store: Store,
+  store: IpoStore,
   ipoIds: string[],
 ): Promise<{ lists: Array<{ count: number; rows: IpoRow[] }>; buckets: Array<Array<{ start: number; sum: bigint; count: number }>> }> {
   const lists: Array<{ count: number; rows: IpoRow[] }> = [];
