@@ -22,6 +22,7 @@ import pg from 'pg';
 import type { GmpBucket, GmpBucketQuery, IpoStatus, ListQuery, Store } from '@ipokit/core';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
 import { syntheticIpo as ipo } from '../packages/storage-postgres/src/synthetic.js';
+import { interceptQueries } from '../packages/storage-postgres/src/test-database.js';
 import { runLimiterBench, runQuotaScaling, type LimiterBenchResult } from './postgres-limiter.js';
 import type { BenchRow } from './rows.js';
 
@@ -78,12 +79,10 @@ async function measure(options: PostgresBenchOptions): Promise<{ rows: BenchRow[
     rows.push(...(await ensureLoaded(pool, reload, log)));
 
     let last: { text: string; params: unknown[] } = { text: '', params: [] };
-    const recording: PostgresClient = {
-      query: (text, params = []) => {
-        last = { text, params };
-        return pool.query(text, params);
-      },
-    };
+    const recording: PostgresClient = interceptQueries(pool, (text, params = [], next) => {
+      last = { text, params };
+      return next(text, params);
+    });
     const store = postgresStore({ client: recording, schema: SCHEMA });
     const time = async (label: string, runs: number, fn: () => Promise<unknown>): Promise<Timed> => {
       for (let i = 0; i < 5; i++) await fn();
@@ -270,7 +269,7 @@ async function ensureLoaded(pool: pg.Pool, reload: boolean, log: (line: string) 
 async function storeAgainstBareSql(pool: pg.Pool): Promise<BenchRow[]> {
   const c = await pool.connect();
   try {
-    const store: Store = postgresStore({ client: { query: (text, params) => c.query(text, params) }, schema: SCHEMA });
+    const store: Store = postgresStore({ client: c, schema: SCHEMA });
     const q = series(300_000);
     // The aggregate anyone would write by hand (buckets from the epoch, ts > 0), rows as pg
     // gives them (strings), with no post-processing.

@@ -4,12 +4,40 @@
  */
 import { IpokitError, type StoreCallOptions } from '@ipokit/core';
 
-/**
- * Anything with `query(text, params) -> { rows }`: a `pg.Pool`, a `pg.Client`, a PGlite
- * instance. The store never opens or closes it.
- */
-export interface PostgresClient {
+/** What every client has: one statement with parameters, resolving to its rows. */
+export interface Queryable {
   query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * A client the store can run a transaction on, which is what an atomic import needs:
+ *
+ * - a pool (`pg.Pool`): `connect()` checks a connection out for the transaction;
+ * - one connection (`pg.Client`, or a `PoolClient` taken from a pool): `BEGIN` ... `COMMIT`
+ *   on it, with the store's other calls held back meanwhile;
+ * - anything with `transaction(fn)` that runs `fn`'s queries in one transaction on one
+ *   connection (PGlite; or a wrapper of your own).
+ *
+ * An object with only `query()` is refused: over a pool it would send `BEGIN`, the
+ * statements and `COMMIT` on whichever connections the pool hands out. The store never
+ * opens or closes the client.
+ */
+export type PostgresClient = PostgresPool | PostgresConnection | TransactionalClient;
+
+/** A pool, as `pg.Pool`: `connect()` checks a connection out; `totalCount` tells it apart. */
+export interface PostgresPool extends Queryable {
+  connect(): Promise<Queryable & { release(error?: Error | boolean): void }>;
+  totalCount: number;
+}
+
+/** One connection, as `pg.Client` or a `PoolClient`: every query runs on it, in order. */
+export interface PostgresConnection extends Queryable {
+  connect(...args: never[]): unknown;
+}
+
+/** A client that runs a transaction itself, on one connection (PGlite's `transaction`). */
+export interface TransactionalClient extends Queryable {
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 }
 
 /** A connection inside a transaction: queries run on it, in order. */
@@ -20,23 +48,28 @@ export interface Transaction {
 }
 
 /** A connection checked out of a pool (pg's PoolClient is an EventEmitter). */
-interface PooledConnection extends PostgresClient {
+interface PooledConnection extends Queryable {
   release(error?: Error | boolean): void;
   on?(event: 'error', listener: (err: Error) => void): unknown;
   off?(event: 'error', listener: (err: Error) => void): unknown;
 }
 
-interface PoolLike extends PostgresClient {
+interface PoolLike extends Queryable {
   connect(): Promise<PooledConnection>;
   totalCount: number;
   /** pg-pool keeps its settings here; `max` defaults to 10. */
   options?: { max?: number };
 }
 
-interface PgliteLike extends PostgresClient {
-  transaction<T>(fn: (tx: PostgresClient) => Promise<T>): Promise<T>;
-  exec(sql: string): Promise<unknown>;
+interface PgliteLike extends Queryable {
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** PGlite's, for several statements at once; a wrapper of your own may lack it. */
+  exec?(sql: string): Promise<unknown>;
 }
+
+/** What the client refusals say the store takes. */
+const CLIENT_KINDS =
+  'Pass the pool itself (it has connect()), one connection (pg.Client, or pool.connect()), or an object whose transaction(fn) runs fn\'s queries in one transaction on one connection, as PGlite does.';
 
 /**
  * Default bound on the calls waiting for a connection (see {@link DatabaseOptions}).
@@ -63,9 +96,11 @@ export interface DatabaseOptions {
  * error as `cause`, never in the message), and `transaction(fn)` on one connection.
  *
  * - `pg.Pool`: `connect()` takes a connection for the transaction, `BEGIN` ... `COMMIT`.
- * - PGlite: its own `transaction()` (PGlite queues other queries until it ends).
+ * - PGlite (or any client with `transaction(fn)`): its own `transaction()` (PGlite queues
+ *   other queries until it ends).
  * - a single connection (`pg.Client`): `BEGIN` ... `COMMIT` on it, with the store's other
  *   queries held back meanwhile, so they neither join nor see the open transaction.
+ * - anything else (a bare `{ query }`) is refused here: see {@link PostgresClient}.
  *
  * Every call first passes a {@link Gate} as wide as the connections the client has (the
  * pool's `max`; PGlite 1; 10 on anything else, which may multiplex), so that calls wait
@@ -81,12 +116,19 @@ export class Database {
     options: DatabaseOptions = {},
   ) {
     if (client === null || typeof client !== 'object' || typeof client.query !== 'function') {
-      throw new IpokitError('ERR:BADPARAM', 'postgresStore needs a client with query(text, params), e.g. a pg.Pool or a PGlite instance.', { parameter: 'client' });
+      throw new IpokitError('ERR:BADPARAM', `postgresStore needs a pg.Pool, a pg.Client or a PGlite instance as its client. ${CLIENT_KINDS}`, { parameter: 'client' });
     }
     const c = client as Partial<PoolLike & PgliteLike>;
     if (typeof c.transaction === 'function') this.kind = 'pglite';
     else if (typeof c.connect === 'function' && typeof c.totalCount === 'number') this.kind = 'pool';
-    else this.kind = 'single';
+    else if (typeof c.connect === 'function') this.kind = 'single';
+    else {
+      throw new IpokitError(
+        'ERR:BADPARAM',
+        `postgresStore cannot run a transaction on a client with only query(): over a pool it would send BEGIN and COMMIT on different connections, and imports would not be atomic. ${CLIENT_KINDS}`,
+        { parameter: 'client' },
+      );
+    }
     const maxWaiting = options.maxWaitingCalls ?? DEFAULT_MAX_WAITING_CALLS;
     if (!Number.isSafeInteger(maxWaiting) || maxWaiting < 0) {
       throw new IpokitError('ERR:BADPARAM', `maxWaitingCalls must be a whole number >= 0; got ${String(maxWaiting)}.`, { parameter: 'maxWaitingCalls' });
@@ -333,7 +375,7 @@ function expired(): IpokitError {
 
 class RollbackFailed extends Error {}
 
-async function inTransaction<T>(connection: PostgresClient, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+async function inTransaction<T>(connection: Queryable, fn: (tx: Transaction) => Promise<T>): Promise<T> {
   await connection.query('BEGIN');
   try {
     const result = await fn(transactionOn(connection));
@@ -349,7 +391,7 @@ async function inTransaction<T>(connection: PostgresClient, fn: (tx: Transaction
   }
 }
 
-function transactionOn(connection: PostgresClient): Transaction {
+function transactionOn(connection: Queryable): Transaction {
   const exec = (connection as Partial<PgliteLike>).exec;
   return {
     query: <R>(text: string, params: unknown[] = []) => connection.query(text, params).then((r) => r.rows as R[]),
@@ -361,7 +403,7 @@ function transactionOn(connection: PostgresClient): Transaction {
   };
 }
 
-async function run<R>(client: PostgresClient, text: string, params: unknown[]): Promise<R[]> {
+async function run<R>(client: Queryable, text: string, params: unknown[]): Promise<R[]> {
   try {
     return (await client.query(text, params)).rows as R[];
   } catch (err) {

@@ -73,9 +73,38 @@ describe('postgresStore failures', () => {
     }
   });
 
-  it('refuses a bad schema name and a missing client up front', () => {
-    expect(() => postgresStore({ client: { query: async () => ({ rows: [] }) }, schema: 'Bad-Name' })).toThrow(/schema must be/);
-    expect(() => postgresStore({ client: {} as never })).toThrow(/needs a client with query/);
+  it('refuses a bad schema name and a missing client up front', async () => {
+    const db = await PGlite.create();
+    try {
+      expect(() => postgresStore({ client: db, schema: 'Bad-Name' })).toThrow(/schema must be/);
+    } finally {
+      await db.close();
+    }
+    expect(() => postgresStore({ client: {} as never })).toThrow(/needs a pg\.Pool, a pg\.Client or a PGlite/);
+  });
+
+  it('refuses, at construction, a client it cannot run a transaction on: a bare query() wrapper over a pool', async () => {
+    // { query } over a pool would send BEGIN, the statements and COMMIT on whichever
+    // connections the pool hands out: an import would silently stop being atomic.
+    const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none', max: 2 });
+    try {
+      const wrapper = { query: (text: string, params?: unknown[]) => pool.query(text, params) };
+      for (const build of [() => postgresStore({ client: wrapper as never }), () => migrate(wrapper as never)]) {
+        let thrown: unknown;
+        try {
+          await build();
+        } catch (err) {
+          thrown = err;
+        }
+        expect(isIpokitError(thrown, 'ERR:BADPARAM') && thrown.parameter).toBe('client');
+        expect((thrown as Error).message).toMatch(/BEGIN and COMMIT on different connections/);
+      }
+      // what it takes: the pool itself, a connection, or an object with transaction(fn)
+      expect(() => postgresStore({ client: pool })).not.toThrow();
+      expect(() => postgresStore({ client: { ...wrapper, transaction: async <T>(fn: (tx: { query: typeof wrapper.query }) => Promise<T>) => fn(wrapper) } })).not.toThrow();
+    } finally {
+      await pool.end();
+    }
   });
 
   it('migrate is safe when several callers race on one database', async () => {

@@ -3,7 +3,7 @@
  */
 export { postgresStore, type PostgresStoreOptions } from './postgres-store.js';
 export { migrate, DEFAULT_SCHEMA, SCHEMA_VERSION, type SchemaOptions } from './migrations.js';
-export type { PostgresClient } from './client.js';
+export type { PostgresClient, PostgresConnection, PostgresPool, Queryable, TransactionalClient } from './client.js';
 export {
   importDatasetStream,
   DEFAULT_IMPORT_BATCH_SIZE,

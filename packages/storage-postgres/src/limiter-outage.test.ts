@@ -7,7 +7,7 @@ import { FIXTURE_NOW, seedFixture, type SeededFixture } from '@ipokit/core/testi
 import { ipoRouter } from '@ipokit/express';
 import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
-import { openTestDatabase, type TestDatabase } from './test-database.js';
+import { interceptQueries, openTestDatabase, type TestDatabase } from './test-database.js';
 
 // limiterFailOpen (CONTRACT 11) against a limiter that is really down while the data is
 // readable: on PostgreSQL another session holds an ACCESS EXCLUSIVE lock on the rate
@@ -52,10 +52,9 @@ async function limiterOutage(): Promise<LimiterOutage> {
   }
   let down = false;
   return {
-    client: {
-      query: (text, params) =>
-        down && /hit_rate_limit/.test(text) ? Promise.reject(new Error('limiter down (injected)')) : db.client.query(text, params),
-    },
+    client: interceptQueries(db.client, (text, params, next) =>
+      down && /hit_rate_limit/.test(text) ? Promise.reject(new Error('limiter down (injected)')) : next(text, params),
+    ),
     down: async () => void (down = true),
     up: async () => void (down = false),
     close: async () => {},

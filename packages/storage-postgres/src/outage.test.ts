@@ -7,7 +7,7 @@ import { FIXTURE_NOW, seedFixture } from '@ipokit/core/testing';
 import { ipoRouter } from '@ipokit/express';
 import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
-import { openTestDatabase, type TestDatabase } from './test-database.js';
+import { interceptQueries, openTestDatabase, type TestDatabase } from './test-database.js';
 import { cuttableProxy } from './test-proxy.js';
 
 // The database goes away under load and comes back: requests meanwhile get 503
@@ -52,9 +52,9 @@ async function harness(): Promise<Harness> {
     };
   }
   let isDown = false;
-  const client: PostgresClient = {
-    query: (text, params) => (isDown ? Promise.reject(new Error('connection refused (injected)')) : db.client.query(text, params)),
-  };
+  const client: PostgresClient = interceptQueries(db.client, (text, params, next) =>
+    isDown ? Promise.reject(new Error('connection refused (injected)')) : next(text, params),
+  );
   return {
     client,
     down: async () => {

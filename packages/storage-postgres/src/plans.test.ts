@@ -3,7 +3,7 @@ import type { IpoStatus, ListQuery, Store } from '@ipokit/core';
 import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
 import { syntheticIpo } from './synthetic.js';
-import { openTestDatabase, type TestDatabase } from './test-database.js';
+import { interceptQueries, openTestDatabase, type TestDatabase } from './test-database.js';
 
 // A regression guard for the indexes: on 20,000 IPOs the page of every list query (with
 // and without filters, deep, with includeGmp) is read through an index, never by scanning
@@ -20,12 +20,10 @@ let last: { text: string; params: unknown[] } = { text: '', params: [] };
 beforeAll(async () => {
   db = await openTestDatabase('plans');
   await db.emptyStore();
-  const recording: PostgresClient = {
-    query: (text, params = []) => {
-      last = { text, params };
-      return db.client.query(text, params);
-    },
-  };
+  const recording: PostgresClient = interceptQueries(db.client, (text, params = [], next) => {
+    last = { text, params };
+    return next(text, params);
+  });
   store = postgresStore({ client: recording, schema: db.schema });
   for (let i = 0; i < TOTAL; i += 5_000) {
     const ipos = Array.from({ length: 5_000 }, (_, k) => syntheticIpo(i + k, TOTAL, TODAY));

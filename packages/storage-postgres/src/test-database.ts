@@ -4,7 +4,7 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import type { PostgresClient } from './client.js';
+import type { PostgresClient, PostgresConnection, PostgresPool, Queryable, TransactionalClient } from './client.js';
 import { migrate } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import type { Store } from '@ipokit/core';
@@ -60,8 +60,8 @@ export async function openTestDatabase(name: string): Promise<TestDatabase> {
 
 /**
  * A client over `client` whose `n`-th snapshot INSERT (in or out of a transaction) fails,
- * as a connection lost halfway through an import would. Keeps the client's kind (PGlite
- * with `transaction()`, or a pool with `connect()`), so the store takes the same path.
+ * as a connection lost halfway through an import would. Keeps the client's kind (see
+ * {@link interceptQueries}), so the store takes the same path.
  *
  * @example
  * ```ts
@@ -70,27 +70,58 @@ export async function openTestDatabase(name: string): Promise<TestDatabase> {
  */
 export function failingOnSnapshotInsert(client: PostgresClient, n: number): PostgresClient {
   let inserts = 0;
-  const failing = (c: PostgresClient): PostgresClient['query'] => async (text, params) => {
-    if (/INSERT INTO \S+\.snapshots/.test(text) && ++inserts === n) throw new Error('connection lost halfway (injected)');
-    return c.query(text, params);
-  };
-  const lite = client as PostgresClient & { transaction?: <T>(fn: (tx: PostgresClient) => Promise<T>) => Promise<T>; exec?: (sql: string) => Promise<unknown> };
+  return interceptQueries(client, (text, params, next) => {
+    if (/INSERT INTO \S+\.snapshots/.test(text) && ++inserts === n) return Promise.reject(new Error('connection lost halfway (injected)'));
+    return next(text, params);
+  });
+}
+
+/** What {@link interceptQueries} calls for every statement: `next` runs it. */
+export type QueryInterceptor = (text: string, params: unknown[] | undefined, next: Queryable['query']) => Promise<{ rows: unknown[] }>;
+
+/**
+ * A client of the same kind as `client` (a pool with `connect()`, a PGlite with
+ * `transaction()`, or one connection) whose every statement, inside transactions too, goes
+ * through `intercept`: for tests that record statements or inject failures. A bare
+ * `{ query }` wrapper would not do: the store refuses it (no transaction on one connection).
+ *
+ * @example
+ * ```ts
+ * const recording = interceptQueries(db.client, (text, params, next) => (seen.push(text), next(text, params)));
+ * ```
+ */
+export function interceptQueries(client: PostgresClient, intercept: QueryInterceptor): PostgresClient {
+  const through = (c: Queryable): Queryable['query'] => (text, params) => intercept(text, params, (t, p) => c.query(t, p));
+  const lite = client as Partial<TransactionalClient> & { exec?: (sql: string) => Promise<unknown> };
   if (typeof lite.transaction === 'function') {
-    return Object.assign(Object.create(null) as object, {
-      query: failing(client),
-      exec: lite.exec?.bind(client),
-      transaction: <T>(fn: (tx: PostgresClient) => Promise<T>) => lite.transaction!((tx) => fn({ query: failing(tx) })),
-    }) as PostgresClient;
+    const transaction = lite.transaction.bind(client);
+    const wrapped: TransactionalClient & { exec?: (sql: string) => Promise<unknown> } = {
+      query: through(client),
+      transaction: (fn) => transaction((tx) => fn(withExecOf(tx, through(tx)))),
+    };
+    if (typeof lite.exec === 'function') wrapped.exec = lite.exec.bind(client);
+    return wrapped;
   }
-  const pool = client as PostgresClient & { connect(): Promise<PostgresClient & { release(e?: Error | boolean): void }>; totalCount: number };
-  return {
-    query: failing(client),
-    get totalCount() {
-      return pool.totalCount;
-    },
-    connect: async () => {
-      const c = await pool.connect();
-      return { query: failing(c), release: (e?: Error | boolean) => c.release(e) };
-    },
-  } as PostgresClient;
+  const pool = client as Partial<PostgresPool>;
+  if (typeof pool.connect === 'function' && typeof pool.totalCount === 'number') {
+    const p = client as PostgresPool;
+    return {
+      query: through(p),
+      get totalCount() {
+        return p.totalCount;
+      },
+      connect: async () => {
+        const c = await p.connect();
+        return { query: through(c), release: (e?: Error | boolean) => c.release(e) };
+      },
+    };
+  }
+  const one = client as PostgresConnection;
+  return { query: through(one), connect: (...args: never[]) => one.connect(...args) };
+}
+
+/** `query` with the `exec` of `connection` when it has one (PGlite's, for migrations). */
+function withExecOf(connection: Queryable, query: Queryable['query']): Queryable {
+  const exec = (connection as Queryable & { exec?: (sql: string) => Promise<unknown> }).exec;
+  return typeof exec === 'function' ? Object.assign({ query }, { exec: exec.bind(connection) }) : { query };
 }
