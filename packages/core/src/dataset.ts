@@ -5,6 +5,7 @@
  * dataset streamed from a file too large for memory (`createDatasetChecker`);
  * `validateDataset` is built on them.
  */
+import { asciiLower } from './ascii.js';
 import { aggregatePaise } from './aggregate.js';
 import { dateToEpochMs, parseInstant } from './dates.js';
 import { IpokitError, type DatasetProblem } from './errors.js';
@@ -36,7 +37,6 @@ const SYMBOL_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,31}$/;
 const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const PRICE_RANGE_RE = /^(\d+)(?:\.(\d{1,2}))?-(\d+)(?:\.(\d{1,2}))?$/;
 const LISTING_GAIN_RE = /^-?\d+(?:\.\d+)?$/;
-const UPPER_RE = /[A-Z]/;
 const LEADING_ZEROS_RE = /^0+(?=\d)/;
 
 const ID_FORM = 'an id is 1 to 64 of A-Z, a-z, 0-9, ".", "_" and "-", starting with a letter or digit';
@@ -1187,11 +1187,6 @@ function codePointLength(text: string): number {
     if (c >= 0xd800 && c <= 0xdbff) n -= 1;
   }
   return n;
-}
-
-/** Folds A-Z to a-z and nothing else (CONTRACT 1: symbols are unique ignoring ASCII case). */
-function asciiLower(text: string): string {
-  return UPPER_RE.test(text) ? text.replace(/[A-Z]/g, (c) => c.toLowerCase()) : text;
 }
 
 function isPlainObject(value: unknown): value is PlainObject {

@@ -10,6 +10,7 @@
  * validation failure instead of a silent change of the document.
  */
 import { IpokitError } from './errors.js';
+import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES } from './types.js';
 
 // ---------------------------------------------------------------------------------------
 // Types: the subset of OpenAPI 3.1 and JSON Schema 2020-12 this document uses
@@ -227,11 +228,11 @@ export function openApiDocument(options: OpenApiDocumentOptions = {}): OpenApiDo
 /** The version of `@ipokit/core` whose behaviour the document describes. */
 const DOCUMENT_VERSION = '0.1.0';
 
-const STATUSES = ['open', 'upcoming', 'listed', 'closed', 'announced'];
-const TYPES = ['EQ', 'SME', 'DEBT'];
-const EXCHANGES = ['nse', 'bse'];
-const INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
-const FIELDS = ['mean', 'median', 'min', 'max', 'mode'];
+const STATUSES = [...STATUS_VALUES];
+const TYPES = [...IPO_TYPES];
+const EXCHANGE_VALUES = [...EXCHANGES];
+const INTERVALS = [...GMP_INTERVALS];
+const FIELDS = [...GMP_FIELDS];
 const KEYLESS_INFO = 'To get all IPOs, please provide a valid API key.';
 const MAX_PAGE = 1_000_000_000;
 const MAX_INT32 = 2_147_483_647;
@@ -505,7 +506,7 @@ function componentParameters(): Record<string, OpenApiParameter> {
       in: 'query',
       required: false,
       description: `Keep IPOs whose \`exchanges\` holds this exchange. ${casing}`,
-      schema: { type: 'string', enum: EXCHANGES },
+      schema: { type: 'string', enum: EXCHANGE_VALUES },
     },
     startDate: {
       name: 'startDate',
@@ -664,7 +665,7 @@ function schemas(): Record<string, JsonSchema> {
         isSme: { type: 'boolean', description: '`type === "SME"`.' },
         exchanges: {
           type: 'array',
-          items: { type: 'string', enum: EXCHANGES },
+          items: { type: 'string', enum: EXCHANGE_VALUES },
           uniqueItems: true,
           maxItems: 2,
           not: { const: ['bse', 'nse'] },

@@ -7,18 +7,13 @@ import { asciiLower } from './ascii.js';
 import { dateToEpochMs } from './dates.js';
 import { IpokitError } from './errors.js';
 import { decodeComponent, decodeQueryComponent } from './request.js';
-import type { Exchange, GmpField, GmpInterval, IpoStatus, IpoType } from './types.js';
+import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES, type Exchange, type GmpField, type GmpInterval, type IpoStatus, type IpoType } from './types.js';
 
 /** The largest `page` accepted. */
 export const MAX_PAGE = 1_000_000_000;
 /** `limit` when none is asked for. */
 export const DEFAULT_LIST_LIMIT = 3;
 
-const STATUSES: readonly IpoStatus[] = ['open', 'upcoming', 'listed', 'closed', 'announced'];
-const TYPES: readonly IpoType[] = ['EQ', 'SME', 'DEBT'];
-const EXCHANGES: readonly Exchange[] = ['nse', 'bse'];
-const INTERVALS: readonly GmpInterval[] = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
-const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
 
 /** Validated parameters of `GET /ipos`. */
 export interface ListParams {
@@ -54,7 +49,7 @@ export interface GmpParams {
 export function parseListParams(query: Map<string, string[]>): ListParams {
   const status = one(query, 'status');
   if (status === null) throw badParam('status', 'status is required: use one of open, upcoming, listed, closed, announced.');
-  const statusValue = enumValue('status', status, STATUSES);
+  const statusValue = enumValue('status', status, STATUS_VALUES);
   const typeText = one(query, 'type');
   let types: IpoType[] | null = null;
   if (typeText !== null) {
@@ -63,7 +58,7 @@ export function parseListParams(query: Map<string, string[]>): ListParams {
     for (const item of items) {
       if (item === '') throw badParam('type', `type must be a comma-separated list of EQ, SME, DEBT without empty items; got ${quote(typeText)}.`);
       const folded = asciiLower(item);
-      const t = TYPES.find((x) => asciiLower(x) === folded);
+      const t = IPO_TYPES.find((x) => asciiLower(x) === folded);
       if (t === undefined) throw badParam('type', `type must be a comma-separated list of EQ, SME, DEBT; got ${quote(typeText)}.`);
       if (!types.includes(t)) types.push(t);
     }
@@ -121,9 +116,9 @@ export function parseGmpParams(rawIdentifier: string, query: Map<string, string[
   // interface order is the one a 400 names).
   const identifier = identifierParam(rawIdentifier);
   const rawInterval = one(query, 'interval');
-  const interval = rawInterval === null ? 'daily' : enumValue('interval', rawInterval, INTERVALS);
+  const interval = rawInterval === null ? 'daily' : enumValue('interval', rawInterval, GMP_INTERVALS);
   const rawField = one(query, 'field');
-  const field = rawField === null ? 'mean' : enumValue('field', rawField, FIELDS);
+  const field = rawField === null ? 'mean' : enumValue('field', rawField, GMP_FIELDS);
   const from = dateParam(query, 'from');
   const to = dateParam(query, 'to');
   return { identifier, interval, field, from, to };

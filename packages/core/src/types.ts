@@ -3,18 +3,31 @@
  * and the Store interface every storage backend implements.
  */
 
+// Each vocabulary is listed once, here; its type, the parameter parsers, the OpenAPI
+// document and the stores' columns are derived from the list.
+
+/** The IPO types, in the order the API lists them. */
+export const IPO_TYPES = ['EQ', 'SME', 'DEBT'] as const;
 /** IPO type: mainboard equity, SME, or debt. */
-export type IpoType = 'EQ' | 'SME' | 'DEBT';
+export type IpoType = (typeof IPO_TYPES)[number];
+/** The exchanges, in the order the API lists them. */
+export const EXCHANGES = ['nse', 'bse'] as const;
 /** An exchange an IPO lists on. */
-export type Exchange = 'nse' | 'bse';
+export type Exchange = (typeof EXCHANGES)[number];
+/** The statuses in the order the API's documentation and messages list them. */
+export const STATUS_VALUES = ['open', 'upcoming', 'listed', 'closed', 'announced'] as const;
 /** Derived status of an IPO (CONTRACT 2). */
-export type IpoStatus = 'open' | 'upcoming' | 'listed' | 'closed' | 'announced';
+export type IpoStatus = (typeof STATUS_VALUES)[number];
 /** Account plan. */
 export type Plan = 'free' | 'paid' | 'pro';
+/** The GMP aggregation fields, in the order of the `aggregations` object. */
+export const GMP_FIELDS = ['mean', 'median', 'min', 'max', 'mode'] as const;
 /** GMP aggregation field. */
-export type GmpField = 'mean' | 'median' | 'min' | 'max' | 'mode';
+export type GmpField = (typeof GMP_FIELDS)[number];
+/** The GMP series intervals, shortest first. */
+export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'] as const;
 /** GMP series bucket size. */
-export type GmpInterval = '5m' | '10m' | '15m' | '30m' | 'hourly' | 'daily' | 'weekly';
+export type GmpInterval = (typeof GMP_INTERVALS)[number];
 
 /** The three dates that decide an IPO's status. */
 export interface IpoDates {

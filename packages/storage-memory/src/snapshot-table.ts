@@ -5,11 +5,11 @@
  * timestamps and one per aggregation field (NaN for null). A series or a latest-snapshot
  * query is then a binary search plus, for the series, one pass over the range.
  */
-import type { GmpBucket, GmpBucketQuery, GmpField, SnapshotRecord } from '@ipokit/core';
+import { GMP_FIELDS, type GmpBucket, type GmpBucketQuery, type GmpField, type SnapshotRecord } from '@ipokit/core';
 import { lowerBound, upperBound } from './sorted.js';
 
 /** The aggregation fields, in the order their columns are kept. */
-const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
+const FIELDS: readonly GmpField[] = GMP_FIELDS;
 
 /** One IPO's snapshots sorted by timestamp, in columns. */
 interface Columns {

@@ -3,7 +3,7 @@
  * runs in SQL, so any number of app instances share one database with exact results.
  */
 import { createHash } from 'node:crypto';
-import { asciiLower, IpokitError, slidingWindowPeek } from '@ipokit/core';
+import { asciiLower, GMP_FIELDS, IpokitError, slidingWindowPeek } from '@ipokit/core';
 import type {
   AccountRecord,
   ActiveKeyLimits,
@@ -61,13 +61,12 @@ export interface PostgresStoreOptions extends SchemaOptions {
 export const IPO_BATCH = 2_000;
 const SNAPSHOT_BATCH = 5_000;
 
-const FIELD_COLUMN: Readonly<Record<GmpField, string>> = {
-  mean: 'agg_mean',
-  median: 'agg_median',
-  min: 'agg_min',
-  max: 'agg_max',
-  mode: 'agg_mode',
-};
+// Every list of the aggregation fields below is made from the core's GMP_FIELDS: a field
+// added there reaches the columns, the reads and the writes (the migration adds its column).
+
+/** The column of each aggregation field (paise, bigint). */
+const FIELD_COLUMN = Object.fromEntries(GMP_FIELDS.map((f) => [f, `agg_${f}`])) as Readonly<Record<GmpField, string>>;
+const AGG_COLUMNS = GMP_FIELDS.map((f) => FIELD_COLUMN[f]).join(', ');
 
 /**
  * How each status is read on day `t` (a parameter). The predicates equal CONTRACT 2 for
@@ -94,8 +93,10 @@ const STATUS_SQL: Readonly<
   announced: { parts: () => ['start_date IS NULL'], order: [['name', ''], ['id', '']], plan: 'ordered' },
 };
 
-const SNAPSHOT_COLUMNS =
-  'sn.ts::float8 AS ts, sn.sources, sn.agg_mean::float8 AS mean, sn.agg_median::float8 AS median, sn.agg_min::float8 AS min, sn.agg_max::float8 AS max, sn.agg_mode::float8 AS mode';
+/** A snapshot's columns as a row of the latest-snapshot join reads them (`g.*` below). */
+const SNAPSHOT_COLUMNS = `sn.ts::float8 AS ts, sn.sources, ${GMP_FIELDS.map((f) => `sn.${FIELD_COLUMN[f]}::float8 AS ${f}`).join(', ')}`;
+/** What a page or lookup selects of the joined latest snapshot `g`. */
+const GMP_COLUMNS = `g.ts, g.sources, ${GMP_FIELDS.map((f) => `g.${f}`).join(', ')}`;
 
 /**
  * Creates a {@link Store} on PostgreSQL. Run {@link migrate} first (once per deploy);
@@ -194,7 +195,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
         gmp === null
           ? ''
           : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = p.id AND sn.ts <= ${gmp}::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`;
-      const gmpColumns = gmp === null ? 'NULL::float8 AS ts' : 'g.ts, g.sources, g.mean, g.median, g.min, g.max, g.mode';
+      const gmpColumns = gmp === null ? 'NULL::float8 AS ts' : GMP_COLUMNS;
       // The count and the page in one round trip; the latest visible snapshot of each row
       // on the page is one index probe (no query per row).
       // Both plans find the page's keys first (index-only where no filter needs the row),
@@ -227,7 +228,7 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     async findIpo({ identifier, gmpAt }, call) {
       const folded = asciiLower(identifier);
       const rows = await query<PageRow>(
-        `SELECT f.doc, ${gmpAt === null ? 'NULL::float8 AS ts' : 'g.ts, g.sources, g.mean, g.median, g.min, g.max, g.mode'}
+        `SELECT f.doc, ${gmpAt === null ? 'NULL::float8 AS ts' : GMP_COLUMNS}
          FROM (
            SELECT id, doc FROM (
              SELECT 1 AS rank, id, doc FROM ${s}.ipos WHERE id = $1
@@ -522,14 +523,13 @@ ON CONFLICT (id) DO UPDATE SET
   end_date = excluded.end_date, listing_date = excluded.listing_date, doc = excluded.doc`;
 
 const UPSERT_SNAPSHOTS = (s: string): string => `
-INSERT INTO ${s}.snapshots (ipo_id, ts, sources, agg_mean, agg_median, agg_min, agg_max, agg_mode)
-SELECT ipo_id, ts, sources, agg_mean, agg_median, agg_min, agg_max, agg_mode
+INSERT INTO ${s}.snapshots (ipo_id, ts, sources, ${AGG_COLUMNS})
+SELECT ipo_id, ts, sources, ${AGG_COLUMNS}
 FROM json_to_recordset($1::json) AS x(
-  ipo_id text, ts bigint, sources json, agg_mean bigint, agg_median bigint, agg_min bigint, agg_max bigint, agg_mode bigint
+  ipo_id text, ts bigint, sources json, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} bigint`).join(', ')}
 )
 ON CONFLICT (ipo_id, ts) DO UPDATE SET
-  sources = excluded.sources, agg_mean = excluded.agg_mean, agg_median = excluded.agg_median,
-  agg_min = excluded.agg_min, agg_max = excluded.agg_max, agg_mode = excluded.agg_mode`;
+  sources = excluded.sources, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} = excluded.${FIELD_COLUMN[f]}`).join(', ')}`;
 
 function ipoRow(ipo: IpoRecord): Record<string, unknown> {
   return {
@@ -548,8 +548,9 @@ function ipoRow(ipo: IpoRecord): Record<string, unknown> {
 }
 
 function snapshotRow(x: SnapshotRecord): Record<string, unknown> {
-  const a = x.aggregations;
-  return { ipo_id: x.ipoId, ts: x.timestamp, sources: x.sources, agg_mean: a.mean, agg_median: a.median, agg_min: a.min, agg_max: a.max, agg_mode: a.mode };
+  const row: Record<string, unknown> = { ipo_id: x.ipoId, ts: x.timestamp, sources: x.sources };
+  for (const f of GMP_FIELDS) row[FIELD_COLUMN[f]] = x.aggregations[f];
+  return row;
 }
 
 /** pg and PGlite both parse `json` columns; a driver configured not to gives text. */
@@ -561,12 +562,8 @@ function snapshotOf(r: PageRow, ipoId: string): SnapshotRecord | null {
   if (r.ts === null || r.ts === undefined) return null;
   const num = (v: number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
   const sources = typeof r.sources === 'string' ? (JSON.parse(r.sources) as SnapshotRecord['sources']) : (r.sources ?? []);
-  return {
-    ipoId,
-    timestamp: Number(r.ts),
-    sources,
-    aggregations: { mean: num(r.mean), median: num(r.median), min: num(r.min), max: num(r.max), mode: num(r.mode) },
-  };
+  const aggregations = Object.fromEntries(GMP_FIELDS.map((f) => [f, num(r[f])])) as SnapshotRecord['aggregations'];
+  return { ipoId, timestamp: Number(r.ts), sources, aggregations };
 }
 
 function accountOf(r: AccountRow): AccountRecord {
