@@ -1236,6 +1236,14 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
     }
   });
 
+  check('a key named twice in one request is charged once, and both places describe it alike', async (store) => {
+    const w = { key: 'acct:twice', quota: 3 };
+    expect(await hit(store, N0, [w, w])).toEqual({ admitted: true, windows: [state(1, N0, null), state(1, N0, null)] });
+    expect(await hit(store, N0 + 1, [w, { key: 'acct:twice', quota: 2 }])).toEqual({ admitted: true, windows: [state(2, N0, null), state(2, N0, N0)] });
+    expect(await hit(store, N0 + 2, [w])).toEqual({ admitted: true, windows: [state(3, N0, N0)] });
+    expect(await hit(store, N0 + 3, [w, w])).toEqual({ admitted: false, windows: [state(3, N0, N0), state(3, N0, N0)] });
+  });
+
   check('peekRateLimit describes each window as a hit would, and charges nothing', async (store) => {
     const acct = { key: 'acct:p', quota: 3 };
     const gmp = { key: 'gmp:p', quota: 1 };
