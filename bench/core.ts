@@ -55,7 +55,7 @@ const GMP_SNAPSHOTS = 1_000_000;
 const GMP_STEP_MS = 15_000;
 const FIVE_MINUTES = 5 * 60_000;
 const GMP_TARGET_RATIO = 3;
-/** No paise value reaches 2^31 in magnitude (CONTRACT 6: below 1e9), so this marks a null. */
+/** No paise value reaches 2^31 in magnitude (docs/spec.md#numbers: below 1e9), so this marks a null. */
 const NULL_PAISE = -0x80000000;
 const SOURCE_NAMES = ['investorgain', 'ipocentral', 'ipowatch'] as const;
 

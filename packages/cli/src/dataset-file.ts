@@ -1,5 +1,5 @@
 /**
- * What a dataset file must be before it is JSON (CONTRACT 9: valid Unicode), and how its
+ * What a dataset file must be before it is JSON (docs/spec.md#datasets: valid Unicode), and how its
  * faults are told, shared by `ipokit import` (which streams the file) and the demo's
  * `IPOKIT_DATASET` / `ipokit serve --dataset` (which read it whole): UTF-8 checked to the
  * byte, an empty file called empty, a JSON syntax error placed by line and column.

@@ -1,7 +1,7 @@
 /**
- * A deterministic, seeded generator of a realistic demo dataset of Indian IPOs (CONTRACT 9):
+ * A deterministic, seeded generator of a realistic demo dataset of Indian IPOs (docs/spec.md#datasets):
  * about 320 mainboard, SME and debt issues from 2019 to the year after `today`, in every
- * status relative to `today` (CONTRACT 2), with GMP snapshots from several named sources.
+ * status relative to `today` (docs/spec.md#status), with GMP snapshots from several named sources.
  *
  * Recent and future issues are placed relative to `today`, so the mix of statuses holds on
  * whatever day the demo runs. Nothing here reads the clock or `Math.random`: the same options

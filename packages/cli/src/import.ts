@@ -1,5 +1,5 @@
 /**
- * `ipokit import <file>`: a dataset file of any size into PostgreSQL (CONTRACT 9), streamed.
+ * `ipokit import <file>`: a dataset file of any size into PostgreSQL (docs/spec.md#datasets), streamed.
  * The file is read record by record with stream-json, twice: the first pass checks all of it,
  * the second writes it in batches inside one transaction (`importDatasetStream`), so that a
  * 10-million-snapshot file needs no more memory than a small one, and is imported whole or
@@ -114,7 +114,7 @@ export { InvalidUtf8Error, MalformedJsonError } from './dataset-file.js';
 /** Bytes read at a time. */
 const BLOCK_SIZE = 1 << 16;
 
-// What one value of a file may be. A dataset needs far less (CONTRACT 9): these bounds only
+// What one value of a file may be. A dataset needs far less (docs/spec.md#datasets): these bounds only
 // keep a hostile file from making the reader hold more than it can, each with a margin.
 /** Arrays and objects in one another, the dataset's own included: a dataset needs 6 (`ipos[i].gmp.sources[j]` of the API's output). */
 const MAX_NESTING = 32;

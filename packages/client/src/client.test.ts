@@ -80,7 +80,7 @@ function listPage(page: number, totalPages: number, ids: string[], count = 0): L
 
 const noSleep = async (): Promise<void> => {};
 
-/** The request as the server reads it (CONTRACT 10): after the URL parser, then its decoding. */
+/** The request as the server reads it (docs/spec.md#requests): after the URL parser, then its decoding. */
 function asServerReads(url: string): { route: ReturnType<typeof routePath>; identifier: string | null; query: Map<string, string | null> } {
   const u = new URL(url);
   expect(u.pathname.startsWith('/ipos')).toBe(true);

@@ -1,6 +1,6 @@
 /**
  * `@ipokit/client`: a typed, fetch-based client for the IPO API, for the hosted service and
- * for any app that mounts ipokit (CONTRACT 3-5, 7). It needs only `fetch`, `AbortSignal` and
+ * for any app that mounts ipokit (docs/spec.md#list, #one-ipo, #gmp-series, #errors). It needs only `fetch`, `AbortSignal` and
  * `setTimeout`, so it runs in browsers and in Node 20+.
  *
  * @example
@@ -66,7 +66,7 @@ export interface RateLimitMeta {
  */
 export type ApiErrorMeta = { parameter: string } | RateLimitMeta;
 
-/** The codes of the contract's error bodies (CONTRACT 7). */
+/** The codes of the contract's error bodies (docs/spec.md#errors). */
 export type ApiErrorCode = Exclude<ErrorCode, 'ERR:DATASET'>;
 
 /**
@@ -244,7 +244,7 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** Parameters of `GET /ipos` (CONTRACT 3). Values are sent as given; the server checks them. */
+/** Parameters of `GET /ipos` (docs/spec.md#list). Values are sent as given; the server checks them. */
 export interface ListIposParams extends CallOptions {
   /** Required. */
   status: IpoStatus;
@@ -266,13 +266,13 @@ export interface ListIposParams extends CallOptions {
   includeGmp?: boolean;
 }
 
-/** Parameters of `GET /ipos/{identifier}` (CONTRACT 4). */
+/** Parameters of `GET /ipos/{identifier}` (docs/spec.md#one-ipo). */
 export interface GetIpoParams extends CallOptions {
   /** Adds the latest GMP snapshot (pro plan with the GMP add-on). */
   includeGmp?: boolean;
 }
 
-/** Parameters of `GET /ipos/{identifier}/gmp` (CONTRACT 5). */
+/** Parameters of `GET /ipos/{identifier}/gmp` (docs/spec.md#gmp-series). */
 export interface GmpSeriesParams extends CallOptions {
   /** Bucket size, default `daily`. */
   interval?: GmpInterval;

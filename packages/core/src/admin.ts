@@ -1,5 +1,5 @@
 /**
- * Data in and account administration (CONTRACT 8, 9): importing and deleting IPOs,
+ * Data in and account administration (docs/spec.md#limits, #datasets): importing and deleting IPOs,
  * accounts, and API keys. Every failure is an `IpokitError`.
  */
 import { MAX_DATASET_PROBLEMS, validateDatasetForStore } from './dataset.js';
@@ -262,7 +262,7 @@ export async function revokeApiKey(store: AccountStore, id: string, options: Adm
 
 /**
  * The `ERR:DATASET` error `importDataset` throws for a valid dataset that conflicts with
- * stored data (CONTRACT 9): a snapshot whose IPO is neither in the dataset nor stored, a
+ * stored data (docs/spec.md#datasets): a snapshot whose IPO is neither in the dataset nor stored, a
  * symbol or slug held by a stored IPO the dataset does not replace. Its problems are in
  * dataset order (IPOs, symbol before slug, then snapshots), the first
  * {@link MAX_DATASET_PROBLEMS} of them. A streaming import, which cannot hold every

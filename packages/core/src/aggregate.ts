@@ -1,5 +1,5 @@
 /**
- * The five aggregations of one GMP snapshot across its sources (CONTRACT 1, 6),
+ * The five aggregations of one GMP snapshot across its sources (docs/spec.md#ipo-object, #numbers),
  * computed on integer paise so that they are exact.
  */
 import { max, median, min, modeSorted } from 'simple-statistics';

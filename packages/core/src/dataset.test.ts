@@ -505,7 +505,7 @@ describe('validateDataset: IPO fields', () => {
   });
 });
 
-describe('validateDataset: status transitions (CONTRACT 2)', () => {
+describe('validateDataset: status transitions (docs/spec.md#status)', () => {
   it('reports the contract’s example exactly', () => {
     const input = {
       ipos: [

@@ -1,5 +1,5 @@
 /**
- * Validation of a whole dataset (CONTRACT 1, 2, 6, 9): every IPO record and GMP snapshot
+ * Validation of a whole dataset (docs/spec.md#ipo-object, #status, #numbers, #datasets): every IPO record and GMP snapshot
  * is checked, problems are collected in dataset order, and a valid dataset comes back as
  * the normalised records stores keep. The same rules run one record at a time for a
  * dataset streamed from a file too large for memory (`createDatasetChecker`);
@@ -214,7 +214,7 @@ export function createDatasetChecker(): DatasetChecker {
 }
 
 /**
- * Checks a whole dataset (CONTRACT 9) and returns its records normalised as stores keep
+ * Checks a whole dataset (docs/spec.md#datasets) and returns its records normalised as stores keep
  * them, in dataset order: IPOs with every field present (unknown `null`, lists `[]`),
  * exchanges as `nse` before `bse`, the schedule stably sorted by date, the derived fields
  * dropped; snapshots with epoch-ms timestamps, the numeric sources in paise sorted by name
@@ -810,7 +810,7 @@ function checkIpo(value: unknown, index: number, problems: Problems, seen: Seen)
   const risks = textList(scope, 'risks', own(value, 'risks'));
   const mediaCoverageLinks = textList(scope, 'mediaCoverageLinks', own(value, 'mediaCoverageLinks'));
 
-  // Status transitions (CONTRACT 2), only between dates that are themselves valid.
+  // Status transitions (docs/spec.md#status), only between dates that are themselves valid.
   if (startDate !== INVALID && endDate !== INVALID && endDate !== null) {
     if (startDate === null) scope.add('endDate', `endDate ${endDate} is set but startDate is null`);
     else if (endDate < startDate) scope.add('endDate', `endDate ${endDate} is before startDate ${startDate}`);
@@ -1148,7 +1148,7 @@ function optionalText(scope: RecordScope, label: string, value: unknown): string
   return checkedText(scope, label, value, true);
 }
 
-/** The CONTRACT 9 rules every string obeys; reports and returns null when one fails. */
+/** The docs/spec.md#datasets rules every string obeys; reports and returns null when one fails. */
 function checkedText(scope: RecordScope, label: string, text: string, nullable: boolean): string | null {
   if (text.length === 0) {
     scope.add(label, `${label} is an empty string${nullable ? ' (write null for an unknown value)' : ''}`);

@@ -1,5 +1,5 @@
 /**
- * GMP series rules (CONTRACT 5): bucket sizes and UTC alignment, the from/to defaults,
+ * GMP series rules (docs/spec.md#gmp-series): bucket sizes and UTC alignment, the from/to defaults,
  * the bucket cap, and turning exact bucket sums into rounded points.
  */
 import { DAY_MS, dateToEpochMs, toIsoUtc } from './dates.js';
@@ -109,7 +109,7 @@ export function toSeriesPoints(buckets: readonly GmpBucket[]): GmpSeries['series
 }
 
 /**
- * The wire form of a stored snapshot (CONTRACT 1).
+ * The wire form of a stored snapshot (docs/spec.md#ipo-object).
  *
  * @example
  * ```ts

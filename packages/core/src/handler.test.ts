@@ -26,7 +26,7 @@ interface Filters {
   year: string | null;
 }
 
-/** The contract's order, spelled out (CONTRACT 3). */
+/** The contract's order, spelled out (docs/spec.md#list). */
 function naiveCompare(status: IpoStatus): (a: IpoRecord, b: IpoRecord) => number {
   const text = (x: string | null, y: string | null): number => (x === y ? 0 : (x ?? '') < (y ?? '') ? -1 : 1);
   return (a, b) => {

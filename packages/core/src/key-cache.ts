@@ -1,5 +1,5 @@
 /**
- * Key lookups, cached per store object (CONTRACT 8). Only valid grants are cached, so a
+ * Key lookups, cached per store object (docs/spec.md#keys). Only valid grants are cached, so a
  * key created a moment ago is found at once. Revocations and plan changes made through
  * the core's functions clear the store object's cache; another process sharing the store
  * sees them within `keyCacheTtlMs`.

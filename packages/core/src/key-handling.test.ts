@@ -63,7 +63,7 @@ describe('API keys in the handler', () => {
             expect(line.includes(secret) ? line : '').toBe('');
           }
           const lookups = seen.filter((l) => l.startsWith('findApiKey '));
-          // An empty header is no key (CONTRACT 10): nothing to look up.
+          // An empty header is no key (docs/spec.md#requests): nothing to look up.
           // (the second argument is the call's deadline, a number)
           const hashes = lookups.map((l) => (JSON.parse(l.slice('findApiKey '.length)) as unknown[])[0]);
           expect(hashes).toEqual(sent === '' ? [] : [hashApiKey(sent)]);

@@ -1,5 +1,5 @@
 /**
- * Exact GMP arithmetic (CONTRACT 6): every GMP value is a whole number of paise
+ * Exact GMP arithmetic (docs/spec.md#numbers): every GMP value is a whole number of paise
  * (hundredths of a rupee), and rounding decisions are taken on exact fractions.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the three routes (CONTRACT 1-11): every parameter, every
+ * The OpenAPI 3.1 document of the three routes (docs/spec.md): every parameter, every
  * response body and error body, the `x-api-key` scheme and the rate-limit headers,
  * exactly as the handler answers them. The HTTP conformance suite validates every
  * response it receives against this document (with a JSON Schema 2020-12 validator), so
@@ -489,7 +489,7 @@ function componentParameters(): Record<string, OpenApiParameter> {
       name: 'status',
       in: 'query',
       required: true,
-      description: `The derived status to list (CONTRACT 2: listed, closed, open, upcoming, announced, from the dates and today in Asia/Kolkata). ${casing}`,
+      description: `The derived status to list (docs/spec.md#status: listed, closed, open, upcoming, announced, from the dates and today in Asia/Kolkata). ${casing}`,
       schema: { type: 'string', enum: STATUSES },
     },
     type: {
@@ -693,7 +693,7 @@ function schemas(): Record<string, JsonSchema> {
           pattern: LISTING_GAIN_PATTERN,
           description: 'Listing gain in percent as decimal text, e.g. `"15.5"`, `"-2"`; null until listed.',
         },
-        status: { type: 'string', enum: STATUSES, description: 'Derived from the dates and today in Asia/Kolkata (CONTRACT 2).' },
+        status: { type: 'string', enum: STATUSES, description: 'Derived from the dates and today in Asia/Kolkata (docs/spec.md#status).' },
         schedule: { type: 'array', items: schemaRef('ScheduleEvent'), description: 'Ascending by date (same-day events keep their imported order).' },
         about: nullableText('Description of the company.'),
         strengths: texts('Strengths, as imported.'),

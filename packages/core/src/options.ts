@@ -1,5 +1,5 @@
 /**
- * Router settings (CONTRACT 11): defaults, merging of partial objects, and validation.
+ * Router settings (docs/spec.md#settings): defaults, merging of partial objects, and validation.
  */
 import { dateToEpochMs } from './dates.js';
 import { IpokitError } from './errors.js';
@@ -87,7 +87,7 @@ export interface ResolvedOptions {
   openapi: boolean;
 }
 
-/** The defaults of CONTRACT 11. */
+/** The defaults of docs/spec.md#settings. */
 export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError'>> = Object.freeze({
   limits: {
     free: { perMinute: 6, gmpPerMinute: 3 },

@@ -1,5 +1,5 @@
 /**
- * Strict parsing of every parameter of the three operations (CONTRACT 3, 4, 5). Each
+ * Strict parsing of every parameter of the three operations (docs/spec.md#list, #one-ipo, #gmp-series). Each
  * parser throws `IpokitError('ERR:BADPARAM')` naming the first invalid parameter, in the
  * order the interface lists them.
  */
@@ -39,7 +39,7 @@ export interface GmpParams {
 }
 
 /**
- * Parses the list parameters. `status` is required; see CONTRACT 3 for every rule.
+ * Parses the list parameters. `status` is required; see docs/spec.md#list for every rule.
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * Which windows a request draws on, and what the response says about them (CONTRACT 8):
+ * Which windows a request draws on, and what the response says about them (docs/spec.md#limits):
  * `RateLimit-*` headers and the 429 body.
  */
 import { WINDOW_MS } from './sliding-window.js';

@@ -1,5 +1,5 @@
 /**
- * Naive reference implementations of the store queries (CONTRACT 3, 4, 5). They define
+ * Naive reference implementations of the store queries (docs/spec.md#list, #one-ipo, #gmp-series). They define
  * the semantics every backend must reproduce and are what the property tests compare
  * against: plain array scans, no indexes, clarity over speed.
  */
@@ -25,7 +25,7 @@ export function latestSnapshot(snapshots: readonly SnapshotRecord[], ipoId: stri
 }
 
 /**
- * The list query of the contract (CONTRACT 3), done the obvious way: keep the IPOs whose
+ * The list query of the contract (docs/spec.md#list), done the obvious way: keep the IPOs whose
  * derived status and filters match, sort them with the status's order, count them all,
  * and cut the page. With `gmpAt` set each row carries its latest snapshot at or before it.
  *
@@ -58,7 +58,7 @@ export function referenceList(
 }
 
 /**
- * Resolves an identifier (CONTRACT 4): the IPO whose id equals it exactly, else the one
+ * Resolves an identifier (docs/spec.md#one-ipo): the IPO whose id equals it exactly, else the one
  * whose symbol equals it ignoring ASCII case, else the one whose slug does; null if none.
  *
  * @example
@@ -81,7 +81,7 @@ export function referenceFind(
 }
 
 /**
- * The GMP buckets of one IPO (CONTRACT 5): the snapshots with `from <= timestamp <= to`
+ * The GMP buckets of one IPO (docs/spec.md#gmp-series): the snapshots with `from <= timestamp <= to`
  * grouped by `origin + floor((t - origin) / size) * size`, each bucket with the exact sum
  * and count of the non-null values of `field`. A bucket whose values are all null still
  * exists (sum 0, count 0). Ascending by start. The sum is a bigint only when it leaves

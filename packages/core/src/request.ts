@@ -1,5 +1,5 @@
 /**
- * Reading a request as it came (CONTRACT 10): the path below the mount and the raw query
+ * Reading a request as it came (docs/spec.md#requests): the path below the mount and the raw query
  * string. The framework's parsed query and params are never used, so that every
  * framework gives the same answer.
  */

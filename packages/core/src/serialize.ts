@@ -1,5 +1,5 @@
 /**
- * The wire forms of responses (CONTRACT 1, 7): keys in the documented order, JSON
+ * The wire forms of responses (docs/spec.md#ipo-object, #errors): keys in the documented order, JSON
  * written compactly.
  */
 import { REASON_PHRASES, type ErrorCode } from './errors.js';
@@ -82,7 +82,7 @@ function fragmentsOf(record: IpoRecord): readonly [string, string] {
 }
 
 /**
- * An error body (CONTRACT 7) for a code, a one-sentence detail, and optional meta.
+ * An error body (docs/spec.md#errors) for a code, a one-sentence detail, and optional meta.
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * The exact sliding-window rate limit as a pure decision (CONTRACT 8): it takes the
+ * The exact sliding-window rate limit as a pure decision (docs/spec.md#limits): it takes the
  * hits and the time and returns what to keep; it writes nothing and reads no clock.
  */
 import type { RateLimitOutcome, RateLimitWindowState } from './types.js';

@@ -5,7 +5,7 @@ import type { IpoDates, IpoStatus } from './types.js';
 
 const day = fc.integer({ min: 0, max: 60 }).map((n) => new Date(Date.UTC(2026, 0, 1) + n * 86_400_000).toISOString().slice(0, 10));
 
-/** Well-formed dates per CONTRACT 2: no end/listing without start, start <= end <= listing. */
+/** Well-formed dates per docs/spec.md#status: no end/listing without start, start <= end <= listing. */
 const wellFormed: fc.Arbitrary<IpoDates> = fc
   .tuple(fc.option(day), fc.option(day), fc.option(day))
   .map(([a, b, c]) => {

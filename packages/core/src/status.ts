@@ -1,6 +1,6 @@
 /**
- * Status is derived from dates and today's IST calendar day (CONTRACT 2), and every
- * status has its own total order (CONTRACT 3). Stores use these to agree with the core.
+ * Status is derived from dates and today's IST calendar day (docs/spec.md#status), and every
+ * status has its own total order (docs/spec.md#list). Stores use these to agree with the core.
  */
 import type { IpoDates, IpoStatus } from './types.js';
 

@@ -1,5 +1,5 @@
 /**
- * Public types of ipokit: the wire shapes (CONTRACT 1, 3, 5, 7), the records stores keep,
+ * Public types of ipokit: the wire shapes (docs/spec.md#ipo-object, #list, #gmp-series, #errors), the records stores keep,
  * and the Store interface every storage backend implements.
  */
 
@@ -16,7 +16,7 @@ export const EXCHANGES = ['nse', 'bse'] as const;
 export type Exchange = (typeof EXCHANGES)[number];
 /** The statuses in the order the API's documentation and messages list them. */
 export const STATUS_VALUES = ['open', 'upcoming', 'listed', 'closed', 'announced'] as const;
-/** Derived status of an IPO (CONTRACT 2). */
+/** Derived status of an IPO (docs/spec.md#status). */
 export type IpoStatus = (typeof STATUS_VALUES)[number];
 /** Account plan. */
 export type Plan = 'free' | 'paid' | 'pro';
@@ -84,14 +84,14 @@ export interface SnapshotRecord {
   aggregations: GmpAggregationsPaise;
 }
 
-/** The GMP snapshot of the wire (CONTRACT 1). */
+/** The GMP snapshot of the wire (docs/spec.md#ipo-object). */
 export interface GmpSnapshot {
   lastUpdatedAt: string;
   aggregations: Record<GmpField, number | null>;
   sources: Array<{ name: string; gmpPrice: number }>;
 }
 
-/** The IPO object of the wire, keys in this order (CONTRACT 1). */
+/** The IPO object of the wire, keys in this order (docs/spec.md#ipo-object). */
 export interface Ipo {
   id: string;
   name: string;
@@ -152,7 +152,7 @@ export interface GmpSeries {
   meta: { from: string; to: string; count: number };
 }
 
-/** Every error body (CONTRACT 7), keys in this order. */
+/** Every error body (docs/spec.md#errors), keys in this order. */
 export interface ErrorBody {
   status: string;
   title: string;
@@ -199,7 +199,7 @@ export type ActiveKeyLimits = Readonly<Record<Plan, number>>;
 /** The filters, order and page of a list query, already validated by the core. */
 export interface ListQuery {
   status: IpoStatus;
-  /** Today in Asia/Kolkata, `YYYY-MM-DD`: status is derived against it (CONTRACT 2). */
+  /** Today in Asia/Kolkata, `YYYY-MM-DD`: status is derived against it (docs/spec.md#status). */
   today: string;
   /** Types to keep, or null for all. */
   types: IpoType[] | null;
@@ -464,7 +464,7 @@ export type DatasetIpo = Pick<IpoRecord, 'id' | 'name' | 'slug' | 'type'> &
     gmp?: unknown;
   };
 
-/** A dataset (CONTRACT 9): both parts optional. */
+/** A dataset (docs/spec.md#datasets): both parts optional. */
 export interface Dataset {
   ipos?: DatasetIpo[];
   gmp?: DatasetSnapshot[];

@@ -417,7 +417,7 @@ interface Indexes {
   maxOpenSpan: number;
   /** Longest listingDate - closingDate in days (>= 0) among IPOs with both. */
   maxListGap: number;
-  /** Every record follows the transitions (CONTRACT 2), which makes some ranges pure. */
+  /** Every record follows the transitions (docs/spec.md#status), which makes some ranges pure. */
   valid: boolean;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Builders and fast-check arbitraries of valid store records (CONTRACT 1, 2, 9): ids,
+ * Builders and fast-check arbitraries of valid store records (docs/spec.md#ipo-object, #status, #storage): ids,
  * symbols and slugs in their forms and unique (symbols ignoring ASCII case), dates in
  * status order, snapshots whose aggregations are computed by `aggregatePaise`.
  *
@@ -113,7 +113,7 @@ export function makeSnapshot(ipoId: string, timestamp: number | string, prices: 
 }
 
 /**
- * The dataset form (CONTRACT 9) of store records, for `importDataset`: snapshot
+ * The dataset form (docs/spec.md#datasets) of store records, for `importDataset`: snapshot
  * timestamps as ISO strings and prices in rupees.
  *
  * @example
@@ -147,7 +147,7 @@ export function isoDateArbitrary(options: DateRangeOptions = {}): fc.Arbitrary<s
 }
 
 /**
- * Dates that follow the transitions of CONTRACT 2: no endDate or listingDate without a
+ * Dates that follow the transitions of docs/spec.md#status: no endDate or listingDate without a
  * startDate, and startDate <= endDate <= listingDate (listingDate >= startDate when
  * endDate is null). About one in five is announced (all null); start dates cluster on a
  * few days so that ties are common.
@@ -250,7 +250,7 @@ export function textArbitrary(): fc.Arbitrary<string> {
 }
 
 /**
- * A complete, valid IPO record (CONTRACT 1, 9). Uniqueness across records is the job of
+ * A complete, valid IPO record (docs/spec.md#ipo-object, #datasets). Uniqueness across records is the job of
  * {@link ipoRecordsArbitrary}.
  *
  * @example

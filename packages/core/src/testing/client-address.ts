@@ -1,5 +1,5 @@
 /**
- * The client-address checks (CONTRACT 8 and 11): without a key, limits are per client
+ * The client-address checks (docs/spec.md#limits, #settings): without a key, limits are per client
  * address; `X-Forwarded-For` counts only when the app's own proxy setting says so, so a
  * caller cannot dodge the limit by sending a new header each time.
  */

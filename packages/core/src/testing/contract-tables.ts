@@ -1,5 +1,5 @@
 /**
- * The contract's error tables (CONTRACT 7), written out for the test suites. They are
+ * The contract's error tables (docs/spec.md#errors), written out for the test suites. They are
  * copied from the contract on purpose rather than imported from the core's own tables,
  * so that a wrong entry in the core cannot make its own check pass.
  */

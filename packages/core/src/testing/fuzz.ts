@@ -1,5 +1,5 @@
 /**
- * Fuzzing over real HTTP (CONTRACT 7, 10; issue "reliability and security under hostile
+ * Fuzzing over real HTTP (docs/spec.md#errors, #requests; issue "reliability and security under hostile
  * input"): fast-check generates hostile but valid HTTP/1.1 requests under the mount (odd
  * paths, percent-encoding, unicode, long and repeated parameters, huge numbers, impossible
  * dates, odd header values), sends them with `node:http` so the request-target goes out
@@ -7,9 +7,9 @@
  * contract's statuses, every error in the one error shape with the code and title of its
  * status, the common headers, `Content-Length`, HEAD without a body (and as GET would
  * answer), 2xx bodies of the route's shape. An oracle written from the contract's text
- * (not from the core) also predicts the outcome of the order of evaluation (CONTRACT 10):
+ * (not from the core) also predicts the outcome of the order of evaluation (docs/spec.md#requests):
  * 414, unknown path, method, key, then which parameter a 400 names, the 403s of the plan,
- * which fixture IPO an identifier resolves to (CONTRACT 4) and the GMP range (CONTRACT 5).
+ * which fixture IPO an identifier resolves to (docs/spec.md#one-ipo) and the GMP range (docs/spec.md#gmp-series).
  *
  * What is NOT generated, and why (each would be answered by Node's own HTTP parser or
  * client before any middleware runs, so it would test Node, not this library):
@@ -188,7 +188,7 @@ export interface FuzzReport {
   statuses: StatusCounts;
   /** Answered by Node's HTTP parser before any middleware (bare 400/431); not failures. */
   refusedByNode: number;
-  /** Runs by the route their path names (CONTRACT 10), `ambiguous` when adapters may differ. */
+  /** Runs by the route their path names (docs/spec.md#requests), `ambiguous` when adapters may differ. */
   routes: Record<FuzzRoute, number>;
   phases: Array<{ name: string; runs: number; statuses: StatusCounts }>;
   /** HEAD requests answered again by a GET and compared (same status and headers, Content-Length of the GET body). */
@@ -276,9 +276,9 @@ export function fuzzRequestArbitrary(): fc.Arbitrary<FuzzRequest> {
  * Checks one response against the contract; returns the problems found (none: it
  * conforms). Never 5xx (the store is healthy, so a 500 or 503 is a failure), a status of
  * the contract, the error body `{status,title,detail,code,meta?}` with the code and title
- * of the status and the meta of CONTRACT 7, the common headers, `Content-Length` equal to
+ * of the status and the meta of docs/spec.md#errors, the common headers, `Content-Length` equal to
  * the body bytes, no body on HEAD, a 2xx body of the route's shape, and the order of
- * evaluation of CONTRACT 10.
+ * evaluation of docs/spec.md#requests.
  *
  * @example
  * ```ts
@@ -315,7 +315,7 @@ export function checkFuzzResponse(req: SentRequest, res: FuzzResponse, x: FuzzEx
   if (req.apiKey !== null && req.apiKey.length >= 12 && res.status !== 200 && text.includes(req.apiKey)) fail('the body quotes the x-api-key that was sent');
   if (/\n\s+at |node_modules|\.ts:\d|\.js:\d/.test(text)) fail('the body looks like a stack trace');
 
-  // -- what CONTRACT 10 says about this request
+  // -- what docs/spec.md#requests says about this request
   const expected = expectationsOf(req, x);
   const rate = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'].map((n) => h[n]);
   const stepOne = res.status === 414 || res.status === 405 || (res.status === 404 && expected.route === 'unknown');
@@ -955,7 +955,7 @@ interface PhaseContext {
   agent: http.Agent;
 }
 
-/** The route a request's path names (CONTRACT 10), or `ambiguous` when the adapters may see different paths. */
+/** The route a request's path names (docs/spec.md#requests), or `ambiguous` when the adapters may see different paths. */
 export type FuzzRoute = 'list' | 'ipo' | 'gmp' | 'unknown' | 'ambiguous';
 type Plan = 'free' | 'paid' | 'pro' | 'proGmp';
 
@@ -1025,7 +1025,7 @@ async function runPhase(args: {
       report.routes[routeOf(outcome.sent)] += 1;
       if (!phase.limited) report.responses[offset + index] = fingerprint(outcome);
       if (problems !== null && problems.length === 0 && request.method === 'HEAD' && !phase.limited && outcome.response !== null) {
-        // HEAD answers exactly as GET would, without a body (CONTRACT 10, step 1)
+        // HEAD answers exactly as GET would, without a body (docs/spec.md#requests step 1)
         const head = outcome.response;
         const get = await send(ctx, { ...request, method: 'GET' });
         report.requests += 1;
@@ -1290,7 +1290,7 @@ interface ExpectedBody {
   to?: string;
 }
 
-/** The route a path below the mount names (CONTRACT 10), written from the contract's text. */
+/** The route a path below the mount names (docs/spec.md#requests), written from the contract's text. */
 function routeOfPath(path: string): 'list' | 'ipo' | 'gmp' | 'unknown' {
   let p = path === '' ? '/' : path;
   if (!p.startsWith('/')) return 'unknown';
@@ -1369,7 +1369,7 @@ type Checked<T> = { state: 'ok'; value: T } | { state: 'absent' } | { state: 'in
 const bad = (parameter: string, why: string): Verdict => ({ kind: 'known', status: 400, parameter, why: `400 naming ${parameter}: ${why}` });
 const open = (statuses: number[], why: string): Verdict => ({ kind: 'unknown', statuses, why: `the oracle leaves it open: ${why}` });
 
-/** The query as CONTRACT 10 reads it: decoded name -> raw values (names that do not decode are dropped). */
+/** The query as docs/spec.md#requests reads it: decoded name -> raw values (names that do not decode are dropped). */
 function parseQueryParams(query: string): Map<string, string[]> {
   const params = new Map<string, string[]>();
   if (query === '') return params;
@@ -1385,7 +1385,7 @@ function parseQueryParams(query: string): Map<string, string[]> {
   return params;
 }
 
-/** The one decoded, non-empty value of a parameter (CONTRACT 3: repeated, empty or malformed is invalid). */
+/** The one decoded, non-empty value of a parameter (docs/spec.md#list: repeated, empty or malformed is invalid). */
 function single(query: Map<string, string[]>, name: string): Checked<string> {
   const values = query.get(name);
   if (values === undefined) return { state: 'absent' };
@@ -1398,7 +1398,7 @@ const asciiLower = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toL
 
 /**
  * An enumerated value matched ignoring ASCII case. A match that needs Unicode case mapping
- * (KELVIN SIGN for k, LONG S for s, ...) is left open: CONTRACT 3 says "case-insensitively"
+ * (KELVIN SIGN for k, LONG S for s, ...) is left open: docs/spec.md#list says "case-insensitively"
  * without saying which folding.
  */
 function enumerated(checked: Checked<string>, allowed: readonly string[]): Checked<string> {
@@ -1430,7 +1430,7 @@ function dateParam(query: Map<string, string[]>, name: string): Checked<number> 
   return ms === null ? { state: 'invalid' } : { state: 'ok', value: ms };
 }
 
-/** A whole number written in plain digits (CONTRACT 3), as a bigint. */
+/** A whole number written in plain digits (docs/spec.md#list), as a bigint. */
 function digitsParam(query: Map<string, string[]>, name: string, min: bigint, max: bigint | null): Checked<bigint> {
   const c = single(query, name);
   if (c.state !== 'ok') return c as Checked<bigint>;
@@ -1483,7 +1483,7 @@ function listVerdict(query: Map<string, string[]>, key: Plan | 'none', now: numb
   const pageNumber = key === 'none' || page.state !== 'ok' ? 1 : Number(page.value);
   const body: ExpectedBody = { page: pageNumber, limit: effective, withGmp };
   if (now !== null && istDay(now) === FIXTURE_TODAY && status.state === 'ok') {
-    // CONTRACT 3 over the fixture: its own order of each status, filtered naively
+    // docs/spec.md#list over the fixture: its own order of each status, filtered naively
     const types = typeText.state === 'ok' ? typeText.value.split(',').map((t) => t.toUpperCase()) : null;
     const source = single(query, 'source');
     const from = single(query, 'startDate');
@@ -1557,7 +1557,7 @@ function gmpVerdict(segment: string, query: Map<string, string[]>, key: Plan | '
   ]);
   if (problem?.state === 'open') return open([200, 400, 403, 404], `${problem.name} matches only with Unicode case folding`);
   if (problem !== null) return bad(problem.name, 'the first invalid series parameter');
-  // CONTRACT 5: the effective range
+  // docs/spec.md#gmp-series: the effective range
   const DAY = 86_400_000;
   let start: number;
   let end: number;
@@ -1600,7 +1600,7 @@ function istDay(ms: number): string {
   return new Date(ms + 330 * 60_000).toISOString().slice(0, 10);
 }
 
-/** CONTRACT 4: id exactly, then symbol, then slug, both ignoring ASCII case only. */
+/** docs/spec.md#one-ipo: id exactly, then symbol, then slug, both ignoring ASCII case only. */
 function resolveIdentifier(identifier: string): string | null {
   const lower = asciiLower(identifier);
   const byId = FIXTURE_IPOS.find((i) => i.id === identifier);
@@ -1680,7 +1680,7 @@ function checkSuccessBody(body: unknown, expected: Expected, fail: (p: string) =
     const [c, on, tp, pg, lim] = [count, countOnPage, totalPages, page, limit] as number[];
     if (on !== ipos.length) fail(`countOnPage ${on} but ${ipos.length} IPOs`);
     if ((lim as number) < 1 || tp !== Math.ceil((c as number) / (lim as number))) fail(`totalPages ${tp} for count ${c} and limit ${lim}`);
-    // pages partition the matches: full pages, then the rest, then empty pages (CONTRACT 3)
+    // pages partition the matches: full pages, then the rest, then empty pages (docs/spec.md#list)
     const due = Math.max(0, Math.min(lim as number, (c as number) - ((pg as number) - 1) * (lim as number)));
     if (on !== due) fail(`countOnPage ${on} on page ${pg} of ${c} matches by ${lim}, not ${due}`);
     if ((pg as number) < 1) fail(`page ${pg}`);

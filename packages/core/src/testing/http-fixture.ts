@@ -64,7 +64,7 @@ export const IPO_IDS = Object.freeze({
 });
 
 /**
- * The ids of each status on {@link FIXTURE_TODAY}, in the contract's order (CONTRACT 3),
+ * The ids of each status on {@link FIXTURE_TODAY}, in the contract's order (docs/spec.md#list),
  * written by hand.
  */
 export const EXPECTED_ORDER: Readonly<Record<IpoStatus, readonly string[]>> = Object.freeze({
@@ -191,7 +191,7 @@ function generatedSnapshots(): DatasetSnapshot[] {
   return out;
 }
 
-/** Hand-picked snapshots whose arithmetic needs exact rounding (CONTRACT 6). */
+/** Hand-picked snapshots whose arithmetic needs exact rounding (docs/spec.md#numbers). */
 const HAND_PICKED: readonly DatasetSnapshot[] = [
   // 1 and 1.01: mean 1.005 -> 1.01 (a float mean gives 1.0049999999999999)
   { ipoId: IPO_IDS.orbit, timestamp: '2026-11-21T10:00:00.000Z', sources: [{ name: 'ipowatch', gmpPrice: 1 }, { name: 'investorgain', gmpPrice: 1.01 }] },
@@ -320,7 +320,7 @@ export async function seedFixture(store: Store): Promise<SeededFixture> {
 // The reference: what the API must answer for the fixture, computed naively.
 
 /**
- * The status of a fixture IPO on an IST day (CONTRACT 2), computed independently.
+ * The status of a fixture IPO on an IST day (docs/spec.md#status), computed independently.
  *
  * @example
  * ```ts
@@ -340,7 +340,7 @@ export function fixtureStatus(id: string, today: string): IpoStatus {
 }
 
 /**
- * The IPO object the API must send for a fixture IPO (CONTRACT 1), keys in order;
+ * The IPO object the API must send for a fixture IPO (docs/spec.md#ipo-object), keys in order;
  * `gmpAt` adds `gmp` (the latest snapshot at or before it).
  *
  * @example
@@ -426,7 +426,7 @@ export interface SeriesQuery {
 }
 
 /**
- * The GMP series body the API must send for a fixture IPO (CONTRACT 5), or `'from'`
+ * The GMP series body the API must send for a fixture IPO (docs/spec.md#gmp-series), or `'from'`
  * when the range is empty (start after end: a 400 naming `from`). A naive bucketing:
  * every visible snapshot in range goes to the bucket holding it.
  *

@@ -613,7 +613,7 @@ const ORBIT = IPO_IDS.orbit;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 // ---------------------------------------------------------------------------------------
-// 1. Authentication (interface "Authentication"; CONTRACT 3, 4, 5, 8, 10 step 2)
+// 1. Authentication (interface "Authentication"; docs/spec.md#list, #one-ipo, #gmp-series, #limits, #requests step 2)
 
 function authChecks(): HttpCheck[] {
   return [
@@ -771,7 +771,7 @@ function authChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 2. Errors (CONTRACT 7, 10 step 1)
+// 2. Errors (docs/spec.md#errors, #requests step 1)
 
 function errorChecks(): HttpCheck[] {
   return [
@@ -983,7 +983,7 @@ function errorChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 3. Headers (CONTRACT 7)
+// 3. Headers (docs/spec.md#errors)
 
 function headerChecks(): HttpCheck[] {
   return [
@@ -1073,7 +1073,7 @@ function headerChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 4. Rate limits (CONTRACT 8, 10 steps 2-3), with the contract's default quotas
+// 4. Rate limits (docs/spec.md#limits, #requests steps 2-3), with the contract's default quotas
 
 function rateLimitChecks(): HttpCheck[] {
   const defaults: IpoRouterOptions = { limits: {} };
@@ -1358,7 +1358,7 @@ function rateLimitChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 5. includeGmp (CONTRACT 1, 3, 4, 8)
+// 5. includeGmp (docs/spec.md#ipo-object, #list, #one-ipo, #limits)
 
 function includeGmpChecks(): HttpCheck[] {
   return [
@@ -1456,7 +1456,7 @@ function includeGmpChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 6. GMP series (CONTRACT 5, 6)
+// 6. GMP series (docs/spec.md#gmp-series, #numbers)
 
 function seriesChecks(): HttpCheck[] {
   const series = async (ctx: CheckContext, target: string, key = ctx.keys.proGmp): Promise<GmpSeries> => asSeries(await ctx.request(target, { key }));
@@ -1801,7 +1801,7 @@ function seriesChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 7. List (CONTRACT 2, 3)
+// 7. List (docs/spec.md#status, #list)
 
 function listChecks(): HttpCheck[] {
   const ids = async (ctx: CheckContext, q: string, key = ctx.keys.paid): Promise<string[]> =>
@@ -1985,7 +1985,7 @@ function listChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 8. One IPO (CONTRACT 4, 10)
+// 8. One IPO (docs/spec.md#one-ipo, #requests)
 
 function ipoChecks(): HttpCheck[] {
   const one = async (ctx: CheckContext, target: string): Promise<Ipo> => asIpo(await ctx.request(target, { key: ctx.keys.paid })).ipo;
@@ -2179,7 +2179,7 @@ function ipoChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 9. Bad input never 5xx (CONTRACT 3, 10)
+// 9. Bad input never 5xx (docs/spec.md#list, #requests)
 
 function badInputChecks(): HttpCheck[] {
   return [
@@ -2370,7 +2370,7 @@ function badInputChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 10. JSON bytes (CONTRACT 1, 3, 5, 6)
+// 10. JSON bytes (docs/spec.md#ipo-object, #list, #gmp-series, #numbers)
 
 const ORBIT_JSON = String.raw`{"id":"2026000001","name":"Orbit Aerospace Ltd","symbol":"ORBIT","slug":"orbit-aerospace-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":"https://example.com/ipo/orbit","nseInfoUrl":"https://www.nseindia.com/market-data/issue-information?symbol=ORBIT&series=EQ","prospectusUrl":"https://example.com/ipo/orbit/rhp.pdf","logo":null,"startDate":"2026-11-20","endDate":"2026-11-24","listingDate":"2026-11-27","priceRange":"95.5-100","minQty":150,"lotSize":150,"minAmount":15000,"issueSize":"192cr","listingGain":null,"status":"open","schedule":[{"event":"Open","date":"2026-11-20"},{"event":"Close","date":"2026-11-24"},{"event":"Allotment","date":"2026-11-25"},{"event":"Refunds","date":"2026-11-26"},{"event":"Demat credit","date":"2026-11-26"},{"event":"Listing","date":"2026-11-27"}],"about":"Orbit builds \"small\" satellites — and launch services.\nSecond line.","strengths":["Order book of 3 years","Margins"],"risks":["Customer concentration"],"mediaCoverageLinks":[]`;
 const ORBIT_GMP_JSON = String.raw`"gmp":{"lastUpdatedAt":"2026-11-22T06:30:00.000Z","aggregations":{"mean":41.4,"median":41,"min":40.5,"max":44,"mode":40.5},"sources":[{"name":"IPO Premium","gmpPrice":41},{"name":"Zeta","gmpPrice":44},{"name":"ipocentral","gmpPrice":40.5},{"name":"ipowatch","gmpPrice":41},{"name":"éclair-gmp","gmpPrice":40.5}]}`;

@@ -211,7 +211,7 @@ const WEEK = 7 * DAY;
 /** 9999-12-31T23:59:59.999Z: every stored snapshot is at or before it. */
 const FAR_FUTURE = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
-/** The bucket grids of the core (CONTRACT 5): weekly buckets start on Monday 1970-01-05. */
+/** The bucket grids of the core (docs/spec.md#gmp-series): weekly buckets start on Monday 1970-01-05. */
 const GRIDS: ReadonlyArray<{ name: string; size: number; origin: number }> = [
   { name: '5m', size: 5 * MINUTE, origin: 0 },
   { name: '10m', size: 10 * MINUTE, origin: 0 },
