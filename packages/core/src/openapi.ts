@@ -489,7 +489,7 @@ function componentParameters(): Record<string, OpenApiParameter> {
       name: 'status',
       in: 'query',
       required: true,
-      description: `The derived status to list (docs/spec.md#status: listed, closed, open, upcoming, announced, from the dates and today in Asia/Kolkata). ${casing}`,
+      description: `The derived status to list (listed, closed, open, upcoming, announced: from the dates and today in Asia/Kolkata). ${casing}`,
       schema: { type: 'string', enum: STATUSES },
     },
     type: {
@@ -693,7 +693,7 @@ function schemas(): Record<string, JsonSchema> {
           pattern: LISTING_GAIN_PATTERN,
           description: 'Listing gain in percent as decimal text, e.g. `"15.5"`, `"-2"`; null until listed.',
         },
-        status: { type: 'string', enum: STATUSES, description: 'Derived from the dates and today in Asia/Kolkata (docs/spec.md#status).' },
+        status: { type: 'string', enum: STATUSES, description: 'Derived from the dates and today in Asia/Kolkata.' },
         schedule: { type: 'array', items: schemaRef('ScheduleEvent'), description: 'Ascending by date (same-day events keep their imported order).' },
         about: nullableText('Description of the company.'),
         strengths: texts('Strengths, as imported.'),
