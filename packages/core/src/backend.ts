@@ -1,0 +1,33 @@
+/**
+ * `@ipokit/core/backend`: the rules a storage backend, rate limiter or adapter restates or
+ * uses, each defined once in the core (docs/spec.md#storage). A backend that answers from
+ * its own indexes or in SQL or Lua is pinned to these by the conformance suites of
+ * `@ipokit/core/testing`. An app that only mounts the router needs none of it.
+ *
+ * @example
+ * ```ts
+ * import { asciiLower, deriveStatus, slidingWindowHit } from '@ipokit/core/backend';
+ *
+ * const folded = asciiLower('ORBIT');                     // how symbols are matched
+ * const status = deriveStatus(ipo, '2026-11-24');         // the status on an IST day
+ * const { admitted } = slidingWindowHit({ hits: [[]], quotas: [6], now: Date.now(), windowMs: 60_000 });
+ * ```
+ */
+// Text: ordering and case folding.
+export { asciiLower } from './ascii.js';
+export { closingDate, compareCodePoints, compareForStatus, deriveStatus, IPO_STATUSES } from './status.js';
+// Dates and numbers.
+export { addDays, isCalendarDate } from './dates.js';
+export { aggregatePaise } from './aggregate.js';
+export { paiseToRupees, roundDiv } from './numbers.js';
+// GMP buckets.
+export { BUCKET_GRIDS, toSeriesPoints } from './gmp.js';
+// The sliding window.
+export { describeWindow, slidingWindowHit, slidingWindowPeek, WINDOW_MS, type SlidingWindowResult } from './sliding-window.js';
+// Keys, as stores keep them.
+export { hashApiKey, KEY_PREFIX_LENGTH } from './keys.js';
+// Datasets: conflicts found while writing.
+export { datasetConflictError } from './admin.js';
+// Requests and error bodies, for adapters.
+export { decodeComponent, decodeQueryComponent, parseQuery, routePath, type Route } from './request.js';
+export { errorBody } from './serialize.js';
