@@ -2,8 +2,8 @@
  * `npm run bench`: every benchmark of the project, side by side, printed and written to
  * BENCHMARKS.md with the machine, the versions, the date and the exact commands.
  *
- *   npm run bench                      # HTTP, core and PostgreSQL (DATABASE_URL or 127.0.0.1:5432)
- *   npm run bench -- --only http,core  # a part of it
+ *   npm run bench                      # HTTP, core, PostgreSQL and full stack (DATABASE_URL or 127.0.0.1:5432)
+ *   npm run bench -- --only http,core  # a part of it (http, core, postgres, full-stack)
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,8 @@ import { formatRows, type BenchRow } from './rows.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');
-const parts = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ['http', 'core', 'postgres']);
+const ALL_PARTS = ['http', 'core', 'postgres', 'full-stack'];
+const parts = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ALL_PARTS);
 const started = new Date();
 
 const version = (pkg: string): string => {
@@ -37,6 +38,14 @@ if (parts.has('core')) {
 if (parts.has('postgres')) {
   const { runPostgresBench } = await import('./postgres.js');
   sections.push({ title: 'PostgreSQL store', command: 'DATABASE_URL=... node --conditions=source --import tsx bench/postgres.ts', rows: await runPostgresBench() });
+}
+if (parts.has('full-stack')) {
+  const { runFullStackBench } = await import('./full-stack.js');
+  sections.push({
+    title: 'Full stack: Express 5 on each store',
+    command: 'DATABASE_URL=... node --conditions=source --import tsx bench/full-stack.ts --rounds 3 --seconds 5 --connections 32',
+    rows: await runFullStackBench({ rounds: 3, seconds: 5, connections: 32 }),
+  });
 }
 
 let pgVersion = '';
@@ -61,5 +70,5 @@ const report = [
 ].join('\n');
 
 console.log(report);
-if (parts.size === 3) writeFileSync(`${ROOT}BENCHMARKS.md`, report);
+if (ALL_PARTS.every((p) => parts.has(p))) writeFileSync(`${ROOT}BENCHMARKS.md`, report);
 else console.log('\n(BENCHMARKS.md is written only by a full run.)');

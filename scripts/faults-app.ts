@@ -34,7 +34,9 @@ const framework = process.argv[2] === 'koa' ? 'koa' : 'express';
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8, connectionTimeoutMillis: 1_000 });
 pool.on('error', () => void stats.poolErrors++);
 // A small bound on waiting calls, so that a stall sheds load here (the default is 1,000).
-const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit', maxWaitingCalls: 100 });
+// No data cache: every request reads the database, so the faults reach it (and no LISTEN
+// connection is held).
+const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit', maxWaitingCalls: 100, dataCacheTtlMs: 0 });
 const options = {
   now: () => new Date(Number(process.env.IPOKIT_NOW)),
   limits: { paid: { perMinute: 1e12, gmpPerMinute: 1e12 }, pro: { perMinute: 1e12, gmpPerMinute: 1e12 } },

@@ -501,7 +501,8 @@ describe('ipokit import of hostile values in little memory', () => {
     const script = `
       import { runCli } from '@ipokit/cli';
       import { SCHEMA_VERSION } from '@ipokit/storage-postgres';
-      const client = { query: async () => ({ rows: [{ v: SCHEMA_VERSION }] }) };
+      // Answers the schema check; the file is refused before anything is written.
+      const client = { query: async () => ({ rows: [{ v: SCHEMA_VERSION }] }), transaction: async () => { throw new Error('no write expected'); } };
       const code = await runCli(['import', ${JSON.stringify(basename(path))}, '--schema', 'ipokit_hostile'],
         { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: ${JSON.stringify(dirname(path))}, openDatabase: async () => ({ client, close: async () => {} }) });
       process.stderr.write('max rss ' + Math.round(process.resourceUsage().maxRSS / 1024) + ' MB\\n');

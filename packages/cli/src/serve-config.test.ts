@@ -174,8 +174,9 @@ describe('ipokit serve --config with every setting', () => {
       expect(admitted.headers.get('ratelimit-limit')).toBeNull();
 
       // storeTimeoutMs 300: a query that takes 2 s answers 503 after 300 ms
+      // (an IPO not asked for before: /ORBIT is in the data cache by now)
       faulty.set({ kind: 'delay', pattern: /\.ipos\b/, ms: 2000 });
-      const slow = await get(`${api}/ORBIT`, { 'x-api-key': keys.paid });
+      const slow = await get(`${api}/orbit-aerospace-ipo`, { 'x-api-key': keys.paid });
       expect([slow.status, slow.body.code]).toEqual([503, 'ERR:UNAVAILABLE']);
       expect(slow.ms).toBeLessThan(1500);
       faulty.set({ kind: 'none' });

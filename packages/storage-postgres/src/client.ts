@@ -89,7 +89,17 @@ export interface DatabaseOptions {
    * stalled database sheds load instead of queueing it without bound. Default 1,000.
    */
   maxWaitingCalls?: number;
+  /**
+   * Connections of a pool kept out of the store's calls because the store holds them for
+   * something else (the data cache's LISTEN connection): the gate is that much narrower, so
+   * that no call waits in the pool's queue, where its deadline could not drop it. Only on a
+   * pool whose `max` is larger; default 0.
+   */
+  reservedConnections?: number;
 }
+
+/** How the store drives a client: see {@link PostgresClient}. */
+export type ClientKind = 'pool' | 'pglite' | 'single';
 
 /**
  * The store's handle on a client: queries that reject with `ERR:UNAVAILABLE` (the driver's
@@ -108,11 +118,15 @@ export interface DatabaseOptions {
  * waiting is bounded, rather than in the driver's queue, where neither is possible.
  */
 export class Database {
-  private readonly kind: 'pool' | 'pglite' | 'single';
+  /** How the client is driven: a pool, PGlite (or another `transaction(fn)` client), one connection. */
+  readonly kind: ClientKind;
+  /** The pool connections kept out of the gate (see {@link DatabaseOptions.reservedConnections}). */
+  readonly reserved: number;
   private readonly gate: Gate;
 
   constructor(
-    private readonly client: PostgresClient,
+    /** The client the store was given (the data cache listens on it); never closed here. */
+    readonly client: PostgresClient,
     options: DatabaseOptions = {},
   ) {
     if (client === null || typeof client !== 'object' || typeof client.query !== 'function') {
@@ -133,9 +147,13 @@ export class Database {
     if (!Number.isSafeInteger(maxWaiting) || maxWaiting < 0) {
       throw new IpokitError('ERR:BADPARAM', `maxWaitingCalls must be a whole number >= 0; got ${String(maxWaiting)}.`, { parameter: 'maxWaitingCalls' });
     }
-    const width = this.kind === 'pool' ? (c.options?.max ?? 10) : this.kind === 'pglite' ? 1 : 10;
-    this.gate = new Gate(Number.isSafeInteger(width) && width > 0 ? width : 10, maxWaiting);
+    const given = this.kind === 'pool' ? (c.options?.max ?? 10) : this.kind === 'pglite' ? 1 : 10;
+    const width = Number.isSafeInteger(given) && given > 0 ? given : 10;
+    const reserve = options.reservedConnections ?? 0;
+    this.reserved = this.kind === 'pool' && Number.isSafeInteger(reserve) && reserve > 0 && reserve < width ? reserve : 0;
+    this.gate = new Gate(width - this.reserved, maxWaiting);
   }
+
 
   /**
    * One statement on any connection. With `call`, it is not started once the deadline

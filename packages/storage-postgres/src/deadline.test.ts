@@ -99,8 +99,10 @@ describe.skipIf(!url)('a stalled database (PostgreSQL: a table locked by another
 
   it('starts no call whose request was answered, and refuses calls beyond maxWaitingCalls at once', async () => {
     const pool = new pg.Pool({ connectionString: url, max: 4 });
-    // Keys cached and no window drawn: each request makes one store call, the IPO read.
-    const app = await serve(pool, { maxWaitingCalls: 20 }, { storeTimeoutMs: 300, keyCacheTtlMs: 60_000, limits: { paid: { perMinute: Infinity } } });
+    // Keys cached and no window drawn: each request makes one store call, the IPO read,
+    // which the data cache would answer from memory while the table is locked (nothing
+    // changed): without it, every read goes through the gate.
+    const app = await serve(pool, { maxWaitingCalls: 20, dataCacheTtlMs: 0 }, { storeTimeoutMs: 300, keyCacheTtlMs: 60_000, limits: { paid: { perMinute: Infinity } } });
     let acquired = 0;
     pool.on('acquire', () => void acquired++);
     try {

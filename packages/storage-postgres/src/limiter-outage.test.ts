@@ -9,7 +9,7 @@ import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
 import { interceptQueries, openTestDatabase, type TestDatabase } from './test-database.js';
 
-// limiterFailOpen (CONTRACT 11) against a limiter that is really down while the data is
+// limiterFailOpen (docs/spec.md#settings) against a limiter that is really down while the data is
 // readable: on PostgreSQL another session holds an ACCESS EXCLUSIVE lock on the rate
 // tables, so every limiter call waits until storeTimeoutMs; on PGlite (one connection, no
 // second session to hold a lock) the limiter's statement fails. Closed (the default)

@@ -394,6 +394,45 @@ END
 $fn$;
 `,
   },
+  {
+    version: 3,
+    name: 'the data version, for the read cache',
+    // Every process caches IPO data (data-cache.ts) and must learn when it changes. One row
+    // holds a counter that every transaction writing ipos or snapshots moves on once, in that
+    // transaction (statement triggers, so an import of a million rows moves it once, and so do
+    // the streaming import, deletions and any SQL of your own), and NOTIFY sends the new value
+    // on commit. A read that selects the counter with its data knows which version it saw;
+    // the counter only grows, so two versions compare in commit order: writers queue on the
+    // row's lock, each one after the one before it.
+    sql: (s) => `
+CREATE TABLE ${s}.data_version (
+  id      boolean PRIMARY KEY DEFAULT true CHECK (id),
+  version bigint NOT NULL,
+  -- the transaction that moved it last (txid_current()): each moves it once
+  xact    bigint
+);
+INSERT INTO ${s}.data_version (version) VALUES (1);
+
+CREATE FUNCTION ${s}.bump_data_version() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_version bigint;
+BEGIN
+  UPDATE ${s}.data_version SET version = version + 1, xact = txid_current()
+    WHERE xact IS DISTINCT FROM txid_current() RETURNING version INTO v_version;
+  IF FOUND THEN
+    -- delivered when (and only if) the transaction commits
+    PERFORM pg_notify('${dataChannel(s.slice(1, -1))}', v_version::text);
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER ipos_data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${s}.ipos
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.bump_data_version();
+CREATE TRIGGER snapshots_data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${s}.snapshots
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.bump_data_version();
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */
@@ -452,6 +491,20 @@ export function schemaIdentifier(schema: string | undefined): string {
     });
   }
   return `"${name}"`;
+}
+
+/**
+ * The NOTIFY channel on which a schema's data version is sent (migration 3): `ipokit_data_`
+ * and the schema name, or for a name too long for a channel (63 bytes), a digest of it.
+ *
+ * @example
+ * ```ts
+ * dataChannel('ipokit'); // 'ipokit_data_ipokit'
+ * ```
+ */
+export function dataChannel(schema: string): string {
+  const channel = `ipokit_data_${schema}`;
+  return channel.length <= 63 ? channel : `ipokit_data_${createHash('sha256').update(schema).digest('hex').slice(0, 51)}`;
 }
 
 /** Two int4 keys for pg_advisory_xact_lock, from the schema: one lock per schema. */

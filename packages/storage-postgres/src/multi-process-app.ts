@@ -46,7 +46,8 @@ function bridgeClient(): PostgresClient {
 
 const url = process.env.DATABASE_URL;
 const client: PostgresClient = url ? new pg.Pool({ connectionString: url, max: 10 }) : bridgeClient();
-const store = postgresStore({ client, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit' });
+const cacheTtl = process.env.IPOKIT_DATA_CACHE_TTL_MS;
+const store = postgresStore({ client, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit', ...(cacheTtl === undefined ? {} : { dataCacheTtlMs: Number(cacheTtl) }) });
 // A pinned clock (IPOKIT_NOW), or one that moves from there when IPOKIT_CLOCK=moving.
 const pinned = Number(process.env.IPOKIT_NOW);
 const started = performance.now();

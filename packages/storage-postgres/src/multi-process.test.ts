@@ -112,4 +112,30 @@ describe(`${PROCESSES} app processes on one ${process.env.DATABASE_URL ? 'Postgr
       await Promise.all(moving.map(({ child }) => new Promise((resolve) => child.once('exit', resolve).kill('SIGTERM'))));
     }
   });
+
+  it('serve an IPO changed by another process: at once on PostgreSQL (NOTIFY), within dataCacheTtlMs (1 s) without notifications', async () => {
+    // (on PGlite the apps reach the database over IPC, where nothing can LISTEN: only the TTL works)
+    const store = postgresStoreOf();
+    const { ipo } = (await store.findIpo({ identifier: 'ORBIT', gmpAt: null }))!;
+    const names = () =>
+      Promise.all(
+        apps.map(async ({ origin }) => {
+          const res = await fetch(`${origin}/ipos/ORBIT`, { headers: { 'x-api-key': keys.proGmp } });
+          return ((await res.json()) as { ipo: { name: string } }).ipo.name;
+        }),
+      );
+    try {
+      expect(await names()).toEqual(apps.map(() => ipo.name)); // now cached by every app
+      await store.writeDataset({ ipos: [{ ...ipo, name: 'Orbit Aerospace (renamed) Ltd' }], snapshots: [] });
+      const written = performance.now();
+      while (!(await names()).every((name) => name === 'Orbit Aerospace (renamed) Ltd')) {
+        expect(performance.now() - written).toBeLessThan(3_000);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(performance.now() - written).toBeLessThan(db.kind === 'postgres' ? 500 : 1_000 + 200);
+    } finally {
+      await store.writeDataset({ ipos: [ipo], snapshots: [] });
+      await store.close?.();
+    }
+  });
 });

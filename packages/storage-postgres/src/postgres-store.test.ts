@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { testStore } from '@ipokit/core/testing';
+import { testIpoStore, testStore } from '@ipokit/core/testing';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
 
 let db: TestDatabase;
@@ -8,4 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-testStore({ name: `postgresStore (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`, createStore: () => db.emptyStore(), destroyStore: (s) => s.close?.() });
+const kind = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite';
+// As configured by default (the data cache on), and the IPO data without the cache (every read in SQL).
+testStore({ name: `postgresStore (${kind})`, createStore: () => db.emptyStore(), destroyStore: (s) => s.close?.() });
+testIpoStore({ name: `postgresStore without the data cache (${kind})`, createStore: () => db.emptyStore({ dataCacheTtlMs: 0 }), destroyStore: (s) => s.close?.() });

@@ -26,7 +26,16 @@ import type {
   StoreCallOptions,
 } from '@ipokit/core';
 import { Database, type PostgresClient, type Transaction } from './client.js';
+import {
+  DataCache,
+  dataVersionWatch,
+  DEFAULT_DATA_CACHE_MAX_BYTES,
+  DEFAULT_DATA_CACHE_TTL_MS,
+  noteDataWrite,
+  type VersionRead,
+} from './data-cache.js';
 import { advisoryKey, SCHEMA_VERSION, schemaIdentifier, type SchemaOptions } from './migrations.js';
+import { firstBucketStart, timelineBuckets, timelineFits, toTimeline, type Timeline } from './timeline.js';
 
 /**
  * Options of {@link postgresStore}.
@@ -55,6 +64,22 @@ export interface PostgresStoreOptions extends SchemaOptions {
    * key management wait without bound. Default 1,000.
    */
   maxWaitingCalls?: number;
+  /**
+   * The read cache of IPO data (`listIpos`, `findIpo`, `gmpBuckets`), kept in this store
+   * object: the longest time (ms) a cached answer is used after a statement last confirmed
+   * the schema's data version. A write made through a store object on the same client is
+   * seen at once; one made by another process as soon as its NOTIFY arrives (milliseconds),
+   * and within this bound even when notifications are lost. Answers are exactly the
+   * database's (at some moment less than this long ago). Default 1,000; 0 turns the cache
+   * off. On a pool of 2 or more connections the cache holds one of them for LISTEN, and the
+   * store runs one call fewer at once.
+   */
+  dataCacheTtlMs?: number;
+  /**
+   * Bound on the cache's estimated size in bytes, per store object (least recently used
+   * entries go first; an IPO counts about twice its JSON text). Default 32 MiB.
+   */
+  dataCacheMaxBytes?: number;
 }
 
 /** Rows per statement when an import is written. */
@@ -69,7 +94,7 @@ const FIELD_COLUMN = Object.fromEntries(GMP_FIELDS.map((f) => [f, `agg_${f}`])) 
 const AGG_COLUMNS = GMP_FIELDS.map((f) => FIELD_COLUMN[f]).join(', ');
 
 /**
- * How each status is read on day `t` (a parameter). The predicates equal CONTRACT 2 for
+ * How each status is read on day `t` (a parameter). The predicates equal docs/spec.md#status for
  * data that follows its transitions (the import refuses any other). `parts` are disjoint
  * and each is a range of one index (see the migration). `ordered`: the page is read in
  * index order (two parts: merged), and the count adds up index-only counts. `gathered`
@@ -94,7 +119,7 @@ const STATUS_SQL: Readonly<
 };
 
 /** A snapshot's columns as a row of the latest-snapshot join reads them (`g.*` below). */
-const SNAPSHOT_COLUMNS = `sn.ts::float8 AS ts, sn.sources, ${GMP_FIELDS.map((f) => `sn.${FIELD_COLUMN[f]}::float8 AS ${f}`).join(', ')}`;
+const SNAPSHOT_COLUMNS = `sn.ts::float8 AS ts, sn.sources::text AS sources, ${GMP_FIELDS.map((f) => `sn.${FIELD_COLUMN[f]}::float8 AS ${f}`).join(', ')}`;
 /** What a page or lookup selects of the joined latest snapshot `g`. */
 const GMP_COLUMNS = `g.ts, g.sources, ${GMP_FIELDS.map((f) => `g.${f}`).join(', ')}`;
 
@@ -120,7 +145,19 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     throw new IpokitError('ERR:BADPARAM', 'postgresStore needs { client }, e.g. postgresStore({ client: pool }).', { parameter: 'client' });
   }
   const s = schemaIdentifier(options.schema);
-  const db = new Database(options.client, options.maxWaitingCalls === undefined ? {} : { maxWaitingCalls: options.maxWaitingCalls });
+  const ttlMs = options.dataCacheTtlMs ?? DEFAULT_DATA_CACHE_TTL_MS;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 0) {
+    throw new IpokitError('ERR:BADPARAM', `dataCacheTtlMs must be a whole number of ms >= 0 (0: no cache); got ${String(ttlMs)}.`, { parameter: 'dataCacheTtlMs' });
+  }
+  const maxBytes = options.dataCacheMaxBytes ?? DEFAULT_DATA_CACHE_MAX_BYTES;
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
+    throw new IpokitError('ERR:BADPARAM', `dataCacheMaxBytes must be a whole number >= 1; got ${String(maxBytes)}.`, { parameter: 'dataCacheMaxBytes' });
+  }
+  const db = new Database(options.client, {
+    ...(options.maxWaitingCalls === undefined ? {} : { maxWaitingCalls: options.maxWaitingCalls }),
+    // the cache's LISTEN connection
+    reservedConnections: ttlMs > 0 ? 1 : 0,
+  });
   const sweepEvery = options.rateLimitSweepEvery ?? 1_000;
   if (!Number.isInteger(sweepEvery) || sweepEvery < 1) {
     throw new IpokitError('ERR:BADPARAM', 'rateLimitSweepEvery must be an integer >= 1.', { parameter: 'rateLimitSweepEvery' });
@@ -146,22 +183,169 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     await ensureReady();
     return db.transaction(fn);
   };
+  /** One statement, and when it left for the database (after the gate): for the cache. */
+  const timedQuery = async <R>(text: string, params: unknown[], call: StoreCallOptions | undefined): Promise<{ rows: R[]; sentAt: number }> => {
+    await ensureReady();
+    let sentAt = 0;
+    const rows = await db.queryWithin<R>(call, () => {
+      sentAt = performance.now();
+      return [text, params];
+    });
+    return { rows, sentAt };
+  };
+  /** A data write through this store: the caches on this client learn its version at once. */
+  const dataWrite = async <T>(fn: (tx: Transaction) => Promise<{ result: T; version: bigint | null }>): Promise<T> => {
+    try {
+      const { result, version } = await transaction(fn);
+      if (version !== null) noteDataWrite(options.client, s, version);
+      return result;
+    } catch (err) {
+      // It may have committed all the same (a connection lost during COMMIT): confirm again.
+      noteDataWrite(options.client, s, null);
+      throw err;
+    }
+  };
+  /** The background version check of the cache: one row, given up if it cannot start within the TTL. */
+  const readVersion: VersionRead = async () => {
+    const { rows, sentAt } = await timedQuery<{ dv: string | null }>(`SELECT (${VERSION_SQL(s)}) AS dv`, [], { deadline: performance.now() + ttlMs });
+    return { version: versionOf(rows[0]?.dv), sentAt };
+  };
+  // Timelines of up to a quarter of the cache (16 bytes a snapshot), and never a huge read.
+  const timelinePoints = Math.min(MAX_TIMELINE, Math.floor(maxBytes / 64));
+  // On a pool of one connection there is none to spare for LISTEN: the TTL alone bounds staleness.
+  const cache =
+    ttlMs > 0
+      ? new DataCache<Cached>(dataVersionWatch(options.client, s), db, readVersion, { ttlMs, maxBytes, listen: db.kind !== 'pool' || db.reserved > 0 })
+      : null;
+
+  /**
+   * A list page as one statement reads it, with the data version it saw. With `windows`
+   * and gmpAt: the range of gmpAt [lo, hi) over which every row's latest snapshot stays the
+   * same (lo: the latest of them; hi: the first later snapshot of any row on the page).
+   */
+  const readPage = async (q: ListQuery, windows: boolean, call: StoreCallOptions | undefined): Promise<VersionedRead<{ count: number; rows: IpoRow[] }>> => {
+    const { parts, order, plan } = STATUS_SQL[q.status];
+    const params: unknown[] = [];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    let today: string | undefined;
+    const ranges = parts(() => (today ??= param(q.today)));
+    const filters: string[] = [];
+    if (q.types !== null) filters.push(`type = ANY (${param(q.types)}::text[])`);
+    if (q.source === 'nse') filters.push('on_nse');
+    if (q.source === 'bse') filters.push('on_bse');
+    if (q.startDate !== null) filters.push(`start_date >= ${param(q.startDate)}`);
+    if (q.endDate !== null) filters.push(`end_date <= ${param(q.endDate)}`);
+    if (q.year !== null) filters.push(`start_date BETWEEN ${param(`${q.year}-01-01`)} AND ${param(`${q.year}-12-31`)}`);
+    const where = (range: string): string => [range, ...filters].join(' AND ');
+    const page = `LIMIT ${param(String(q.limit))}::bigint OFFSET ${param(String(q.offset))}::bigint`;
+    const gmp = q.gmpAt === null ? null : param(q.gmpAt);
+    const keys = order.map(([c]) => c).join(', ');
+    const orderBy = (prefix: string): string => order.map(([c, dir]) => `${prefix}${c}${dir}`).join(', ');
+    const snapshot =
+      gmp === null
+        ? ''
+        : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = p.id AND sn.ts <= ${gmp}::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`;
+    const gmpColumns = gmp === null ? 'NULL::float8 AS ts' : `${GMP_COLUMNS}${windows ? `, ${NEXT_SNAPSHOT(s, 'p.id', gmp)}` : ''}`;
+    // The count, the page and the data version in one round trip (one snapshot of the
+    // data); the latest visible snapshot of each row on the page is one index probe (no
+    // query per row).
+    // Both plans find the page's keys first (index-only where no filter needs the row),
+    // then read the documents of those rows alone.
+    const keyRows = ranges.map((r) => `SELECT ${keys} FROM ${s}.ipos WHERE ${where(r)}`).join(' UNION ALL ');
+    const tail = `LEFT JOIN ${s}.ipos AS i ON i.id = p.id
+        ${snapshot}
+        ORDER BY ${orderBy('p.')}`;
+    const sql =
+      plan === 'ordered'
+        ? `SELECT c.n, c.dv, i.doc::text AS doc, ${gmpColumns}
+        FROM (SELECT (${ranges.map((r) => `(SELECT count(*) FROM ${s}.ipos WHERE ${where(r)})`).join(' + ')})::int AS n, (${VERSION_SQL(s)}) AS dv) AS c
+        LEFT JOIN LATERAL (SELECT * FROM (${keyRows}) AS u ORDER BY ${orderBy('')} ${page}) AS p ON true
+        ${tail}`
+        : `WITH m AS MATERIALIZED (${keyRows})
+        SELECT c.n, c.dv, i.doc::text AS doc, ${gmpColumns}
+        FROM (SELECT count(*)::int AS n, (${VERSION_SQL(s)}) AS dv FROM m) AS c
+        LEFT JOIN LATERAL (SELECT ${keys} FROM m ORDER BY ${orderBy('')} ${page}) AS p ON true
+        ${tail}`;
+    const { rows, sentAt } = await timedQuery<PageRow>(sql, params, call);
+    const out: IpoRow[] = [];
+    let lo = -Infinity;
+    let hi = Infinity;
+    let bytes = 100;
+    for (const r of rows) {
+      if (r.doc === null) continue;
+      const ipo = parseDoc(r.doc);
+      bytes += rowBytes(r);
+      if (gmp === null) {
+        out.push({ ipo });
+        continue;
+      }
+      const latest = snapshotOf(r, ipo.id);
+      out.push({ ipo, gmp: latest });
+      if (latest !== null) lo = Math.max(lo, latest.timestamp);
+      if (r.next_ts !== null && r.next_ts !== undefined) hi = Math.min(hi, Number(r.next_ts));
+    }
+    return { value: { count: Number(rows[0]?.n ?? 0), rows: out }, version: versionOf(rows[0]?.dv), sentAt, lo, hi, bytes };
+  };
+
+  /** An identifier's IPO as one statement reads it (see {@link readPage} for the rest). */
+  const readIpo = async (identifier: string, gmpAt: number | null, windows: boolean, call: StoreCallOptions | undefined): Promise<VersionedRead<IpoRow | null>> => {
+    const gmpColumns = gmpAt === null ? 'NULL::float8 AS ts' : `${GMP_COLUMNS}${windows ? `, ${NEXT_SNAPSHOT(s, 'f.id', '$3')}` : ''}`;
+    // (the version as a one-row table: there is a row even when no IPO matches)
+    const { rows, sentAt } = await timedQuery<PageRow>(
+      `SELECT v.dv, f.doc, ${gmpColumns}
+       FROM (SELECT (${VERSION_SQL(s)}) AS dv) AS v
+       LEFT JOIN LATERAL (
+         SELECT id, doc::text AS doc FROM (
+           SELECT 1 AS rank, id, doc FROM ${s}.ipos WHERE id = $1
+           UNION ALL SELECT 2, id, doc FROM ${s}.ipos WHERE symbol_folded = $2
+           UNION ALL SELECT 3, id, doc FROM ${s}.ipos WHERE slug = $2
+         ) AS candidates ORDER BY rank LIMIT 1
+       ) AS f ON true
+       ${gmpAt === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = f.id AND sn.ts <= $3::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`}`,
+      gmpAt === null ? [identifier, asciiLower(identifier)] : [identifier, asciiLower(identifier), gmpAt],
+      call,
+    );
+    const r = rows[0];
+    const read = { version: versionOf(r?.dv), sentAt, lo: -Infinity, hi: Infinity, bytes: 100 };
+    if (r === undefined || r.doc === null) return { ...read, value: null };
+    const ipo = parseDoc(r.doc);
+    read.bytes += rowBytes(r);
+    if (gmpAt === null) return { ...read, value: { ipo } };
+    const gmp = snapshotOf(r, ipo.id);
+    if (gmp !== null) read.lo = gmp.timestamp;
+    if (r.next_ts !== null && r.next_ts !== undefined) read.hi = Number(r.next_ts);
+    return { ...read, value: { ipo, gmp } };
+  };
+
+  /** Every snapshot's `field` of one IPO, up to what the cache may hold; null beyond. */
+  const readTimeline = async (ipoId: string, field: GmpField, call: StoreCallOptions | undefined): Promise<{ timeline: Timeline | null; version: bigint | null; sentAt: number }> => {
+    const most = timelinePoints;
+    const { rows, sentAt } = await timedQuery<{ dv: string | null; ts: number[] | null; vals: Array<number | null> | null }>(
+      `SELECT (${VERSION_SQL(s)}) AS dv, array_agg(x.ts::float8 ORDER BY x.ts) AS ts, array_agg(x.v::float8 ORDER BY x.ts) AS vals
+       FROM (SELECT ts, ${FIELD_COLUMN[field]} AS v FROM ${s}.snapshots WHERE ipo_id = $1 ORDER BY ts LIMIT $2) AS x`,
+      [ipoId, most + 1],
+      call,
+    );
+    const r = rows[0];
+    const ts = r?.ts ?? [];
+    return { timeline: ts.length > most ? null : toTimeline(ts.map(Number), (r?.vals ?? []).map((v) => (v === null ? null : Number(v)))), version: versionOf(r?.dv), sentAt };
+  };
 
   return {
     async writeDataset({ ipos, snapshots }) {
-      return transaction(async (tx) => {
+      return dataWrite(async (tx) => {
         // One writer at a time per schema: the conflict check and the writes are one step.
         await lockData(tx, s);
         const conflicts = await findConflicts(tx, s, ipos, snapshots);
-        if (conflicts.length > 0) return conflicts;
+        if (conflicts.length > 0) return { result: conflicts, version: null };
         for (let i = 0; i < ipos.length; i += IPO_BATCH) await upsertIpos(tx, s, ipos.slice(i, i + IPO_BATCH));
         for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) await upsertSnapshots(tx, s, snapshots.slice(i, i + SNAPSHOT_BATCH));
-        return [];
+        return { result: [], version: await dataVersion(tx, s) };
       });
     },
 
     async deleteIpos(ids) {
-      return transaction(async (tx) => {
+      return dataWrite(async (tx) => {
         await lockData(tx, s);
         const [row] = await tx.query<{ ipos: number; snapshots: number }>(
           `WITH gone_snapshots AS (DELETE FROM ${s}.snapshots WHERE ipo_id = ANY ($1::text[]) RETURNING 1),
@@ -169,89 +353,57 @@ export function postgresStore(options: PostgresStoreOptions): Store {
            SELECT (SELECT count(*) FROM gone_ipos)::int AS ipos, (SELECT count(*) FROM gone_snapshots)::int AS snapshots`,
           [ids],
         );
-        return { ipos: Number(row?.ipos ?? 0), snapshots: Number(row?.snapshots ?? 0) };
+        // (the version the statement's triggers set: a statement does not see its own triggers' writes)
+        return { result: { ipos: Number(row?.ipos ?? 0), snapshots: Number(row?.snapshots ?? 0) }, version: await dataVersion(tx, s) };
       });
     },
 
     async listIpos(q, call) {
-      const { parts, order, plan } = STATUS_SQL[q.status];
-      const params: unknown[] = [];
-      const param = (value: unknown): string => `$${params.push(value)}`;
-      let today: string | undefined;
-      const ranges = parts(() => (today ??= param(q.today)));
-      const filters: string[] = [];
-      if (q.types !== null) filters.push(`type = ANY (${param(q.types)}::text[])`);
-      if (q.source === 'nse') filters.push('on_nse');
-      if (q.source === 'bse') filters.push('on_bse');
-      if (q.startDate !== null) filters.push(`start_date >= ${param(q.startDate)}`);
-      if (q.endDate !== null) filters.push(`end_date <= ${param(q.endDate)}`);
-      if (q.year !== null) filters.push(`start_date BETWEEN ${param(`${q.year}-01-01`)} AND ${param(`${q.year}-12-31`)}`);
-      const where = (range: string): string => [range, ...filters].join(' AND ');
-      const page = `LIMIT ${param(String(q.limit))}::bigint OFFSET ${param(String(q.offset))}::bigint`;
-      const gmp = q.gmpAt === null ? null : param(q.gmpAt);
-      const keys = order.map(([c]) => c).join(', ');
-      const orderBy = (prefix: string): string => order.map(([c, dir]) => `${prefix}${c}${dir}`).join(', ');
-      const snapshot =
-        gmp === null
-          ? ''
-          : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = p.id AND sn.ts <= ${gmp}::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`;
-      const gmpColumns = gmp === null ? 'NULL::float8 AS ts' : GMP_COLUMNS;
-      // The count and the page in one round trip; the latest visible snapshot of each row
-      // on the page is one index probe (no query per row).
-      // Both plans find the page's keys first (index-only where no filter needs the row),
-      // then read the documents of those rows alone.
-      const keyRows = ranges.map((r) => `SELECT ${keys} FROM ${s}.ipos WHERE ${where(r)}`).join(' UNION ALL ');
-      const tail = `LEFT JOIN ${s}.ipos AS i ON i.id = p.id
-          ${snapshot}
-          ORDER BY ${orderBy('p.')}`;
-      const sql =
-        plan === 'ordered'
-          ? `SELECT c.n, i.doc, ${gmpColumns}
-          FROM (SELECT (${ranges.map((r) => `(SELECT count(*) FROM ${s}.ipos WHERE ${where(r)})`).join(' + ')})::int AS n) AS c
-          LEFT JOIN LATERAL (SELECT * FROM (${keyRows}) AS u ORDER BY ${orderBy('')} ${page}) AS p ON true
-          ${tail}`
-          : `WITH m AS MATERIALIZED (${keyRows})
-          SELECT c.n, i.doc, ${gmpColumns}
-          FROM (SELECT count(*)::int AS n FROM m) AS c
-          LEFT JOIN LATERAL (SELECT ${keys} FROM m ORDER BY ${orderBy('')} ${page}) AS p ON true
-          ${tail}`;
-      const rows = await query<PageRow>(sql, params, call);
-      const out: IpoRow[] = [];
-      for (const r of rows) {
-        if (r.doc === null) continue;
-        const ipo = parseDoc(r.doc);
-        out.push(gmp === null ? { ipo } : { ipo, gmp: snapshotOf(r, ipo.id) });
-      }
-      return { count: Number(rows[0]?.n ?? 0), rows: out };
+      if (cache === null || !pageCacheable(q)) return (await readPage(q, false, call)).value;
+      // Everything but gmpAt is the key; the page answers every gmpAt in [lo, hi).
+      const key = `page\u0000${q.gmpAt === null ? '' : 'gmp'}\u0000${JSON.stringify([q.status, q.today, q.types, q.source, q.startDate, q.endDate, q.year, q.offset, q.limit])}`;
+      const hit = cache.get(key);
+      if (hit?.kind === 'page' && covers(hit, q.gmpAt)) return hit.page;
+      const read = await readPage(q, true, call);
+      const page = deepFreeze(read.value);
+      cache.put(key, { kind: 'page', page, lo: read.lo, hi: read.hi }, read.bytes + 2 * key.length, read.version, read.sentAt);
+      return page;
     },
 
     async findIpo({ identifier, gmpAt }, call) {
-      const folded = asciiLower(identifier);
-      const rows = await query<PageRow>(
-        `SELECT f.doc, ${gmpAt === null ? 'NULL::float8 AS ts' : GMP_COLUMNS}
-         FROM (
-           SELECT id, doc FROM (
-             SELECT 1 AS rank, id, doc FROM ${s}.ipos WHERE id = $1
-             UNION ALL SELECT 2, id, doc FROM ${s}.ipos WHERE symbol_folded = $2
-             UNION ALL SELECT 3, id, doc FROM ${s}.ipos WHERE slug = $2
-           ) AS candidates ORDER BY rank LIMIT 1
-         ) AS f
-         ${gmpAt === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = f.id AND sn.ts <= $3::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`}`,
-        gmpAt === null ? [identifier, folded] : [identifier, folded, gmpAt],
-        call,
-      );
-      const r = rows[0];
-      if (r === undefined || r.doc === null) return null;
-      const ipo = parseDoc(r.doc);
-      return gmpAt === null ? { ipo } : { ipo, gmp: snapshotOf(r, ipo.id) };
+      if (cache === null || !(gmpAt === null || Number.isSafeInteger(gmpAt))) return (await readIpo(identifier, gmpAt, false, call)).value;
+      const key = `${gmpAt === null ? 'ipo' : 'ipogmp'}\u0000${identifier}`;
+      const hit = cache.get(key);
+      if (hit?.kind === 'row' && covers(hit, gmpAt)) return hit.row;
+      const read = await readIpo(identifier, gmpAt, true, call);
+      // Only what was found is kept (as with keys): lookups of random identifiers would
+      // otherwise push real entries out.
+      if (read.value === null) {
+        cache.saw(read.version, read.sentAt);
+        return null;
+      }
+      const row = deepFreeze(read.value);
+      cache.put(key, { kind: 'row', row, lo: read.lo, hi: read.hi }, read.bytes + 2 * key.length, read.version, read.sentAt);
+      return row;
     },
 
     async gmpBuckets(q: GmpBucketQuery, call?: StoreCallOptions): Promise<GmpBucket[]> {
+      if (cache !== null && timelinePoints > 0 && Object.hasOwn(FIELD_COLUMN, q.field) && timelineFits(q)) {
+        const key = `timeline\u0000${q.field}\u0000${q.ipoId}`;
+        let hit = cache.get(key);
+        if (hit?.kind !== 'timeline') {
+          const read = await readTimeline(q.ipoId, q.field, call);
+          hit = { kind: 'timeline', timeline: read.timeline };
+          cache.put(key, hit, 16 * (read.timeline?.ts.length ?? 0) + 200 + 2 * key.length, read.version, read.sentAt);
+        }
+        // (null: too many snapshots to keep, or numbers too large to bucket exactly here)
+        if (hit.timeline !== null) return timelineBuckets(hit.timeline, q);
+      }
       const column = FIELD_COLUMN[q.field];
-      // Buckets are numbered from the one that holds `from` (its start computed here, exactly:
-      // % on integral doubles is exact): every ts in range is at or after it, so the bucket of
-      // a row is one subtraction and one integer division, and its start is first + k * size.
-      const first = q.from - ((((q.from - q.origin) % q.size) + q.size) % q.size);
+      // Buckets are numbered from the one that holds `from`: every ts in range is at or
+      // after it, so the bucket of a row is one subtraction and one integer division, and its
+      // start is first + k * size.
+      const first = firstBucketStart(q);
       const rows = await query<{ k: number; sum: string; count: number }>(
         `SELECT k::float8 AS k, coalesce(sum(v), 0)::text AS sum, count(v)::int AS count
          FROM (
@@ -375,12 +527,80 @@ export function postgresStore(options: PostgresStoreOptions): Store {
 
     async close() {
       closed = true;
+      cache?.close();
     },
   };
 }
 
+/** What the cache keeps: a row of findIpo, a page of listIpos (each answering gmpAt in [lo, hi)), a timeline. */
+type Cached =
+  | { kind: 'row'; row: IpoRow; lo: number; hi: number }
+  | { kind: 'page'; page: { count: number; rows: IpoRow[] }; lo: number; hi: number }
+  | { kind: 'timeline'; timeline: Timeline | null };
+
+/** An answer as one statement read it, for the cache (see `readPage`). */
+interface VersionedRead<T> {
+  value: T;
+  version: bigint | null;
+  sentAt: number;
+  lo: number;
+  hi: number;
+  /** Its estimated size in memory. */
+  bytes: number;
+}
+
+/** Most snapshots of one IPO the cache keeps for the GMP series (1.6 MB); more are bucketed in SQL. */
+const MAX_TIMELINE = 100_000;
+
+/** The data version (migration 3), as text (a bigint), or null if the row is missing. */
+const VERSION_SQL = (s: string): string => `SELECT version::text FROM ${s}.data_version`;
+
+/** The first snapshot of `id` after `gmp` (a parameter), as `next_ts`: where a cached gmp stops answering. */
+const NEXT_SNAPSHOT = (s: string, id: string, gmp: string): string =>
+  `(SELECT min(x.ts) FROM ${s}.snapshots AS x WHERE x.ipo_id = ${id} AND x.ts > ${gmp}::bigint)::float8 AS next_ts`;
+
+/** Whether a cached page can answer `q`: whole numbers that key it exactly (anything else goes to SQL). */
+function pageCacheable(q: ListQuery): boolean {
+  return Number.isSafeInteger(q.offset) && Number.isSafeInteger(q.limit) && (q.gmpAt === null || Number.isSafeInteger(q.gmpAt));
+}
+
+/** Whether a cached row or page answers `gmpAt`: its latest snapshots are those of gmpAt. */
+function covers(entry: { lo: number; hi: number }, gmpAt: number | null): boolean {
+  return gmpAt === null || (entry.lo <= gmpAt && gmpAt < entry.hi);
+}
+
+/** A row's estimated size in memory: about twice its JSON text (V8 strings of 1 or 2 bytes a character), plus objects. */
+function rowBytes(r: PageRow): number {
+  const text = (x: unknown): number => (typeof x === 'string' ? x.length : 0);
+  return 2 * (text(r.doc) + text(r.sources)) + 200;
+}
+
+function versionOf(text: string | null | undefined): bigint | null {
+  return text === null || text === undefined ? null : BigInt(text);
+}
+
+/** The data version as the transaction sees it (its own writes moved it on). */
+export async function dataVersion(tx: Transaction, s: string): Promise<bigint | null> {
+  const rows = await tx.query<{ dv: string | null }>(`SELECT (${VERSION_SQL(s)}) AS dv`);
+  return versionOf(rows[0]?.dv);
+}
+
+/**
+ * Freezes `value` and everything in it: cached answers are shared by every request (as
+ * the memory store's records are, frozen too).
+ */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 interface PageRow {
   n?: number;
+  dv?: string | null;
+  next_ts?: number | null;
   doc: IpoRecord | string | null;
   ts: number | null;
   sources?: Array<{ name: string; paise: number }> | string;

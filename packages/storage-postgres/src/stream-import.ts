@@ -1,5 +1,5 @@
 /**
- * Importing a dataset too large for memory (CONTRACT 9, the CLI's import): the source is
+ * Importing a dataset too large for memory (docs/spec.md#datasets, the CLI's import): the source is
  * read twice. The first pass validates all of it with the core's checker and keeps no
  * record; the second reads it again and writes it in batches inside one transaction, after
  * checking it against stored data under the store's data lock. Either every record is
@@ -15,9 +15,11 @@ import {
   type SnapshotRecord,
 } from '@ipokit/core';
 import { Database, type PostgresClient, type Transaction } from './client.js';
+import { noteDataWrite } from './data-cache.js';
 import { schemaIdentifier, type SchemaOptions } from './migrations.js';
 import {
   checkSchema,
+  dataVersion,
   findIpoConflicts,
   IPO_BATCH,
   lockData,
@@ -97,8 +99,19 @@ export async function importDatasetStream(
   await checkSchema(db, s);
 
   const first = await validatePass(db, s, readPass, batchSize, progress);
-  const outcome = await writePass(db, s, first, readPass, batchSize, progress);
-  if (outcome.kind === 'written') return { ipos: outcome.ipos, snapshots: outcome.snapshots };
+  let outcome: WriteOutcome;
+  try {
+    outcome = await writePass(db, s, first, readPass, batchSize, progress);
+  } catch (err) {
+    // (it may have committed all the same: the stores on this client confirm their caches again)
+    noteDataWrite(options.client, s, null);
+    throw err;
+  }
+  if (outcome.kind === 'written') {
+    // Store objects on this client drop their cached reads at once (other processes on NOTIFY).
+    noteDataWrite(options.client, s, outcome.version);
+    return { ipos: outcome.ipos, snapshots: outcome.snapshots };
+  }
 
   // Conflicts with stored data: name the first snapshots that reference unknown IPOs
   // (found by reading again: their places were not kept), count them all.
@@ -177,7 +190,7 @@ async function validatePass(
 }
 
 type WriteOutcome =
-  | { kind: 'written'; ipos: number; snapshots: number }
+  | { kind: 'written'; ipos: number; snapshots: number; version: bigint | null }
   | { kind: 'conflicts'; conflicts: DatasetConflict[]; unknown: Set<string> };
 
 async function writePass(
@@ -260,7 +273,7 @@ async function writePass(
       checker.finish();
       if (ipos !== first.ipoKeys.length || snapshots !== first.snapshots) throw changed('a different number of records');
       progress({ pass: 2, ipos, snapshots });
-      return { kind: 'written', ipos, snapshots };
+      return { kind: 'written', ipos, snapshots, version: await dataVersion(tx, s) };
     });
   } catch (err) {
     if (source.failed) throw source.error;

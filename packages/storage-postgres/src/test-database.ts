@@ -6,15 +6,17 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { PostgresClient, PostgresConnection, PostgresPool, Queryable, TransactionalClient } from './client.js';
 import { migrate } from './migrations.js';
-import { postgresStore } from './postgres-store.js';
+import { postgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import type { Store } from '@ipokit/core';
 
 export interface TestDatabase {
   client: PostgresClient;
   kind: 'postgres' | 'pglite';
   schema: string;
-  /** A fresh store over emptied tables. */
-  emptyStore(): Promise<Store>;
+  /** Empties every table. */
+  clear(): Promise<void>;
+  /** A fresh store over emptied tables, with these options (client and schema are the database's). */
+  emptyStore(options?: Omit<PostgresStoreOptions, 'client' | 'schema'>): Promise<Store>;
   close(): Promise<void>;
 }
 
@@ -43,13 +45,17 @@ export async function openTestDatabase(name: string): Promise<TestDatabase> {
     closeClient = () => lite.close();
   }
   await migrate(client, { schema });
+  const clear = async (): Promise<void> => {
+    for (const t of TABLES) await client.query(`DELETE FROM "${schema}".${t}`);
+  };
   return {
     client,
     kind: url ? 'postgres' : 'pglite',
     schema,
-    async emptyStore() {
-      for (const t of TABLES) await client.query(`DELETE FROM "${schema}".${t}`);
-      return postgresStore({ client, schema });
+    clear,
+    async emptyStore(options = {}) {
+      await clear();
+      return postgresStore({ ...options, client, schema });
     },
     async close() {
       if (url) await client.query(`DROP SCHEMA "${schema}" CASCADE`);
