@@ -9,9 +9,13 @@ import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import Koa from 'koa';
 import KoaRouter from '@koa/router';
+import { Hono, type Context } from 'hono';
+import { serve } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { createAccount, createApiKey, importDataset, type IpoRouterOptions } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
+import { ipoHandler } from '@ipokit/fetch';
 import { memoryStore } from '@ipokit/storage-memory';
 import { generateDataset } from '@ipokit/cli';
 
@@ -90,6 +94,20 @@ const contenders: Record<string, (ctx: Ctx) => Server> = {
     });
     app.use(router.routes());
     return app.listen(0, '127.0.0.1');
+  },
+  /** Our fetch handler under a Hono route on @hono/node-server, as the README mounts it. */
+  'ipokit-fetch': ({ store }) => {
+    const handle = ipoHandler(store, { ...OPTIONS, prefix: '/ipos', clientAddress: (_request, c: Context) => getConnInfo(c).remote.address });
+    const app = new Hono();
+    app.all('/ipos/*', (c) => handle(c.req.raw, c));
+    return serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+  },
+  /** Hono 4 routes on @hono/node-server answering the prebuilt objects. */
+  'bare-hono': ({ answers }) => {
+    const app = new Hono();
+    app.get('/ipos', (c) => c.json(answers.get('/ipos?status=listed&limit=100')));
+    app.get('/ipos/:id', (c) => c.json(answers.get(`/ipos/${c.req.param('id')}`)));
+    return serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
   },
 };
 

@@ -1,5 +1,7 @@
 /**
  * HTTP benchmark: each contender runs in its own process; autocannon drives it from this one.
+ * Contenders: our Express, Koa and fetch (Hono on @hono/node-server) adapters, each against
+ * bare routes of its framework answering the same bytes, and Express against a hand-rolled app.
  * Rounds interleave the contenders (A B C ..., then reversed) and the table reports medians
  * of req/s and the ratios the targets are stated in.
  *
@@ -18,7 +20,7 @@ export interface HttpBenchOptions {
   connections?: number;
 }
 
-const CONTENDERS = ['ipokit-express', 'bare-express', 'handrolled-express', 'ipokit-koa', 'bare-koa'] as const;
+const CONTENDERS = ['ipokit-express', 'bare-express', 'handrolled-express', 'ipokit-koa', 'bare-koa', 'ipokit-fetch', 'bare-hono'] as const;
 type Contender = (typeof CONTENDERS)[number];
 const ROUTE_NAMES = ['GET /ipos/{id}', 'GET /ipos?status=listed&limit=100'];
 /** [ours, theirs, target ratio ours/theirs] */
@@ -26,6 +28,7 @@ const TARGETS: Array<[Contender, Contender, number]> = [
   ['ipokit-express', 'bare-express', 0.95],
   ['ipokit-express', 'handrolled-express', 1.15],
   ['ipokit-koa', 'bare-koa', 0.9],
+  ['ipokit-fetch', 'bare-hono', 0.9],
 ];
 const serverFile = fileURLToPath(new URL('./http-server.ts', import.meta.url));
 

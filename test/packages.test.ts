@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SLOW = 600_000;
-const PACKAGES = ['core', 'storage-memory', 'storage-postgres', 'express', 'koa', 'cli'] as const;
+const PACKAGES = ['core', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'cli'] as const;
 /** Every published package: the ones above and @ipokit/client. */
 const ALL_PACKAGES = [...PACKAGES, 'client'] as const;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -69,6 +69,7 @@ const EXPORTS: Record<string, string[]> = {
   '@ipokit/storage-postgres': ['postgresStore', 'migrate'],
   '@ipokit/express': ['ipoRouter'],
   '@ipokit/koa': ['ipoRouter'],
+  '@ipokit/fetch': ['ipoHandler'],
   '@ipokit/cli': ['runCli'],
 };
 
@@ -85,8 +86,9 @@ import * as memory from '@ipokit/storage-memory';
 import * as postgres from '@ipokit/storage-postgres';
 import * as ex from '@ipokit/express';
 import * as koa from '@ipokit/koa';
+import * as fetchAdapter from '@ipokit/fetch';
 import * as cli from '@ipokit/cli';
-const modules = { '@ipokit/core': core, '@ipokit/storage-memory': memory, '@ipokit/storage-postgres': postgres, '@ipokit/express': ex, '@ipokit/koa': koa, '@ipokit/cli': cli };
+const modules = { '@ipokit/core': core, '@ipokit/storage-memory': memory, '@ipokit/storage-postgres': postgres, '@ipokit/express': ex, '@ipokit/koa': koa, '@ipokit/fetch': fetchAdapter, '@ipokit/cli': cli };
 const missing = [];
 for (const [name, names] of Object.entries(${JSON.stringify(EXPORTS)})) for (const n of names) if (typeof modules[name][n] !== 'function') missing.push(name + ' ' + n);
 const store = memory.memoryStore();
@@ -104,7 +106,10 @@ const app = express();
 app.use('/ipos', ex.ipoRouter(store, { now: () => new Date('2026-11-22T06:30:00Z') }));
 const kapp = new Koa();
 kapp.use(koa.ipoRouter(store, { prefix: '/ipos', now: () => new Date('2026-11-22T06:30:00Z') }));
-console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())) }));
+const handle = fetchAdapter.ipoHandler(store, { prefix: '/ipos', now: () => new Date('2026-11-22T06:30:00Z') });
+const answer = await handle(new Request('http://localhost/ipos/ORBIT', { headers: { 'x-api-key': key } }));
+const fetched = answer.status + ' ' + (await answer.json()).ipo.symbol;
+console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())), fetch: fetched }));
 `;
 
 const CJS_SCRIPT = `
@@ -139,6 +144,7 @@ import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaRouter } from '@ipokit/koa';
+import { ipoHandler, type FetchIpoHandlerOptions } from '@ipokit/fetch';
 import { runCli } from '@ipokit/cli';
 
 const store: Store = memoryStore();
@@ -148,17 +154,20 @@ const account = await createAccount(store, { name: 'Acme', plan: 'pro', gmpAddon
 account.plan satisfies 'free' | 'paid' | 'pro';
 express().use('/ipos', ipoRouter(store, options));
 new Koa().use(koaRouter(store, { ...options, prefix: '/ipos' }));
+const handle: (request: Request) => Promise<Response> = ipoHandler(store, { ...options, prefix: '/ipos', clientAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined });
+const withContext: FetchIpoHandlerOptions<[info: { remoteAddr: { hostname: string } }]> = { clientAddress: (_request, info) => info.remoteAddr.hostname };
+const deno: (request: Request, info: { remoteAddr: { hostname: string } }) => Promise<Response> = ipoHandler(store, withContext);
 const doc = openApiDocument({ serverUrl: '/ipos' });
 doc.openapi satisfies string;
 const ipo: Ipo | null = null;
 const err: IpokitError | null = null;
-declare const pool: { query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }> };
+declare const pool: { query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>; connect(): Promise<{ query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>; release(): void }>; totalCount: number }; // a pool, as pg.Pool
 await migrate(pool);
 postgresStore({ client: pool });
 const code: Promise<number> = runCli(['--help'], { stdout: process.stdout, stderr: process.stderr, env: {}, cwd: '.' });
 // @ts-expect-error plan is one of free, paid, pro
 await createAccount(store, { name: 'x', plan: 'gold' });
-console.log(result, ipo, err, code);
+console.log(result, ipo, err, code, handle, deno);
 `;
 
 const CONSUMER_CJS = `
@@ -244,10 +253,10 @@ describe('the packages as installed from their tarballs', () => {
     }
   });
 
-  it('import as ESM and serve through both routers', async () => {
+  it('import as ESM and serve through every adapter', async () => {
     await writeFile(join(project, 'esm.mjs'), ESM_SCRIPT);
     const { stdout } = await run(process.execPath, ['esm.mjs'], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', koa: '200 ORBIT' });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', koa: '200 ORBIT', fetch: '200 ORBIT' });
   });
 
   it('require as CommonJS and serve', async () => {

@@ -1,5 +1,5 @@
 /**
- * The README's Express and Koa blocks and how a reader runs one, shared by
+ * The README's Express, Koa and Hono blocks and how a reader runs one, shared by
  * demo/src/readme.test.ts (the blocks in the repository, on its dist/) and
  * test/fresh-clone.test.ts (the blocks in a tree laid out like a fresh clone after `npm ci`).
  */
@@ -15,6 +15,7 @@ export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const BLOCKS = [
   ['Use it in your Express app', 'express'],
   ['With Koa', 'koa'],
+  ['With Hono (or any fetch runtime)', 'hono'],
 ] as const;
 
 /** The first ```ts block after the heading `## {heading}`. */

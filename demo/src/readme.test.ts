@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BLOCKS, ROOT, freePort, parseCurlLine, readmeBlock, startBlock, stopBlock } from '../../test/readme-blocks.js';
 
-// The README's Express and Koa blocks run as pasted: each is written to a file and run the
+// The README's Express, Koa and Hono blocks run as pasted: each is written to a file and run the
 // way the README says, `node server.mjs` or `npx tsx server.mts`, and the curl line it
 // prints must answer 200 with the IPO. Neither way uses the `source` export condition:
 // @ipokit/* resolve through node_modules to the packages' dist/, as for someone who has run
@@ -20,7 +20,7 @@ const RUNNERS: ReadonlyArray<readonly [how: string, ext: string, args: (file: st
 ];
 
 /** The packages the blocks import. */
-const USED = ['core', 'storage-memory', 'express', 'koa'];
+const USED = ['core', 'storage-memory', 'express', 'koa', 'fetch'];
 
 /** Packages whose dist/ is older than a file of their src/ (a failure's likely cause when not empty). */
 async function staleBuilds(): Promise<string[]> {
@@ -88,15 +88,16 @@ describe('README "Use it in your Express app"', () => {
   });
 });
 
-// The proxy setting the README gives (the commented line, switched on) behind a proxy that
+// The proxy setting the README gives (the commented line, switched on: the app's own switch,
+// or for Hono a clientAddress that reads what the proxy appended) behind a proxy that
 // appends the client's address to X-Forwarded-For: each real client keeps one window, however
 // the client fills the header itself. This one runs on the sources (tsx, `source` condition).
 describe.each(BLOCKS)('README block "%s" behind an appending proxy', (heading, name) => {
   it('keeps one keyless window per real client, whatever X-Forwarded-For the client sends', async () => {
     const lines = (await readmeBlock(heading)).split('\n');
-    const proxyLine = lines.findIndex((l) => /^\/\/ app\..*proxy/.test(l));
+    const proxyLine = lines.findIndex((l) => /^\s*\/\/ .*proxy/.test(l));
     expect(proxyLine, 'the block has a commented proxy setting').toBeGreaterThanOrEqual(0);
-    lines[proxyLine] = lines[proxyLine]!.slice(3);
+    lines[proxyLine] = lines[proxyLine]!.replace(/^(\s*)\/\/ /, '$1');
     const file = `${ROOT}demo/src/.readme-proxy-${name}-${process.pid}.mts`;
     await writeFile(file, lines.join('\n'));
     const port = await freePort();
