@@ -21,31 +21,24 @@ export interface DatasetProblem {
   message: string;
 }
 
-/** HTTP status of each code that can reach a client. `ERR:DATASET` never does. */
-export const HTTP_STATUS_OF: Readonly<Record<Exclude<ErrorCode, 'ERR:DATASET'>, number>> = {
-  'ERR:BADPARAM': 400,
-  'ERR:INVLDKEY': 401,
-  'ERR:PLAN': 403,
-  'ERR:NOTFOUND': 404,
-  'ERR:METHOD': 405,
-  'ERR:URITOOLONG': 414,
-  'ERR:RATELIMIT': 429,
-  'ERR:INTERNAL': 500,
-  'ERR:UNAVAILABLE': 503,
-};
+/** The codes that can reach a client: every one but `ERR:DATASET`, which only functions throw. */
+export type WireErrorCode = Exclude<ErrorCode, 'ERR:DATASET'>;
 
-/** HTTP reason phrases used as the `title` of error bodies. */
-export const REASON_PHRASES: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  414: 'URI Too Long',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
+/**
+ * The one table of what each code means on the wire: the HTTP status and the error body's
+ * `title` (the status's reason phrase). An answer names only its code; the rest is looked up.
+ */
+export const WIRE_ERRORS: Readonly<Record<WireErrorCode, { readonly status: number; readonly title: string }>> = Object.freeze({
+  'ERR:BADPARAM': { status: 400, title: 'Bad Request' },
+  'ERR:INVLDKEY': { status: 401, title: 'Unauthorized' },
+  'ERR:PLAN': { status: 403, title: 'Forbidden' },
+  'ERR:NOTFOUND': { status: 404, title: 'Not Found' },
+  'ERR:METHOD': { status: 405, title: 'Method Not Allowed' },
+  'ERR:URITOOLONG': { status: 414, title: 'URI Too Long' },
+  'ERR:RATELIMIT': { status: 429, title: 'Too Many Requests' },
+  'ERR:INTERNAL': { status: 500, title: 'Internal Server Error' },
+  'ERR:UNAVAILABLE': { status: 503, title: 'Service Unavailable' },
+});
 
 /** Options of {@link IpokitError}. */
 export interface IpokitErrorOptions {

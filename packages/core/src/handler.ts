@@ -3,7 +3,7 @@
  * object and resolves to status, headers and body bytes. It never rejects.
  */
 import { todayInIst, toIsoUtc } from './dates.js';
-import { IpokitError, isIpokitError, type ErrorCode } from './errors.js';
+import { IpokitError, isIpokitError, WIRE_ERRORS, type WireErrorCode } from './errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from './gmp.js';
 import { lookupKey } from './key-cache.js';
 import { openApiDocument } from './openapi.js';
@@ -121,23 +121,23 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
 
     // 1. Path and method: no window counts these.
     if (utf8Length(req.url) > s.maxUrlLength) {
-      return error(414, 'ERR:URITOOLONG', `The request-target is longer than ${s.maxUrlLength} bytes: shorten the query.`);
+      return error('ERR:URITOOLONG', `The request-target is longer than ${s.maxUrlLength} bytes: shorten the query.`);
     }
     const route = routePath(req.path);
     const openApiPath = route.kind === 'unknown' && isOpenApiPath(req.path);
     const openapi = openApiPath && s.openapi;
     if (route.kind === 'unknown' && !openapi) {
       // The document's path, with the option off: say how to turn it on.
-      return error(404, 'ERR:NOTFOUND', openApiPath ? OPENAPI_OFF : 'No such route: use /, /{identifier} or /{identifier}/gmp.');
+      return error('ERR:NOTFOUND', openApiPath ? OPENAPI_OFF : 'No such route: use /, /{identifier} or /{identifier}/gmp.');
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const res = error(405, 'ERR:METHOD', `The method ${quote(req.method)} is not allowed: use GET or HEAD.`);
+      const res = error('ERR:METHOD', `The method ${quote(req.method)} is not allowed: use GET or HEAD.`);
       res.headers['Allow'] = 'GET, HEAD';
       return res;
     }
-    // The OpenAPI document is static: answered here, with no key and no window, like the
-    // rest of this step.
-    if (openapi) return respond(200, openApiText(mountPathOf(req.url, req.path)), {});
+    // The OpenAPI document (the one unknown path that gets here) is static: answered here,
+    // with no key and no window, like the rest of this step.
+    if (route.kind === 'unknown') return respond(200, openApiText(mountPathOf(req.url, req.path)), {});
 
     // 2. Key.
     const address = normalizeClientAddress(req.clientAddress);
@@ -151,7 +151,7 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
       const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false }), now);
       rateHeaders = limited.headers;
       if (limited.refused !== undefined) return limited.refused;
-      return error(401, 'ERR:INVLDKEY', key === null ? 'An API key is required: send it in the x-api-key header.' : 'The API key is not valid or has been revoked: send a valid key in the x-api-key header.', undefined, rateHeaders);
+      return error('ERR:INVLDKEY', key === null ? 'An API key is required: send it in the x-api-key header.' : 'The API key is not valid or has been revoked: send a valid key in the x-api-key header.', undefined, rateHeaders);
     }
 
     // 3. Rate limit.
@@ -166,53 +166,71 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
     return respond(200, await answer(store, s, route, query, grant, now), rateHeaders);
   } catch (err) {
     if (isIpokitError(err, 'ERR:BADPARAM')) {
-      return error(400, 'ERR:BADPARAM', err.message, { parameter: err.parameter ?? 'unknown' }, rateHeaders);
+      return error('ERR:BADPARAM', err.message, { parameter: err.parameter ?? 'unknown' }, rateHeaders);
     }
     if (isIpokitError(err, 'ERR:PLAN') || isIpokitError(err, 'ERR:NOTFOUND')) {
-      return error(err.code === 'ERR:PLAN' ? 403 : 404, err.code, err.message, undefined, rateHeaders);
+      return error(err.code === 'ERR:PLAN' ? 'ERR:PLAN' : 'ERR:NOTFOUND', err.message, undefined, rateHeaders);
     }
     if (err instanceof StoreFailure) {
       s.onError(err.cause);
-      return error(503, 'ERR:UNAVAILABLE', 'The IPO data store is unavailable right now: retry in a few seconds.');
+      return error('ERR:UNAVAILABLE', 'The IPO data store is unavailable right now: retry in a few seconds.');
     }
     s.onError(err);
-    return error(500, 'ERR:INTERNAL', 'The server failed to answer: retry later, and report it if it persists.');
+    return error('ERR:INTERNAL', 'The server failed to answer: retry later, and report it if it persists.');
   }
 }
 
 type Query = Map<string, string[]>;
 
 /** The answer of steps 4-6, as JSON text. */
-async function answer(store: IpoStore, s: ResolvedOptions, route: Route, query: Query, grant: KeyGrant | null, now: number): Promise<string> {
+async function answer(store: IpoStore, s: ResolvedOptions, route: ApiRoute, query: Query, grant: KeyGrant | null, now: number): Promise<string> {
   const today = todayInIst(now);
   const gmpAllowed = grant !== null && grant.plan === 'pro' && grant.gmpAddon;
-  if (route.kind === 'list') {
-    const p = parseListParams(query);
-    if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
-    const limit = grant === null ? 1 : Math.min(p.limit, s.maxListLimit[grant.plan]);
-    const page = grant === null ? 1 : p.page;
-    const { count, rows } = await guard(s, (call) =>
-      store.listIpos(
-        {
-          status: p.status, today, types: p.types, source: p.source, startDate: p.startDate, endDate: p.endDate,
-          year: p.year, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null,
-        },
-        call,
-      ),
-    );
-    const ipos = rows.map((r) => ipoJson(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined));
-    const meta: ListResponse['meta'] = { count, countOnPage: ipos.length, totalPages: Math.ceil(count / limit), page, limit };
-    if (grant === null) meta.info = KEYLESS_INFO;
-    return `{"meta":${JSON.stringify(meta)},"ipos":[${ipos.join(',')}]}`;
+  switch (route.kind) {
+    case 'list':
+      return answerList(store, s, query, grant, gmpAllowed, today, now);
+    case 'ipo':
+      return answerIpo(store, s, route.rawIdentifier, query, gmpAllowed, today, now);
+    case 'gmp':
+      return answerGmp(store, s, route.rawIdentifier, query, gmpAllowed, today, now);
+    default:
+      // Every route is answered above: a new kind of route fails to compile here.
+      return route satisfies never;
   }
-  if (route.kind === 'ipo') {
-    const p = parseIpoParams(route.rawIdentifier, query);
-    if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
-    const row = await findIpo(store, s, p.identifier, p.includeGmp ? now : null);
-    return `{"ipo":${ipoJson(row.ipo, deriveStatus(row.ipo, today), p.includeGmp ? (row.gmp ?? null) : undefined)}}`;
-  }
-  if (route.kind !== 'gmp') throw new Error('unreachable route');
-  const p = parseGmpParams(route.rawIdentifier, query);
+}
+
+/** The three routes of the API (the unknown paths are answered in step 1). */
+type ApiRoute = Exclude<Route, { kind: 'unknown' }>;
+
+async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, grant: KeyGrant | null, gmpAllowed: boolean, today: string, now: number): Promise<string> {
+  const p = parseListParams(query);
+  if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
+  const limit = grant === null ? 1 : Math.min(p.limit, s.maxListLimit[grant.plan]);
+  const page = grant === null ? 1 : p.page;
+  const { count, rows } = await guard(s, (call) =>
+    store.listIpos(
+      {
+        status: p.status, today, types: p.types, source: p.source, startDate: p.startDate, endDate: p.endDate,
+        year: p.year, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null,
+      },
+      call,
+    ),
+  );
+  const ipos = rows.map((r) => ipoJson(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined));
+  const meta: ListResponse['meta'] = { count, countOnPage: ipos.length, totalPages: Math.ceil(count / limit), page, limit };
+  if (grant === null) meta.info = KEYLESS_INFO;
+  return `{"meta":${JSON.stringify(meta)},"ipos":[${ipos.join(',')}]}`;
+}
+
+async function answerIpo(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, gmpAllowed: boolean, today: string, now: number): Promise<string> {
+  const p = parseIpoParams(rawIdentifier, query);
+  if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
+  const row = await findIpo(store, s, p.identifier, p.includeGmp ? now : null);
+  return `{"ipo":${ipoJson(row.ipo, deriveStatus(row.ipo, today), p.includeGmp ? (row.gmp ?? null) : undefined)}}`;
+}
+
+async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, gmpAllowed: boolean, today: string, now: number): Promise<string> {
+  const p = parseGmpParams(rawIdentifier, query);
   const range = resolveGmpRange({ from: p.from, to: p.to, now });
   checkBucketCap(range, p.interval, s.maxGmpBuckets);
   if (today > s.gmpPreviewEnds && !gmpAllowed) {
@@ -253,7 +271,7 @@ async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWin
   }
   const report = reportRateLimit(windows, outcome, now);
   if (report.refusal === undefined) return { headers: report.headers };
-  const refused = error(429, 'ERR:RATELIMIT', `The per-minute allowance of ${report.refusal.quotaPerMinute} requests is used up: retry in ${report.refusal.expiresIn} s.`, report.refusal, report.headers);
+  const refused = error('ERR:RATELIMIT', `The per-minute allowance of ${report.refusal.quotaPerMinute} requests is used up: retry in ${report.refusal.expiresIn} s.`, report.refusal, report.headers);
   return { headers: report.headers, refused };
 }
 
@@ -304,8 +322,9 @@ function planError(detail: string): IpokitError {
   return new IpokitError('ERR:PLAN', detail);
 }
 
-function error(status: number, code: ErrorCode, detail: string, meta?: ErrorBody['meta'], headers: Record<string, string> = {}): HandlerResponse {
-  return json(status, errorBody(status, code, detail, meta), headers);
+/** The answer of an error: its status and title come from the code (`WIRE_ERRORS`). */
+function error(code: WireErrorCode, detail: string, meta?: ErrorBody['meta'], headers: Record<string, string> = {}): HandlerResponse {
+  return json(WIRE_ERRORS[code].status, errorBody(code, detail, meta), headers);
 }
 
 function json(status: number, body: unknown, extra: Record<string, string>): HandlerResponse {

@@ -2,7 +2,7 @@
  * The wire forms of responses (docs/spec.md#ipo-object, #errors): keys in the documented order, JSON
  * written compactly.
  */
-import { REASON_PHRASES, type ErrorCode } from './errors.js';
+import { WIRE_ERRORS, type WireErrorCode } from './errors.js';
 import { toGmpSnapshot } from './gmp.js';
 import type { ErrorBody, Ipo, IpoRecord, IpoStatus, SnapshotRecord } from './types.js';
 
@@ -82,15 +82,18 @@ function fragmentsOf(record: IpoRecord): readonly [string, string] {
 }
 
 /**
- * An error body (docs/spec.md#errors) for a code, a one-sentence detail, and optional meta.
+ * The error body of a code (its status and title from the one table, `WIRE_ERRORS`), with a
+ * one-sentence detail and optional meta.
  *
  * @example
  * ```ts
- * errorBody(404, 'ERR:NOTFOUND', 'No IPO has the identifier "X".');
+ * errorBody('ERR:NOTFOUND', 'No IPO has the identifier "X".');
+ * // { status: '404', title: 'Not Found', detail: 'No IPO has the identifier "X".', code: 'ERR:NOTFOUND' }
  * ```
  */
-export function errorBody(status: number, code: ErrorCode, detail: string, meta?: ErrorBody['meta']): ErrorBody {
-  const body: ErrorBody = { status: String(status), title: REASON_PHRASES[status] ?? 'Error', detail, code };
+export function errorBody(code: WireErrorCode, detail: string, meta?: ErrorBody['meta']): ErrorBody {
+  const { status, title } = WIRE_ERRORS[code];
+  const body: ErrorBody = { status: String(status), title, detail, code };
   if (meta !== undefined) body.meta = meta;
   return body;
 }

@@ -114,7 +114,7 @@ function requestTarget(url: string): string {
 
 /** The 404 of a request outside the prefix, built once: it never changes. */
 function outsideAnswer(mount: string): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify(errorBody(404, 'ERR:NOTFOUND', `No such route: the IPO API answers under ${mount}.`));
+  const body = JSON.stringify(errorBody('ERR:NOTFOUND', `No such route: the IPO API answers under ${mount}.`));
   return {
     body,
     headers: {
