@@ -10,7 +10,7 @@
  *
  * const folded = asciiLower('ORBIT');                     // how symbols are matched
  * const status = deriveStatus(ipo, '2026-11-24');         // the status on an IST day
- * const { admitted } = slidingWindowHit({ hits: [[]], quotas: [6], now: Date.now(), windowMs: 60_000 });
+ * const { admitted } = slidingWindowHit({ hits: [[]], quotas: [6], now: 1_764_000_000_000, windowMs: 60_000 });
  * ```
  */
 // Text: ordering and case folding.

@@ -35,7 +35,7 @@ const caches = new WeakMap<AccountStore, StoreCache>();
  *
  * @example
  * ```ts
- * const grant = await lookupKey(store, 'ipk_...', Date.now(), 5_000);
+ * const grant = await lookupKey(store, 'ipk_...', now, 5_000); // now: the request's clock reading
  * ```
  */
 export async function lookupKey(store: AccountStore, key: string, now: number, ttlMs: number, call?: StoreCallOptions): Promise<KeyGrant | null> {

@@ -89,7 +89,7 @@ export function referenceFind(
  *
  * @example
  * ```ts
- * referenceBuckets(snapshots, { ipoId: 'ipo-1', field: 'mean', from: 0, to: Date.now(), size: 86_400_000, origin: 0 });
+ * referenceBuckets(snapshots, { ipoId: 'ipo-1', field: 'mean', from: 0, to: 1_764_000_000_000, size: 86_400_000, origin: 0 });
  * // [{ start: 1763424000000, sum: 8400, count: 2 }, ...]
  * ```
  */

@@ -16,6 +16,7 @@
  * ```
  */
 export {
+  rateLimitModel,
   testAccountStore,
   testIpoStore,
   testLimiter,

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isIpokitError, slidingWindowHit, slidingWindowPeek } from '@ipokit/core';
-import type { RateLimitOutcome, RateLimiter, RateLimitWindow, RateLimitWindowState } from '@ipokit/core';
-import { testLimiter } from '@ipokit/core/testing';
+import { isIpokitError } from '@ipokit/core';
+import type { RateLimiter, RateLimitWindow } from '@ipokit/core';
+import { rateLimitModel, testLimiter } from '@ipokit/core/testing';
 import { redisLimiter, type IoredisClient, type RedisLimiter, type RedisLimiterOptions } from './index.js';
 import { deleteKeysUnder, keysUnder, randomPrefix, REDIS_URL } from './test-redis.js';
 
@@ -257,22 +257,4 @@ describe('redisLimiter options', () => {
 
 async function connectNodeRedis() {
   return createClient({ url: REDIS_URL! }).connect();
-}
-
-/** The rate limiter as the contract defines it: per-key hit lists run through slidingWindowHit. */
-function rateLimitModel(): {
-  hit(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitOutcome;
-  peek(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitWindowState[];
-} {
-  const hits = new Map<string, number[]>();
-  return {
-    peek(now, windowMs, windows) {
-      return slidingWindowPeek({ hits: windows.map((w) => hits.get(w.key) ?? []), quotas: windows.map((w) => w.quota), now, windowMs });
-    },
-    hit(now, windowMs, windows) {
-      const result = slidingWindowHit({ hits: windows.map((w) => hits.get(w.key) ?? []), quotas: windows.map((w) => w.quota), now, windowMs });
-      if (result.admitted) windows.forEach((w, i) => hits.set(w.key, result.hits[i] ?? []));
-      return { admitted: result.admitted, windows: result.windows };
-    },
-  };
 }

@@ -1320,8 +1320,18 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
   );
 }
 
-/** The rate limiter as the contract defines it: per-key hit lists run through slidingWindowHit. */
-function rateLimitModel(): {
+/**
+ * The rate limiter as the spec defines it: per-key hit lists run through the core's
+ * `slidingWindowHit` and `slidingWindowPeek`. What `testLimiter` compares a limiter with;
+ * for a backend's own properties beyond the suite's.
+ *
+ * @example
+ * ```ts
+ * const model = rateLimitModel();
+ * expect(await limiter.hitRateLimit({ now, windowMs, windows })).toEqual(model.hit(now, windowMs, windows));
+ * ```
+ */
+export function rateLimitModel(): {
   hit(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitOutcome;
   peek(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitWindowState[];
 } {
