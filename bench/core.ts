@@ -16,7 +16,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { addDays, paiseToRupees, roundDiv, todayInIst, toSeriesPoints } from '@ipokit/core';
+import { todayInIst } from '@ipokit/core';
+import { addDays, paiseToRupees, roundDiv, toSeriesPoints } from '@ipokit/core/backend';
 import type { Exchange, GmpBucketQuery, IpoRecord, IpoStatus, IpoType, ListQuery, SnapshotRecord } from '@ipokit/core';
 import { makeIpo, makeSnapshot } from '@ipokit/core/testing';
 import { memoryStore } from '@ipokit/storage-memory';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runDemo } from '@ipokit/cli';
-import { KEY_PREFIX_LENGTH } from '@ipokit/core';
+import { KEY_PREFIX_LENGTH } from '@ipokit/core/backend';
 import { capture, openCliTestDatabase } from '../../packages/cli/src/test-helpers.js';
 
 // `DATABASE_URL=... npm start` twice on one database: the second start reuses the demo's

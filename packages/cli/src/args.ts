@@ -2,7 +2,7 @@
  * Argument parsing for every command: node's `util.parseArgs` in strict mode, with its
  * errors turned into one-line {@link CliError}s (exit code 2) that name what to change.
  */
-import { isCalendarDate } from '@ipokit/core';
+import { isCalendarDate } from '@ipokit/core/backend';
 import { CliError } from './io.js';
 
 /**

@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  deriveStatus,
-  IPO_STATUSES,
-  isCalendarDate,
   IpokitError,
   todayInIst,
   validateDataset,
@@ -13,6 +10,7 @@ import {
   type IpoStatus,
   type IpoType,
 } from '@ipokit/core';
+import { deriveStatus, IPO_STATUSES, isCalendarDate } from '@ipokit/core/backend';
 import { DEFAULT_SEED, generateDataset } from './generate.js';
 
 const TYPES: readonly IpoType[] = ['EQ', 'SME', 'DEBT'];

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { decodeComponent, decodeQueryComponent, parseQuery, routePath, type ErrorCode } from '@ipokit/core';
+import { type ErrorCode } from '@ipokit/core';
+import { decodeComponent, decodeQueryComponent, parseQuery, routePath } from '@ipokit/core/backend';
 import {
   createClient,
   DEFAULT_MAX_DELAY_MS,

@@ -40,6 +40,9 @@ export const WIRE_ERRORS: Readonly<Record<WireErrorCode, { readonly status: numb
   'ERR:UNAVAILABLE': { status: 503, title: 'Service Unavailable' },
 });
 
+/** `meta.info` of the keyless partial list (docs/spec.md#list). */
+export const KEYLESS_INFO = 'To get all IPOs, please provide a valid API key.';
+
 /** Options of {@link IpokitError}. */
 export interface IpokitErrorOptions {
   cause?: unknown;

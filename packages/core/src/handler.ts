@@ -3,7 +3,7 @@
  * object and resolves to status, headers and body bytes. It never rejects.
  */
 import { todayInIst, toIsoUtc } from './dates.js';
-import { IpokitError, isIpokitError, WIRE_ERRORS, type WireErrorCode } from './errors.js';
+import { IpokitError, isIpokitError, KEYLESS_INFO, WIRE_ERRORS, type WireErrorCode } from './errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from './gmp.js';
 import { lookupKey } from './key-cache.js';
 import { openApiDocument } from './openapi.js';
@@ -41,9 +41,6 @@ export interface HandlerResponse {
 
 /** The handler function built by {@link createIpoHandler}. */
 export type IpoHandler = (request: HandlerRequest) => Promise<HandlerResponse>;
-
-/** The message of the keyless partial list. */
-export const KEYLESS_INFO = 'To get all IPOs, please provide a valid API key.';
 
 /** The 404 detail of the OpenAPI document's path when the `openapi` option is off. */
 const OPENAPI_OFF = 'The OpenAPI document is not served here: set the router option openapi: true to serve it at this path.';

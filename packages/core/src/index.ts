@@ -1,23 +1,134 @@
 /**
  * @ipokit/core: the pure engine behind the ipokit routers and stores.
+ *
+ * The public surface is this list and nothing else (docs/spec.md#surface): the wire and store
+ * types, the errors, the framework-free handler the adapters wrap, the settings, the OpenAPI
+ * document, the operator's functions (datasets, accounts, keys) and the IST day. What a
+ * storage backend, rate limiter or adapter restates (folding, status table, bucket grid, the
+ * sliding window, error bodies) is on `@ipokit/core/backend`; the conformance suites are on
+ * `@ipokit/core/testing`. `npm run api` records all three in api/*.api.md.
  */
-export * from './types.js';
-export * from './ascii.js';
-export * from './errors.js';
-export * from './numbers.js';
-export * from './dates.js';
-export * from './status.js';
-export * from './sliding-window.js';
-export * from './keys.js';
-export * from './aggregate.js';
-export * from './request.js';
-export * from './options.js';
-export * from './params.js';
-export * from './gmp.js';
-export * from './serialize.js';
-export * from './rate-limit.js';
-export * from './key-cache.js';
-export * from './handler.js';
-export * from './openapi.js';
-export * from './admin.js';
-export * from './dataset.js';
+
+// The wire: what a client receives (docs/spec.md#ipo-object).
+export {
+  EXCHANGES,
+  GMP_FIELDS,
+  GMP_INTERVALS,
+  IPO_TYPES,
+  STATUS_VALUES,
+  type ErrorBody,
+  type Exchange,
+  type GmpField,
+  type GmpInterval,
+  type GmpSeries,
+  type GmpSnapshot,
+  type Ipo,
+  type IpoDates,
+  type IpoResponse,
+  type IpoStatus,
+  type IpoType,
+  type ListResponse,
+  type Plan,
+  type ScheduleEvent,
+} from './types.js';
+
+// The store, as capabilities (docs/spec.md#storage).
+export type {
+  AccountRecord,
+  AccountStore,
+  ActiveKeyLimits,
+  ApiKeyRecord,
+  DatasetConflict,
+  GmpAggregationsPaise,
+  GmpBucket,
+  GmpBucketQuery,
+  IpoRecord,
+  IpoRow,
+  IpoStore,
+  KeyGrant,
+  ListQuery,
+  RateLimiter,
+  RateLimitOutcome,
+  RateLimitWindow,
+  RateLimitWindowState,
+  SnapshotRecord,
+  Store,
+  StoreCallOptions,
+} from './types.js';
+
+// Errors (docs/spec.md#errors).
+export {
+  IpokitError,
+  isIpokitError,
+  type DatasetProblem,
+  type ErrorCode,
+  type IpokitErrorOptions,
+  type WireErrorCode,
+} from './errors.js';
+
+// The handler the adapters wrap, and its settings (docs/spec.md#adapters, #settings).
+export {
+  createIpoHandler,
+  type HandlerRequest,
+  type HandlerResponse,
+  type IpoHandler,
+  type IpoRouterArgs,
+} from './handler.js';
+export {
+  DEFAULT_OPTIONS,
+  resolveOptions,
+  type IpoRouterOptions,
+  type LimitSettings,
+  type PlanLimits,
+  type ResolvedOptions,
+} from './options.js';
+
+// The OpenAPI document (docs/spec.md#openapi).
+export {
+  OPENAPI_PATH,
+  openApiDocument,
+  type JsonSchema,
+  type JsonSchemaType,
+  type JsonValue,
+  type OpenApiApiKeyScheme,
+  type OpenApiDocument,
+  type OpenApiDocumentOptions,
+  type OpenApiHeader,
+  type OpenApiMediaType,
+  type OpenApiOperation,
+  type OpenApiParameter,
+  type OpenApiPathItem,
+  type OpenApiReference,
+  type OpenApiResponse,
+  type OpenApiSecurityRequirement,
+} from './openapi.js';
+
+// The operator's functions: data, accounts, keys (docs/spec.md#datasets, #keys).
+export {
+  createAccount,
+  createApiKey,
+  deleteIpos,
+  getAccount,
+  getAccountWindows,
+  importDataset,
+  listAccounts,
+  listApiKeys,
+  revokeApiKey,
+  updateAccount,
+  type Account,
+  type AdminOptions,
+  type ApiKeyInfo,
+  type CreatedApiKey,
+} from './admin.js';
+export type { AccountWindow } from './rate-limit.js';
+export {
+  createDatasetChecker,
+  validateDataset,
+  type DatasetChecker,
+  type DatasetItem,
+  type DatasetRecordPlace,
+} from './dataset.js';
+export type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource } from './types.js';
+
+// The IST calendar day every status is derived on (docs/spec.md#status).
+export { todayInIst } from './dates.js';

@@ -9,7 +9,7 @@
  * (enumerations, bounds, the keyless message): a change on either side is then a
  * validation failure instead of a silent change of the document.
  */
-import { IpokitError } from './errors.js';
+import { IpokitError, KEYLESS_INFO } from './errors.js';
 import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES } from './types.js';
 
 // ---------------------------------------------------------------------------------------
@@ -233,7 +233,6 @@ const TYPES = [...IPO_TYPES];
 const EXCHANGE_VALUES = [...EXCHANGES];
 const INTERVALS = [...GMP_INTERVALS];
 const FIELDS = [...GMP_FIELDS];
-const KEYLESS_INFO = 'To get all IPOs, please provide a valid API key.';
 const MAX_PAGE = 1_000_000_000;
 const MAX_INT32 = 2_147_483_647;
 /** The longest text an imported string may be, in code points. */

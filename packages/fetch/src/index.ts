@@ -3,7 +3,8 @@
  * for Hono (on Node with `@hono/node-server`), Bun, Deno, Cloudflare Workers and anything
  * else that speaks `Request` and `Response`.
  */
-import { createIpoHandler, errorBody, IpokitError, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { createIpoHandler, IpokitError, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { errorBody } from '@ipokit/core/backend';
 
 export type { IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
 

@@ -7,7 +7,8 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Redis } from 'ioredis';
-import { hashApiKey, importDataset } from '@ipokit/core';
+import { importDataset } from '@ipokit/core';
+import { hashApiKey } from '@ipokit/core/backend';
 import type { AccountRecord, Plan } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';

@@ -3,7 +3,7 @@
  * each account's active keys so that the plan limits are checked in O(1) in the same
  * synchronous step as the change (which makes them atomic).
  */
-import { compareCodePoints } from '@ipokit/core';
+import { compareCodePoints } from '@ipokit/core/backend';
 import type { AccountRecord, ActiveKeyLimits, ApiKeyRecord, KeyGrant, Plan } from '@ipokit/core';
 
 /**

@@ -23,7 +23,7 @@
  * type and exchange bits, O(log^2 n + page). Otherwise one pass over the range checks the
  * derived status and the filters on numeric columns, keeping only the page's entries.
  */
-import { compareCodePoints } from '@ipokit/core';
+import { compareCodePoints } from '@ipokit/core/backend';
 import type { DatasetConflict, IpoRecord, IpoType, ListQuery } from '@ipokit/core';
 import { dayNumber, lowerBound, upperBound } from './sorted.js';
 

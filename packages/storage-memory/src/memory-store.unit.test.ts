@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { addDays, deriveStatus, IPO_STATUSES, isIpokitError, slidingWindowHit } from '@ipokit/core';
+import { isIpokitError } from '@ipokit/core';
+import { addDays, deriveStatus, IPO_STATUSES, slidingWindowHit } from '@ipokit/core/backend';
 import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
 import { memoryStore } from './memory-store.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeWindow, type RateLimitOutcome, type RateLimitWindow, type Store } from '@ipokit/core';
+import { type RateLimitOutcome, type RateLimitWindow, type Store } from '@ipokit/core';
+import { describeWindow } from '@ipokit/core/backend';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
 

@@ -3,7 +3,8 @@
  * runs in SQL, so any number of app instances share one database with exact results.
  */
 import { createHash } from 'node:crypto';
-import { asciiLower, GMP_FIELDS, IpokitError, slidingWindowPeek } from '@ipokit/core';
+import { GMP_FIELDS, IpokitError } from '@ipokit/core';
+import { asciiLower, slidingWindowPeek } from '@ipokit/core/backend';
 import type {
   AccountRecord,
   ActiveKeyLimits,

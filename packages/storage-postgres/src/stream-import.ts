@@ -7,13 +7,13 @@
  */
 import {
   createDatasetChecker,
-  datasetConflictError,
   IpokitError,
   type DatasetConflict,
   type DatasetItem,
   type IpoRecord,
   type SnapshotRecord,
 } from '@ipokit/core';
+import { datasetConflictError } from '@ipokit/core/backend';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import { noteDataWrite } from './data-cache.js';
 import { schemaIdentifier, type SchemaOptions } from './migrations.js';
