@@ -18,10 +18,11 @@ export const BLOCKS = [
   ['With Hono (or any fetch runtime)', 'hono'],
 ] as const;
 
-/** The first ```ts block after the heading `## {heading}`. */
+/** The first ```ts block after the heading `## {heading}` (or `### {heading}`). */
 export async function readmeBlock(heading: string): Promise<string> {
   const readme = await readFile(`${ROOT}README.md`, 'utf8');
-  const at = readme.indexOf(`\n## ${heading}\n`);
+  const level2 = readme.indexOf(`\n## ${heading}\n`);
+  const at = level2 >= 0 ? level2 : readme.indexOf(`\n### ${heading}\n`);
   if (at < 0) throw new Error(`README has no heading "${heading}"`);
   const m = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
   if (m === null) throw new Error(`README has no ts block after "${heading}"`);
@@ -41,8 +42,8 @@ export function freePort(): Promise<number> {
  * The environment of a reader's shell, with PORT: no NODE_OPTIONS, where a
  * `--conditions=source` would send @ipokit/* to their sources and hide a missing dist/.
  */
-export function readerEnv(port: number): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
+export function readerEnv(port: number, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra, PORT: String(port) };
   delete env.NODE_OPTIONS;
   return env;
 }
@@ -57,8 +58,8 @@ export interface StartedBlock {
  * Runs `node {args}` in `cwd`. Its first line on stdout is `line`; when it exits before,
  * `line` rejects with its stderr, and the fix when it exited because dist/ is not built.
  */
-export function startBlock(args: readonly string[], port: number, cwd: string = ROOT): StartedBlock {
-  const child = spawn(process.execPath, args, { cwd, env: readerEnv(port), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startBlock(args: readonly string[], port: number, cwd: string = ROOT, env: NodeJS.ProcessEnv = {}): StartedBlock {
+  const child = spawn(process.execPath, args, { cwd, env: readerEnv(port, env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const line = new Promise<string>((resolve, reject) => {
