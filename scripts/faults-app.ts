@@ -1,15 +1,18 @@
 /**
  * One app process of `npm run faults` (scripts/faults.ts): the router (Express or Koa, by
- * argv[2]) on a postgresStore over its own pg.Pool. It prints its port, counts what must
- * stay zero (unhandled rejections, uncaught exceptions) and answers `stats` over IPC with
- * those counts and its pool's state.
+ * argv[2]) on a postgresStore over its own pg.Pool, and with IPOKIT_REDIS_URL the limits on
+ * that Redis (ioredis; IPOKIT_LIMITER_FAIL_OPEN=1 admits while it is down). It prints its
+ * port, counts what must stay zero (unhandled rejections, uncaught exceptions) and answers
+ * `stats` over IPC with those counts and its pool's state.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 import { ipoRouter } from '@ipokit/express';
+import { redisLimiter } from '@ipokit/limiter-redis';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { postgresStore } from '@ipokit/storage-postgres';
 
@@ -21,12 +24,14 @@ export interface FaultAppStats {
   reportedErrors: number;
   /** Errors emitted by the pool for idle connections that died. */
   poolErrors: number;
+  /** Errors ioredis emitted while Redis was away (it reconnects by itself). */
+  redisErrors: number;
   poolTotal: number;
   poolIdle: number;
   poolWaiting: number;
 }
 
-const stats: FaultAppStats = { unhandledRejections: 0, uncaughtExceptions: 0, reportedErrors: 0, poolErrors: 0, poolTotal: 0, poolIdle: 0, poolWaiting: 0 };
+const stats: FaultAppStats = { unhandledRejections: 0, uncaughtExceptions: 0, reportedErrors: 0, poolErrors: 0, redisErrors: 0, poolTotal: 0, poolIdle: 0, poolWaiting: 0 };
 process.on('unhandledRejection', () => void stats.unhandledRejections++);
 process.on('uncaughtException', () => void stats.uncaughtExceptions++);
 
@@ -37,7 +42,11 @@ pool.on('error', () => void stats.poolErrors++);
 // No data cache: every request reads the database, so the faults reach it (and no LISTEN
 // connection is held).
 const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit', maxWaitingCalls: 100, dataCacheTtlMs: 0 });
+const redisUrl = process.env.IPOKIT_REDIS_URL;
+const redis = redisUrl === undefined ? undefined : new Redis(redisUrl);
+redis?.on('error', () => void stats.redisErrors++);
 const options = {
+  ...(redis === undefined ? {} : { limiter: redisLimiter({ client: redis }), limiterFailOpen: process.env.IPOKIT_LIMITER_FAIL_OPEN === '1' }),
   now: () => new Date(Number(process.env.IPOKIT_NOW)),
   limits: { paid: { perMinute: 1e12, gmpPerMinute: 1e12 }, pro: { perMinute: 1e12, gmpPerMinute: 1e12 } },
   // No key cache: every request reads its key from the database, the hardest case.
@@ -91,5 +100,6 @@ process.on('disconnect', () => process.exit(0));
 process.on('SIGTERM', () => {
   server.close();
   server.closeAllConnections();
+  redis?.disconnect();
   void pool.end().finally(() => process.exit(0));
 });

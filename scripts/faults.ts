@@ -7,7 +7,7 @@
  * out afterwards, if the service does not recover by itself after every fault, or if any
  * import is found half written.
  *
- *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24] [--stall-seconds 10] [--stall-rate 150]
+ *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24] [--stall-seconds 10] [--stall-rate 150] [--redis-cycles 4]
  *
  * Then a stall: another session locks the IPO table for `--stall-seconds` while requests
  * keep coming at `--stall-rate` a second whatever the answers (the apps shed load beyond
@@ -15,6 +15,12 @@
  * request is answered 200, and fails if a request sent after the release is not. Some
  * requests ask the app's own timeout middleware to answer first (`x-fault-timeout-ms`): the
  * router must then do nothing.
+ *
+ * Then Redis: two more apps keep their limits on a throwaway redis-server (Express failing
+ * closed, Koa failing open) under load while it is killed and started again `--redis-cycles`
+ * times. The closed app must answer only 200 or a clean 503 (and some 503s while Redis is
+ * down), the open one only 200, and both must recover by themselves, their limits landing in
+ * the new Redis. Without redis-server on the machine this phase is skipped with one line.
  *
  * `restart` (the default when PostgreSQL's binaries are installed) runs a throwaway cluster
  * and stops it for real (`pg_ctl stop`, alternating `-m immediate`, a crash, and `-m fast`);
@@ -27,12 +33,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { importDataset } from '@ipokit/core';
 import { FIXTURE_NOW, IPO_IDS, seedFixture } from '@ipokit/core/testing';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 // The storage package's test proxy (not published), by path.
 import { cuttableProxy } from '../packages/storage-postgres/src/test-proxy.js';
+// The Redis package's throwaway server (not published), by path.
+import { redisServerPath, throwawayRedis } from '../packages/limiter-redis/src/test-redis.js';
 import type { FaultAppStats } from './faults-app.js';
 
 const args = new Map<string, string>();
@@ -43,6 +52,7 @@ const SCHEMA = 'ipokit_faults';
 const SNAPSHOTS_PER_IMPORT = 25;
 const STALL_SECONDS = Number(args.get('stall-seconds') ?? 10);
 const STALL_RATE = Number(args.get('stall-rate') ?? 150);
+const REDIS_CYCLES = Number(args.get('redis-cycles') ?? 4);
 /** What an app's own timeout middleware answers (scripts/faults-app.ts). */
 const ANSWERED_FIRST = 'answered first by the app';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -123,17 +133,17 @@ interface App {
   exited: boolean;
 }
 
-async function startApp(framework: 'express' | 'koa', url: string): Promise<App> {
+async function startApp(framework: 'express' | 'koa', url: string, env: NodeJS.ProcessEnv = {}, name: string = framework): Promise<App> {
   const file = fileURLToPath(new URL('./faults-app.ts', import.meta.url));
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file, framework], {
-    env: { ...process.env, DATABASE_URL: url, IPOKIT_SCHEMA: SCHEMA, IPOKIT_NOW: String(FIXTURE_NOW) },
+    env: { ...process.env, ...env, DATABASE_URL: url, IPOKIT_SCHEMA: SCHEMA, IPOKIT_NOW: String(FIXTURE_NOW) },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const port = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`${framework} app exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${name} app exited with ${code}`)));
   });
-  const app: App = { name: framework, child, origin: `http://127.0.0.1:${port}`, exited: false };
+  const app: App = { name, child, origin: `http://127.0.0.1:${port}`, exited: false };
   child.once('exit', () => (app.exited = true));
   return app;
 }
@@ -275,6 +285,7 @@ async function main(): Promise<void> {
     await Promise.all(workers);
     await importing;
   }
+  const redis = await redisOutages(db.url, paths);
 
   // Quiet now: nothing may be left checked out, nothing unhandled, nobody crashed.
   await sleep(500);
@@ -291,6 +302,7 @@ async function main(): Promise<void> {
     if (s.poolTotal - s.poolIdle > 0 || s.poolWaiting > 0) problems.push(`${app.name}: ${s.poolTotal - s.poolIdle} pool connections still checked out, ${s.poolWaiting} waiting`);
   }
   for (const [what, n] of tally.bad) problems.push(`${n} x ${what}`);
+  problems.push(...(redis?.problems ?? []));
   if (stall !== undefined && stall.lateFailures > 0) problems.push(`${stall.lateFailures} requests sent after the stall ended were not answered 200`);
 
   const counts = await admin.query<{ n: string; c: string }>(
@@ -322,6 +334,8 @@ async function main(): Promise<void> {
   );
   if (stall !== undefined) console.log(`stall:              first 200 ${stall.firstOkMs} ms after the database answered again; ${stall.lateFailures} requests sent after it not answered 200`);
   console.log(`recovery:           every cycle; median ${sorted[sorted.length >> 1]} ms, worst ${sorted.at(-1)} ms after the database was back`);
+  if (redis === null) console.log('redis:              skipped (no redis-server on this machine)');
+  else console.log(`redis:              ${redis.summary}`);
   console.log(`imports:            ${imports.length} (${imports.filter((i) => i.ok).length} done, ${imports.filter((i) => !i.ok).length} refused by the outage); half written: ${half}; done but lost: ${lost}`);
   if (problems.length > 0) {
     console.log(`\nFAILED:\n${problems.map((p) => `- ${p}`).join('\n')}`);
@@ -329,6 +343,93 @@ async function main(): Promise<void> {
   } else {
     console.log('result:             no crash, no unhandled rejection, no leaked connection, no answer but 200 or a clean 503, nothing half written or lost');
   }
+}
+
+interface RedisReport {
+  summary: string;
+  problems: string[];
+}
+
+/**
+ * The Redis phase: two apps with their limits on a throwaway redis-server (Express failing
+ * closed, Koa failing open), under load, while the server is killed and started again.
+ * Null when this machine has no redis-server.
+ */
+async function redisOutages(dbUrl: string, paths: Array<[string, string]>): Promise<RedisReport | null> {
+  if (redisServerPath() === null) return null;
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let server = await throwawayRedis(port);
+  const closed = await startApp('express', dbUrl, { IPOKIT_REDIS_URL: url }, 'express+redis (fail closed)');
+  const open = await startApp('koa', dbUrl, { IPOKIT_REDIS_URL: url, IPOKIT_LIMITER_FAIL_OPEN: '1' }, 'koa+redis (fail open)');
+  const apps = [closed, open];
+  const tallies = new Map(apps.map((app) => [app, { ok: 0, unavailable: 0, answeredFirst: 0, bad: new Map<string, number>() } as Tally]));
+  const problems: string[] = [];
+  const probe = new Redis(url, { lazyConnect: true, enableOfflineQueue: false });
+  probe.on('error', () => {});
+  let running = true;
+  const worker = async (w: number): Promise<void> => {
+    for (let i = 0; running; i++) {
+      const app = apps[(w + i) % apps.length]!;
+      const [path, key] = paths[(w + i) % paths.length]!;
+      const status = await send(app.origin, path, key, tallies.get(app)!);
+      if (status === 503) await sleep(20);
+    }
+  };
+  const workers = Array.from({ length: Math.max(2, WORKERS >> 1) }, (_, w) => worker(w));
+  const recoveries: number[] = [];
+  const refusedWhileDown: number[] = [];
+  try {
+    await sleep(1_000);
+    for (let c = 0; c < REDIS_CYCLES; c++) {
+      const before = tallies.get(closed)!.unavailable;
+      await server.stop(); // SIGKILL: a crash, nothing saved
+      await sleep(2_500 + Math.round(Math.random() * 1_000)); // longer than storeTimeoutMs (2 s)
+      refusedWhileDown.push(tallies.get(closed)!.unavailable - before);
+      server = await throwawayRedis(port);
+      // Recovered when both apps answer every path 200 and the limits are in the new Redis.
+      const t0 = performance.now();
+      for (;;) {
+        const check: Tally = { ok: 0, unavailable: 0, answeredFirst: 0, bad: new Map() };
+        for (const app of apps) for (const [path, key] of paths) await send(app.origin, path, key, check);
+        if (probe.status !== 'ready') await probe.connect().catch(() => {});
+        const windows = probe.status === 'ready' ? await probe.keys('ipokit:rl:*').catch(() => []) : [];
+        if (check.ok === apps.length * paths.length && windows.length > 0) break;
+        if (performance.now() - t0 > 30_000) throw new Error(`redis cycle ${c + 1}: not recovered 30 s after Redis came back`);
+        await sleep(50);
+      }
+      recoveries.push(Math.round(performance.now() - t0));
+      console.log(`redis cycle ${c + 1}/${REDIS_CYCLES}: fail-closed app ${refusedWhileDown.at(-1)} x 503 while down; recovered ${recoveries.at(-1)} ms after restart`);
+      await sleep(1_000);
+    }
+  } finally {
+    running = false;
+    await Promise.all(workers);
+    probe.disconnect();
+  }
+  await sleep(500);
+  for (const app of apps) {
+    const t = tallies.get(app)!;
+    for (const [what, n] of t.bad) problems.push(`${app.name}: ${n} x ${what}`);
+    if (app.exited) problems.push(`${app.name} app crashed`);
+    else {
+      const s = await statsOf(app);
+      if (s.unhandledRejections > 0 || s.uncaughtExceptions > 0) problems.push(`${app.name}: ${s.unhandledRejections} unhandled rejections, ${s.uncaughtExceptions} uncaught exceptions`);
+    }
+  }
+  if (tallies.get(open)!.unavailable > 0) problems.push(`${open.name}: ${tallies.get(open)!.unavailable} x 503 (it must admit while Redis is down)`);
+  if (refusedWhileDown.some((n) => n === 0)) problems.push(`${closed.name}: no 503 during an outage (${refusedWhileDown.join(', ')}): the outage did not reach it`);
+  for (const app of apps) app.child.kill('SIGTERM');
+  await server.stop();
+  const c = tallies.get(closed)!;
+  const o = tallies.get(open)!;
+  const sorted = [...recoveries].sort((a, b) => a - b);
+  return {
+    summary:
+      `${REDIS_CYCLES} kills of redis-server; fail closed ${c.ok} x 200, ${c.unavailable} x 503; fail open ${o.ok} x 200, ${o.unavailable} x 503; ` +
+      `recovered every time, median ${sorted[sorted.length >> 1]} ms, worst ${sorted.at(-1)} ms`,
+    problems,
+  };
 }
 
 interface Stall {
