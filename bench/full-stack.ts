@@ -4,13 +4,18 @@
  * three routes: one IPO, its GMP series, a list page. Each contender runs in its own process
  * and autocannon (32 connections) drives it from this one; rounds interleave the contenders
  * (A B C ..., then reversed) and the table reports medians and the ratios the target is
- * stated in: postgresStore with its data cache >= 0.5x memoryStore, the limiter on.
+ * stated in: postgresStore with its data cache and the Redis limiter >= 0.5x memoryStore
+ * (with PostgreSQL's own limiter the ratio is printed too: that limiter is most of the cost).
  *
- * The PostgreSQL limiter stays in every postgres contender but two, which take
- * `limiter: memoryStore()` as a stand-in for a fast external limiter (a Redis one, say):
- * the difference is the share of a request's cost that is PostgreSQL's limiter.
+ * The PostgreSQL limiter stays in the postgres contenders but those that take another:
+ * `limiter: memoryStore()`, the floor any external limiter could reach (one in-process
+ * call; the difference is the share of a request's cost that is PostgreSQL's limiter), and
+ * `redisLimiter` from @ipokit/limiter-redis on the Redis at REDIS_URL. The "x2" contenders
+ * run two app processes on the one database (and Redis), as a deployment of several
+ * instances does, each driven by half the connections; their rate is the sum. Without a
+ * Redis answering, the Redis contenders are left out with one line.
  *
- *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:full-stack [-- --rounds 3 --seconds 5 --connections 32]
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:full-stack [-- --rounds 3 --seconds 5 --connections 32]
  *
  * The clock is the real one, so the GMP series' range moves with every request (as in
  * production); answers are checked equal across contenders before measuring.
@@ -23,8 +28,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import express from 'express';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 import { createAccount, createApiKey, importDataset, todayInIst, type Dataset, type DatasetSnapshot, type IpoRouterOptions, type RateLimiter, type Store } from '@ipokit/core';
 import { ipoRouter } from '@ipokit/express';
+import { redisLimiter } from '@ipokit/limiter-redis';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore, type PostgresStoreOptions } from '@ipokit/storage-postgres';
 import { syntheticIpo } from '../packages/storage-postgres/src/synthetic.js';
@@ -34,6 +41,8 @@ import type { BenchRow } from './rows.js';
 export interface FullStackBenchOptions {
   /** Default: DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test. */
   url?: string;
+  /** Default: REDIS_URL, else redis://127.0.0.1:6379; the Redis contenders run when it answers. */
+  redisUrl?: string;
   rounds?: number;
   seconds?: number;
   connections?: number;
@@ -48,6 +57,12 @@ interface Contender {
   note: string;
   store: (url: string) => Promise<Store>;
   limiter?: () => Promise<RateLimiter>;
+  /** App processes sharing the load (default 1). */
+  processes?: number;
+  /** Only these routes (default all). */
+  routes?: readonly string[];
+  /** Needs the Redis at REDIS_URL. */
+  redis?: boolean;
 }
 
 const SCHEMA = 'ipokit_bench_full';
@@ -70,14 +85,25 @@ const postgres =
     postgresStore({ ...options, client: new pg.Pool({ connectionString: url, max: POOL_SIZE }), schema: SCHEMA });
 /** As a fast external limiter would be (one in-process call): the stand-in of the comparison. */
 const fastLimiter = async (): Promise<RateLimiter> => memoryStore();
+/** The Redis limiter on BENCH_REDIS_URL, under a prefix of this run (its windows expire by themselves). */
+const redis = async (): Promise<RateLimiter> => {
+  const client = new Redis(process.env.BENCH_REDIS_URL!);
+  client.on('error', (err) => console.error('redis:', err.message));
+  return redisLimiter({ client, prefix: `ipokit-bench:${process.env.BENCH_NOW}:` });
+};
+const ONE_IPO = ['GET /ipos/{id}'];
 
-/** Add a contender with one line, e.g. a Redis limiter: `{ name: 'pg+cache+redis', note: '...', store: postgres({}), limiter: async () => redisLimiter(...) }`. */
+/** Add a contender with one line. */
 const CONTENDERS: readonly Contender[] = [
   { name: 'memory', note: 'memoryStore()', store: async () => memoryStore() },
   { name: 'pg', note: `postgresStore, no cache (dataCacheTtlMs: 0), pool of ${POOL_SIZE}`, store: postgres({ dataCacheTtlMs: 0 }) },
   { name: 'pg+cache', note: `postgresStore with its data cache (default dataCacheTtlMs), pool of ${POOL_SIZE}`, store: postgres({}) },
   { name: 'pg+fast-limiter', note: 'no cache; limiter: memoryStore() standing in for a fast external limiter', store: postgres({ dataCacheTtlMs: 0 }), limiter: fastLimiter },
   { name: 'pg+cache+fast-limiter', note: 'data cache; limiter: memoryStore() standing in for a fast external limiter', store: postgres({}), limiter: fastLimiter },
+  { name: 'pg+redis', note: 'no cache; limiter: redisLimiter (ioredis)', store: postgres({ dataCacheTtlMs: 0 }), limiter: redis, redis: true },
+  { name: 'pg+cache+redis', note: 'data cache; limiter: redisLimiter (ioredis)', store: postgres({}), limiter: redis, redis: true },
+  { name: 'pg+cache x2', note: `2 app processes, each postgresStore with its data cache and a pool of ${POOL_SIZE}`, store: postgres({}), processes: 2, routes: ONE_IPO },
+  { name: 'pg+cache+redis x2', note: '2 app processes, each with the data cache and redisLimiter', store: postgres({}), limiter: redis, processes: 2, routes: ONE_IPO, redis: true },
 ];
 
 const ROUTES: ReadonlyArray<{ name: string; path: (id: string) => string }> = [
@@ -88,10 +114,14 @@ const ROUTES: ReadonlyArray<{ name: string; path: (id: string) => string }> = [
 
 /** [ours, theirs, target ours/theirs]: the target, and the ratios that explain it. */
 const RATIOS: Array<[string, string, number | null]> = [
-  ['pg+cache', 'memory', 0.5],
+  ['pg+cache+redis', 'memory', 0.5],
+  ['pg+cache', 'memory', null],
   ['pg', 'memory', null],
   ['pg+cache+fast-limiter', 'memory', null],
   ['pg+fast-limiter', 'memory', null],
+  ['pg+redis', 'pg', null],
+  ['pg+cache+redis', 'pg+cache', null],
+  ['pg+cache+redis x2', 'pg+cache x2', null],
 ];
 
 /**
@@ -155,12 +185,21 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
-async function measure(s: Started, path: string, seconds: number, connections: number): Promise<{ rps: number; cpuUs: number }> {
-  const before = cpuSeconds(s.child.pid);
-  const result = await autocannon({ url: `http://127.0.0.1:${s.port}${path}`, headers: { 'x-api-key': s.key }, connections, duration: seconds });
-  const cpu = cpuSeconds(s.child.pid) - before;
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: non-2xx ${result.non2xx}, errors ${result.errors}`);
-  return { rps: result.requests.average, cpuUs: (cpu * 1e6) / result.requests.total };
+/** Drives every process of a contender at once, the connections split among them; rates summed. */
+async function measure(started: readonly Started[], path: string, seconds: number, connections: number): Promise<{ rps: number; cpuUs: number }> {
+  const cpu = (): number => started.reduce((sum, s) => sum + cpuSeconds(s.child.pid), 0);
+  const before = cpu();
+  const results = await Promise.all(
+    started.map((s) =>
+      autocannon({ url: `http://127.0.0.1:${s.port}${path}`, headers: { 'x-api-key': s.key }, connections: Math.ceil(connections / started.length), duration: seconds }),
+    ),
+  );
+  const used = cpu() - before;
+  const non2xx = results.reduce((n, r) => n + r.non2xx, 0);
+  const errors = results.reduce((n, r) => n + r.errors, 0);
+  if (non2xx > 0 || errors > 0) throw new Error(`${path}: non-2xx ${non2xx}, errors ${errors}`);
+  const total = results.reduce((n, r) => n + r.requests.total, 0);
+  return { rps: results.reduce((sum, r) => sum + r.requests.average, 0), cpuUs: (used * 1e6) / total };
 }
 
 /** An answer as compared across contenders: the GMP series' range moves with the clock. */
@@ -193,6 +232,10 @@ export async function runFullStackBench(options: FullStackBenchOptions = {}): Pr
   const seconds = options.seconds ?? 5;
   const connections = options.connections ?? 32;
   const log = options.log ?? ((line: string) => console.error(line));
+  const redisUrl = options.redisUrl ?? (process.env.REDIS_URL || 'redis://127.0.0.1:6379');
+  const withRedis = await answers(redisUrl);
+  if (!withRedis) log(`no Redis answers at ${redisUrl}: the Redis contenders are left out`);
+  const contenders = CONTENDERS.filter((c) => withRedis || c.redis !== true);
   const now = Date.now();
   const dataset = benchDataset(now);
   const loading = performance.now();
@@ -207,29 +250,34 @@ export async function runFullStackBench(options: FullStackBenchOptions = {}): Pr
   }
   log(`loaded ${IPOS} IPOs and ${dataset.gmp?.length ?? 0} snapshots in ${((performance.now() - loading) / 1000).toFixed(1)} s`);
 
-  const env = { BENCH_URL: url, BENCH_NOW: String(now) };
+  const env = { BENCH_URL: url, BENCH_NOW: String(now), BENCH_REDIS_URL: redisUrl };
   const samples = new Map<string, number[]>();
   const cpuSamples = new Map<string, number[]>();
   const reference = new Map<string, string>();
   for (let round = 0; round < rounds; round++) {
-    for (const c of round % 2 === 0 ? CONTENDERS : [...CONTENDERS].reverse()) {
-      const s = await start(c.name, env);
+    for (const c of round % 2 === 0 ? contenders : [...contenders].reverse()) {
+      const started: Started[] = [];
       try {
-        for (const route of ROUTES) {
-          const path = route.path(s.id);
-          const answer = await answerOf(s, path);
-          if ((reference.get(path) ?? answer) !== answer) throw new Error(`${c.name} answers ${path} differently`);
-          reference.set(path, answer);
-          await measure(s, path, 1, connections); // warm-up
-          const m = await measure(s, path, seconds, connections);
+        for (let p = 0; p < (c.processes ?? 1); p++) started.push(await start(c.name, env));
+        for (const route of ROUTES.filter((r) => c.routes === undefined || c.routes.includes(r.name))) {
+          const path = route.path(started[0]!.id);
+          for (const s of started) {
+            const answer = await answerOf(s, path);
+            if ((reference.get(path) ?? answer) !== answer) throw new Error(`${c.name} answers ${path} differently`);
+            reference.set(path, answer);
+          }
+          await measure(started, path, 1, connections); // warm-up
+          const m = await measure(started, path, seconds, connections);
           const key = `${c.name}|${route.name}`;
           samples.set(key, [...(samples.get(key) ?? []), m.rps]);
           cpuSamples.set(key, [...(cpuSamples.get(key) ?? []), m.cpuUs]);
           log(`round ${round + 1}: ${c.name} ${route.name}: ${Math.round(m.rps)} req/s`);
         }
       } finally {
-        s.child.kill();
-        await new Promise((resolve) => (s.child.exitCode === null ? s.child.once('exit', resolve) : resolve(null)));
+        for (const s of started) {
+          s.child.kill();
+          await new Promise((resolve) => (s.child.exitCode === null ? s.child.once('exit', resolve) : resolve(null)));
+        }
       }
     }
   }
@@ -238,8 +286,9 @@ export async function runFullStackBench(options: FullStackBenchOptions = {}): Pr
   const note = `${connections} connections, ${rounds} interleaved rounds of ${seconds} s; client, server and PostgreSQL on one 2-core machine`;
   const rows: BenchRow[] = [];
   for (const route of ROUTES) {
-    for (const c of CONTENDERS) {
-      const xs = samples.get(`${c.name}|${route.name}`) ?? [];
+    for (const c of contenders) {
+      const xs = samples.get(`${c.name}|${route.name}`);
+      if (xs === undefined) continue;
       rows.push({
         group: 'Full stack',
         name: `${route.name}: ${c.name}`,
@@ -249,6 +298,7 @@ export async function runFullStackBench(options: FullStackBenchOptions = {}): Pr
       });
     }
     for (const [ours, theirs, target] of RATIOS) {
+      if (!samples.has(`${ours}|${route.name}`) || !samples.has(`${theirs}|${route.name}`)) continue;
       const ratio = rps(ours, route.name) / rps(theirs, route.name);
       rows.push({
         group: 'Full stack',
@@ -270,6 +320,20 @@ export async function runFullStackBench(options: FullStackBenchOptions = {}): Pr
     });
   }
   return rows;
+}
+
+/** Whether a Redis answers PING at `url` within a second. */
+async function answers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 1_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** A contender's server (this file with `--serve <name>`): prints `{ port, key, id }`. */

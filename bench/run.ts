@@ -2,8 +2,8 @@
  * `npm run bench`: every benchmark of the project, side by side, printed and written to
  * BENCHMARKS.md with the machine, the versions, the date and the exact commands.
  *
- *   npm run bench                      # HTTP, core, PostgreSQL and full stack (DATABASE_URL or 127.0.0.1:5432)
- *   npm run bench -- --only http,core  # a part of it (http, core, postgres, full-stack)
+ *   npm run bench                      # HTTP, core, PostgreSQL, limiters and full stack (DATABASE_URL or 127.0.0.1:5432, REDIS_URL or 127.0.0.1:6379)
+ *   npm run bench -- --only http,core  # a part of it (http, core, postgres, limiter, full-stack)
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { formatRows, type BenchRow } from './rows.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');
-const ALL_PARTS = ['http', 'core', 'postgres', 'full-stack'];
+const ALL_PARTS = ['http', 'core', 'postgres', 'limiter', 'full-stack'];
 const parts = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ALL_PARTS);
 const started = new Date();
 
@@ -39,11 +39,19 @@ if (parts.has('postgres')) {
   const { runPostgresBench } = await import('./postgres.js');
   sections.push({ title: 'PostgreSQL store', command: 'DATABASE_URL=... node --conditions=source --import tsx bench/postgres.ts', rows: await runPostgresBench() });
 }
+if (parts.has('limiter')) {
+  const { runLimiterComparison } = await import('./limiter.js');
+  sections.push({
+    title: 'Rate limiters: one hot account from 3 processes',
+    command: 'DATABASE_URL=... REDIS_URL=... node --conditions=source --import tsx bench/limiter.ts',
+    rows: await runLimiterComparison(),
+  });
+}
 if (parts.has('full-stack')) {
   const { runFullStackBench } = await import('./full-stack.js');
   sections.push({
     title: 'Full stack: Express 5 on each store',
-    command: 'DATABASE_URL=... node --conditions=source --import tsx bench/full-stack.ts --rounds 3 --seconds 5 --connections 32',
+    command: 'DATABASE_URL=... REDIS_URL=... node --conditions=source --import tsx bench/full-stack.ts --rounds 3 --seconds 5 --connections 32',
     rows: await runFullStackBench({ rounds: 3, seconds: 5, connections: 32 }),
   });
 }
@@ -63,7 +71,7 @@ const report = [
   `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench\` (\`node --conditions=source --import tsx bench/run.ts\`).`,
   '',
   `- Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}`,
-  `- Node ${process.version}; express ${version('express')}, koa ${version('koa')}, @koa/router ${version('@koa/router')}, express-rate-limit ${version('express-rate-limit')}, autocannon ${version('autocannon')}, pg ${version('pg')}; PostgreSQL ${pgVersion}`,
+  `- Node ${process.version}; express ${version('express')}, koa ${version('koa')}, @koa/router ${version('@koa/router')}, express-rate-limit ${version('express-rate-limit')}, autocannon ${version('autocannon')}, pg ${version('pg')}, ioredis ${version('ioredis')}; PostgreSQL ${pgVersion}`,
   '- These machines are noisy: contenders run interleaved in one run and only their ratios are compared; load generator and server share the 2 cores.',
   '',
   ...sections.flatMap((s) => [`## ${s.title}`, '', `\`${s.command}\``, '', formatRows(s.rows), '']),
