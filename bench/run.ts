@@ -27,21 +27,26 @@ const version = (pkg: string): string => {
 };
 
 const sections: Array<{ title: string; command: string; rows: BenchRow[] }> = [];
+// Each part's table is printed as soon as it is done, so a later part's failure loses nothing.
+const done = (section: { title: string; command: string; rows: BenchRow[] }): void => {
+  sections.push(section);
+  console.error(`\n## ${section.title}\n\n${formatRows(section.rows)}\n`);
+};
 if (parts.has('http')) {
   const { runHttpBench } = await import('./http.js');
-  sections.push({ title: 'HTTP', command: 'node --conditions=source --import tsx bench/http.ts --rounds 3 --seconds 5 --connections 32', rows: await runHttpBench({ rounds: 3, seconds: 5, connections: 32 }) });
+  done({ title: 'HTTP', command: 'node --conditions=source --import tsx bench/http.ts --rounds 3 --seconds 5 --connections 32', rows: await runHttpBench({ rounds: 3, seconds: 5, connections: 32 }) });
 }
 if (parts.has('core')) {
   const { runCoreBench } = await import('./core.js');
-  sections.push({ title: 'Core and memory store', command: 'node --conditions=source --import tsx bench/core.ts', rows: await runCoreBench() });
+  done({ title: 'Core and memory store', command: 'node --conditions=source --import tsx bench/core.ts', rows: await runCoreBench() });
 }
 if (parts.has('postgres')) {
   const { runPostgresBench } = await import('./postgres.js');
-  sections.push({ title: 'PostgreSQL store', command: 'DATABASE_URL=... node --conditions=source --import tsx bench/postgres.ts', rows: await runPostgresBench() });
+  done({ title: 'PostgreSQL store', command: 'DATABASE_URL=... node --conditions=source --import tsx bench/postgres.ts', rows: await runPostgresBench() });
 }
 if (parts.has('limiter')) {
   const { runLimiterComparison } = await import('./limiter.js');
-  sections.push({
+  done({
     title: 'Rate limiters: one hot account from 3 processes',
     command: 'DATABASE_URL=... REDIS_URL=... node --conditions=source --import tsx bench/limiter.ts',
     rows: await runLimiterComparison(),
@@ -49,7 +54,7 @@ if (parts.has('limiter')) {
 }
 if (parts.has('full-stack')) {
   const { runFullStackBench } = await import('./full-stack.js');
-  sections.push({
+  done({
     title: 'Full stack: Express 5 on each store',
     command: 'DATABASE_URL=... REDIS_URL=... node --conditions=source --import tsx bench/full-stack.ts --rounds 3 --seconds 5 --connections 32',
     rows: await runFullStackBench({ rounds: 3, seconds: 5, connections: 32 }),
