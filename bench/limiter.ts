@@ -177,7 +177,7 @@ async function worker(): Promise<void> {
     limiter = postgresStore({ client: pool, schema: SCHEMA });
     close = () => pool.end();
   }
-  const windows = [{ key: KEY, quota: QUOTA }];
+  const windows = [{ key: KEY, quota: QUOTA, ms: WINDOW_MS }];
   process.on('message', (m: ToWorker) => {
     if ('stop' in m) {
       void close().finally(() => process.exit(0));
@@ -190,7 +190,7 @@ async function worker(): Promise<void> {
       let admitted = 0;
       const lane = async (): Promise<void> => {
         while (performance.now() < until) {
-          const r = await limiter.hitRateLimit({ now: Date.now(), windowMs: WINDOW_MS, windows }, { deadline: performance.now() + 2_000 });
+          const r = await limiter.hitRateLimit({ now: Date.now(), windows }, { deadline: performance.now() + 2_000 });
           decisions += 1;
           if (r.admitted) admitted += 1;
         }

@@ -28,14 +28,14 @@ const errors: string[] = [];
 let clock = Date.UTC(2026, 10, 20);
 let seed = 42;
 const random = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-const pick = (lane: number): Array<{ key: string; quota: number }> => {
+const pick = (lane: number): Array<{ key: string; quota: number; ms: number }> => {
   const keys = KEYS.filter(() => random() < 0.35);
   if (keys.length === 0) keys.push(KEYS[lane % KEYS.length]!);
-  return keys.sort(() => random() - 0.5).map((key) => ({ key, quota: QUOTA[key]! }));
+  return keys.sort(() => random() - 0.5).map((key) => ({ key, quota: QUOTA[key]!, ms: 60_000 }));
 };
-const hit = async (lane: number, now: number, windows: Array<{ key: string; quota: number }>): Promise<boolean> => {
+const hit = async (lane: number, now: number, windows: Array<{ key: string; quota: number; ms: number }>): Promise<boolean> => {
   try {
-    return (await stores[lane % stores.length]!.hitRateLimit({ now, windowMs: 60_000, windows })).admitted;
+    return (await stores[lane % stores.length]!.hitRateLimit({ now, windows })).admitted;
   } catch (err) {
     errors.push(String((err as Error).cause ?? err));
     return false;

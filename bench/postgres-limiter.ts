@@ -152,7 +152,7 @@ export async function runQuotaScaling(options: { url: string; schema?: string; h
     await migrate(pool, { schema });
     // the two windows' clocks differ by far more than a window: no sweep (it reads one clock)
     const store = postgresStore({ client: pool, schema, rateLimitSweepEvery: 1e9 });
-    const hit = (key: string, quota: number, now: number) => store.hitRateLimit({ now, windowMs: WINDOW_MS, windows: [{ key, quota }] });
+    const hit = (key: string, quota: number, now: number) => store.hitRateLimit({ now, windows: [{ key, quota, ms: WINDOW_MS }] });
     // big: Q - 1 hits 0.5 ms apart (0 ... 49,999), recorded in bulk, then one more at 59,999
     await hit('acct:big', Q, -WINDOW_MS);
     await pool.query(
@@ -215,7 +215,7 @@ async function worker(): Promise<void> {
       const lane = async (): Promise<void> => {
         while (left > 0) {
           left -= 1;
-          const r = await store.hitRateLimit({ now: m.now, windowMs: WINDOW_MS, windows: [{ key: KEY, quota }] });
+          const r = await store.hitRateLimit({ now: m.now, windows: [{ key: KEY, quota, ms: WINDOW_MS }] });
           if (r.admitted) admitted += 1;
         }
       };

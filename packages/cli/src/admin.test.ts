@@ -106,8 +106,8 @@ describe('ipokit migrate, accounts, keys', () => {
     // Two requests 20 s ago and one GMP request, as a server on this database records them.
     const store = postgresStore({ client: db.client, schema: db.schema });
     const at = Date.now() - 20_000;
-    expect((await store.hitRateLimit({ now: at, windowMs: 60_000, windows: [{ key: `acct:${id}`, quota: 6 }] })).admitted).toBe(true);
-    expect((await store.hitRateLimit({ now: at + 1, windowMs: 60_000, windows: [{ key: `acct:${id}`, quota: 6 }, { key: `gmp:${id}`, quota: 3 }] })).admitted).toBe(true);
+    expect((await store.hitRateLimit({ now: at, windows: [{ key: `acct:${id}`, quota: 6, ms: 60_000 }] })).admitted).toBe(true);
+    expect((await store.hitRateLimit({ now: at + 1, windows: [{ key: `acct:${id}`, quota: 6, ms: 60_000 }, { key: `gmp:${id}`, quota: 3, ms: 60_000 }] })).admitted).toBe(true);
     const table = await ok(['accounts', 'show', id]);
     expect(table).toMatch(/\nWINDOW +QUOTA +USED +REMAINING +RESETS IN\nminute +6 +2 +4 +(39|40) s\ngmp-minute +3 +1 +2 +(39|40) s\n\nNo keys/);
 

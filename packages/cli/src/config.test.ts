@@ -43,7 +43,13 @@ describe('resolveSettings', () => {
       log: 'text',
       drainMs: 10_000,
       openapi: true,
-      limits: { free: { perMinute: 6, gmpPerMinute: 3 }, paid: { perMinute: 6, gmpPerMinute: 3 }, pro: { perMinute: 6, gmpPerMinute: 3 }, keyless: { perMinute: 6 } },
+      limits: {
+        free: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
+        paid: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
+        pro: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
+        keyless: { perMinute: 6, perHour: Infinity, perDay: Infinity },
+      },
+      rateLimitHeaders: 'draft-6',
       maxListLimit: { free: 1, paid: 100, pro: 100 },
       gmpPreviewEnds: '2026-09-30',
       maxGmpBuckets: 20_000,
@@ -67,7 +73,7 @@ describe('resolveSettings', () => {
     expect(resolveSettings({ env: { PORT: 'http' }, flags: [flag('port', '--port', '1')] }).port).toBe(1);
     const s = resolveSettings({ file: fileSays, env: { IPOKIT_OPENAPI: 'true', IPOKIT_STORE_TIMEOUT_MS: '200' }, flags: [flag('limits.free.perMinute', '--limit free.perMinute', 'off')] });
     expect(s).toMatchObject({ host: '127.0.0.3', openapi: true, storeTimeoutMs: 200 });
-    expect(s.limits.free).toEqual({ perMinute: Infinity, gmpPerMinute: 3 });
+    expect(s.limits.free).toEqual({ perMinute: Infinity, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity });
     expect(resolveSettings({ file: fileSays, flags: [flag('openapi', '--no-openapi', 'false')], env: { IPOKIT_OPENAPI: '1' } }).openapi).toBe(false);
   });
 
@@ -108,14 +114,14 @@ describe('resolveSettings', () => {
     expect((error as ConfigFileError).problems).toEqual([
       'port: must be a whole number from 0 to 65535, got 70000',
       'limits.free.perMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 0',
-      'limits.free.burst: unknown setting (in limits.free: perMinute, gmpPerMinute)',
-      'limits.keyless.gmpPerMinute: unknown setting (in limits.keyless: perMinute)',
-      'limits.paid: must be a JSON object of perMinute, gmpPerMinute, got 5',
+      'limits.free.burst: unknown setting (in limits.free: perMinute, perHour, perDay, gmpPerMinute, gmpPerDay)',
+      'limits.keyless.gmpPerMinute: unknown setting (in limits.keyless: perMinute, perHour, perDay)',
+      'limits.paid: must be a JSON object of perMinute, perHour, perDay, gmpPerMinute, gmpPerDay, got 5',
       'maxListLimit.paid: must be a whole number >= 1, got "x"',
       'gmpPreviewEnds: must be a calendar date written YYYY-MM-DD, got "2026-02-30"',
       'mount: must be a path like /ipos or /api/v1/ipos (segments of letters, digits and ._~-), or / for the root, got "ipos"',
       'limiterFailOpen: must be true or false, got "no"',
-      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, connections)',
+      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, connections)',
       'connections: connections.headersTimeoutMs (5000) must not exceed connections.requestTimeoutMs (1000): the headers are part of the request; 0 turns either off',
     ]);
     expect(() => resolveSettings({ file: { name: 'list.json', json: [1] } })).toThrow(/\(the file\): must be a JSON object, got \[1\]/);
@@ -141,7 +147,7 @@ describe('ipokit serve --config and --print-config', () => {
     expect(r).toMatchObject({ code: 0, stderr: '' });
     const printed = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(Object.keys(printed)).toEqual([
-      'framework', 'port', 'host', 'mount', 'trustProxy', 'log', 'drainMs', 'openapi', 'limits', 'maxListLimit', 'gmpPreviewEnds',
+      'framework', 'port', 'host', 'mount', 'trustProxy', 'log', 'drainMs', 'openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds',
       'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen', 'connections',
     ]);
     expect(printed).toMatchObject({
@@ -175,7 +181,7 @@ describe('ipokit serve --config and --print-config', () => {
         '  port: must be a whole number from 0 to 65535, got -1',
         '  limits.pro.gmpPerMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 1.5',
         '  connections.idleTimeoutMs: must be a whole number from 0 to 2147483647, got "soon"',
-        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, connections)',
+        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, connections)',
         '',
       ].join('\n'),
     );

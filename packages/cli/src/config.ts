@@ -39,7 +39,7 @@ export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> 
 /** The router's options among the settings. */
 export type RouterSettings = Pick<
   ServeSettings,
-  'openapi' | 'limits' | 'maxListLimit' | 'gmpPreviewEnds' | 'maxGmpBuckets' | 'maxUrlLength' | 'storeTimeoutMs' | 'keyCacheTtlMs' | 'limiterFailOpen'
+  'openapi' | 'limits' | 'rateLimitHeaders' | 'maxListLimit' | 'gmpPreviewEnds' | 'maxGmpBuckets' | 'maxUrlLength' | 'storeTimeoutMs' | 'keyCacheTtlMs' | 'limiterFailOpen'
 >;
 
 /** The default mount path. */
@@ -98,7 +98,8 @@ interface Leaf {
 }
 
 const PLANS = ['free', 'paid', 'pro'] as const;
-const WINDOWS = ['perMinute', 'gmpPerMinute'] as const;
+const WINDOWS = ['perMinute', 'perHour', 'perDay', 'gmpPerMinute', 'gmpPerDay'] as const;
+const KEYLESS_WINDOWS = ['perMinute', 'perHour', 'perDay'] as const;
 const CONNECTION_FLAGS: Readonly<Record<keyof ConnectionLimits, string>> = {
   headersTimeoutMs: '--headers-timeout-ms',
   requestTimeoutMs: '--request-timeout-ms',
@@ -179,11 +180,12 @@ const LEAVES: readonly Leaf[] = [
   { path: 'drainMs', flag: '--drain-ms', env: 'IPOKIT_DRAIN_MS', fromText: digits, fromJson: same, check: wholeNumber(0, MAX_TIMEOUT_MS) },
   { path: 'openapi', flag: '--openapi', env: 'IPOKIT_OPENAPI', fromText: booleanText, fromJson: same, check: isBoolean },
   ...[...PLANS, 'keyless' as const].flatMap((plan) =>
-    (plan === 'keyless' ? (['perMinute'] as const) : WINDOWS).map((window): Leaf => {
+    (plan === 'keyless' ? KEYLESS_WINDOWS : WINDOWS).map((window): Leaf => {
       const path = `limits.${plan}.${window}`;
       return { path, fromText: quotaText, fromJson: quotaJson, check: routerRule(path) };
     }),
   ),
+  { path: 'rateLimitHeaders', flag: '--rate-limit-headers', env: 'IPOKIT_RATE_LIMIT_HEADERS', fromText: (t) => t.toLowerCase(), fromJson: same, check: routerRule('rateLimitHeaders') },
   ...PLANS.map((plan): Leaf => ({ path: `maxListLimit.${plan}`, fromText: digits, fromJson: same, check: routerRule(`maxListLimit.${plan}`) })),
   { path: 'gmpPreviewEnds', flag: '--gmp-preview-ends', fromText: (t) => t, fromJson: same, check: routerRule('gmpPreviewEnds') },
   { path: 'maxGmpBuckets', flag: '--max-gmp-buckets', fromText: digits, fromJson: same, check: routerRule('maxGmpBuckets') },
@@ -210,7 +212,7 @@ const GROUPS: Readonly<Record<string, readonly string[]>> = {
   'limits.free': WINDOWS,
   'limits.paid': WINDOWS,
   'limits.pro': WINDOWS,
-  'limits.keyless': ['perMinute'],
+  'limits.keyless': KEYLESS_WINDOWS,
   maxListLimit: PLANS,
   connections: Object.keys(CONNECTION_FLAGS),
 };
@@ -385,6 +387,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     drainMs: value('drainMs', 10_000),
     openapi: router.openapi,
     limits: router.limits,
+    rateLimitHeaders: router.rateLimitHeaders,
     maxListLimit: router.maxListLimit,
     gmpPreviewEnds: router.gmpPreviewEnds,
     maxGmpBuckets: router.maxGmpBuckets,
@@ -396,7 +399,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
   };
 }
 
-const ROUTER_ROOTS = new Set(['openapi', 'limits', 'maxListLimit', 'gmpPreviewEnds', 'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen']);
+const ROUTER_ROOTS = new Set(['openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds', 'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen']);
 
 function isRouterPath(path: string): boolean {
   return ROUTER_ROOTS.has(path.split('.')[0]!);
@@ -427,8 +430,8 @@ function read(leaf: Leaf, label: string, text: string): unknown {
  * ```
  */
 export function routerOptionsOf(settings: RouterSettings): RouterSettings {
-  const { openapi, limits, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen } = settings;
-  return { openapi, limits, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen };
+  const { openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen } = settings;
+  return { openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen };
 }
 
 /**
@@ -458,6 +461,7 @@ export const SETTINGS_FLAGS = {
   openapi: { type: 'boolean' },
   'no-openapi': { type: 'boolean' },
   limit: { type: 'string', multiple: true },
+  'rate-limit-headers': { type: 'string' },
   'max-list-limit': { type: 'string', multiple: true },
   'gmp-preview-ends': { type: 'string' },
   'max-gmp-buckets': { type: 'string' },
@@ -497,9 +501,11 @@ export function settingsFlags(values: Readonly<Record<string, string | boolean |
     }
   }
   for (const text of strings(values.limit)) {
-    const m = /^(free|paid|pro|keyless)\.(perMinute|gmpPerMinute)=(.*)$/.exec(text);
-    if (m === null || (m[1] === 'keyless' && m[2] !== 'perMinute')) {
-      throw new CliError(`--limit must be PLAN.WINDOW=N or PLAN.WINDOW=off (free, paid or pro .perMinute or .gmpPerMinute; keyless.perMinute), got ${shown(text)}`);
+    const m = /^(free|paid|pro|keyless)\.(perMinute|perHour|perDay|gmpPerMinute|gmpPerDay)=(.*)$/.exec(text);
+    if (m === null || (m[1] === 'keyless' && m[2]!.startsWith('gmp'))) {
+      throw new CliError(
+        `--limit must be PLAN.WINDOW=N or PLAN.WINDOW=off (free, paid or pro .perMinute, .perHour, .perDay, .gmpPerMinute or .gmpPerDay; keyless .perMinute, .perHour or .perDay), got ${shown(text)}`,
+      );
     }
     flags.push({ path: `limits.${m[1]}.${m[2]}`, label: `--limit ${m[1]}.${m[2]}`, text: m[3]! });
   }

@@ -62,9 +62,13 @@ Options:
 
 The router's options (the README's "Options"):
   --openapi, --no-openapi      serve the OpenAPI document (IPOKIT_OPENAPI; default on here)
-  --limit PLAN.WINDOW=N|off    a rate limit per minute: free, paid or pro .perMinute or
-                               .gmpPerMinute, or keyless.perMinute; off turns the window off;
-                               repeat for each (default 6, GMP 3)
+  --limit PLAN.WINDOW=N|off    a rate limit: free, paid or pro .perMinute, .perHour,
+                               .perDay (the IST day), .gmpPerMinute or .gmpPerDay; keyless
+                               .perMinute, .perHour or .perDay; off turns the window off;
+                               repeat for each (default 6/min and GMP 3/min, the rest off)
+  --rate-limit-headers H       draft-6 (RateLimit-Limit/-Remaining/-Reset), draft-11
+                               (RateLimit-Policy, RateLimit), both or none
+                               (IPOKIT_RATE_LIMIT_HEADERS; default draft-6)
   --max-list-limit PLAN=N      the largest list page of a plan; repeat for each
                                (default free 1, paid 100, pro 100)
   --gmp-preview-ends DATE      last day of the free GMP preview (default 2026-09-30)
@@ -185,6 +189,23 @@ ${DATABASE_OPTIONS}
 Example:
   KEY=$(ipokit keys create --account "$ACCOUNT" --label "prod server" --quiet)`,
   },
+  usage: {
+    usage: 'Usage: ipokit usage --account ID [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY_ID] [--json] [--schema S]',
+    details: `Prints an account's usage: per IST day, key and route (list, ipo, gmp), the requests
+the rate limiter admitted and those it refused with a 429, counted in the same step that
+charged them. Keyless requests and 401s are not counted. On a terminal, a bar per day follows.
+
+Options:
+  --account ID       the account
+  --from DAY         the first IST day (default: 29 days before --to)
+  --to DAY           the last IST day (default: today in India); at most 366 days in all
+  --key KEY_ID       only this key's rows
+  --json             print the rows as JSON
+${DATABASE_OPTIONS}
+
+Example:
+  ipokit usage --account "$ACCOUNT" --from 2026-11-01 --to 2026-11-30`,
+  },
   'demo-data': {
     usage: 'Usage: ipokit demo-data [--out FILE] [--today YYYY-MM-DD] [--seed N]',
     details: `Writes the generated demo dataset as JSON (one record per line): about 320 IPOs from
@@ -212,6 +233,7 @@ Commands:
   import      import a dataset JSON file into PostgreSQL (streamed, all or nothing)
   accounts    create an account, change its plan, list and show them (accounts create | update | list | show)
   keys        create, list and revoke API keys (keys create | list | revoke)
+  usage       an account's requests per IST day, key and route, admitted and refused
   demo-data   write the generated demo dataset as JSON
 
 Options:

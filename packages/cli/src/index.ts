@@ -12,6 +12,7 @@ import { keysCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
 import { reportError } from './report.js';
 import { serveCommand } from './serve.js';
+import { usageCommand } from './usage.js';
 
 export { CliError, type CliIo, type Command } from './io.js';
 export { processIo } from './process-io.js';
@@ -54,6 +55,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   import: importCommand,
   accounts: accountsCommand,
   keys: keysCommand,
+  usage: usageCommand,
   'demo-data': demoDataCommand,
 };
 

@@ -29,7 +29,8 @@ const FULL = {
   log: 'json',
   drainMs: 700,
   openapi: false,
-  limits: { free: { perMinute: 2, gmpPerMinute: 1 }, paid: { perMinute: 4, gmpPerMinute: 1 }, pro: { perMinute: 40, gmpPerMinute: 20 }, keyless: { perMinute: 2 } },
+  limits: { free: { perMinute: 2, gmpPerMinute: 1 }, paid: { perMinute: 4, gmpPerMinute: 1 }, pro: { perMinute: 40, perDay: 100, gmpPerMinute: 20 }, keyless: { perMinute: 2 } },
+  rateLimitHeaders: 'both',
   maxListLimit: { free: 1, paid: 7, pro: 9 },
   gmpPreviewEnds: '2020-01-01',
   maxGmpBuckets: 10,
@@ -127,7 +128,7 @@ describe('ipokit serve --config with every setting', () => {
       expect(stdout.split('\n')[1]).toBe('Connections: at most 50, each closed after 6 s without traffic; timeouts: headers 4 s, request 5 s, keep-alive 1500 ms.');
       expect(stdout).toContain('Access log: a JSON object per request on stdout; client addresses from X-Forwarded-For, 1 proxy in front.');
       expect(stdout).toContain('OpenAPI document: off (--openapi turns it on)');
-      expect(stdout).toContain('API keys (shown once; limits: free 2 requests/min, GMP 1/min; paid 4 requests/min, GMP 1/min; pro 40 requests/min, GMP 20/min):');
+      expect(stdout).toContain('API keys (shown once; limits: free 2 requests/min, GMP 1/min; paid 4 requests/min, GMP 1/min; pro 40 requests/min + 100/IST day, GMP 20/min):');
       const keys = keysOf(stdout);
       const api = `${serving.root}/api/v1/ipos`;
 
@@ -137,6 +138,8 @@ describe('ipokit serve --config with every setting', () => {
       // maxListLimit.paid 7; limits.paid.perMinute 4
       expect((paid.body as unknown as ListResponse).meta).toMatchObject({ count: 1, limit: 7 });
       expect(paid.headers.get('ratelimit-limit')).toBe('4');
+      // rateLimitHeaders both: the draft-11 fields too
+      expect(paid.headers.get('ratelimit-policy')).toBe('"minute";q=4;w=60');
       expect((await get(`${serving.root}/ipos?status=open`, { 'x-api-key': keys.paid })).status).toBe(404);
 
       // openapi false: a 404 that says how to turn it on
@@ -168,7 +171,7 @@ describe('ipokit serve --config with every setting', () => {
       expect((await get(`${api}/ORBIT`, { 'x-api-key': keys.pro })).status).toBe(401);
 
       // limiterFailOpen true: the limiter failing admits the request
-      faulty.set({ kind: 'fail', pattern: /hit_rate_limit/ });
+      faulty.set({ kind: 'fail', pattern: /rate_limit_hit/ });
       const admitted = await get(`${api}/ORBIT`, { 'x-api-key': keys.paid });
       expect(admitted.status).toBe(200);
       expect(admitted.headers.get('ratelimit-limit')).toBeNull();

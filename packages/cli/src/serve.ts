@@ -242,10 +242,14 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   io.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** `limits: 6 requests/min, GMP 3/min`, or per plan when they differ. */
+/** `limits: 6 requests/min, GMP 3/min` (with /hour and /day where those windows are on), or per plan when they differ. */
 function quotaText(limits: LimitSettings): string {
   const n = (quota: number) => (quota === Infinity ? 'unlimited' : String(quota));
-  const plan = (p: 'free' | 'paid' | 'pro') => `${n(limits[p].perMinute)} requests/min, GMP ${n(limits[p].gmpPerMinute)}/min`;
+  const more = (quota: number, per: string) => (quota === Infinity ? '' : ` + ${quota}/${per}`);
+  const plan = (p: 'free' | 'paid' | 'pro') => {
+    const q = limits[p];
+    return `${n(q.perMinute)} requests/min${more(q.perHour, 'hour')}${more(q.perDay, 'IST day')}, GMP ${n(q.gmpPerMinute)}/min${more(q.gmpPerDay, 'IST day')}`;
+  };
   const all = new Set([plan('free'), plan('paid'), plan('pro')]);
   return all.size === 1 ? `limits: ${plan('free')}` : `limits: free ${plan('free')}; paid ${plan('paid')}; pro ${plan('pro')}`;
 }

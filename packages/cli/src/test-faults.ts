@@ -21,7 +21,7 @@ export interface FaultyClient {
  * @example
  * ```ts
  * const faulty = faultyClient(db.client);
- * faulty.set({ kind: 'fail', pattern: /hit_rate_limit/ });
+ * faulty.set({ kind: 'fail', pattern: /rate_limit_hit/ });
  * ```
  */
 export function faultyClient(inner: PostgresClient): FaultyClient {

@@ -65,7 +65,7 @@ function errorBody(status: number, code: string, detail: string, meta?: ErrorBod
 
 const RATE_LIMITED = (retryAfter: string | null, expiresIn = 9): Response =>
   json(
-    errorBody(429, 'ERR:RATELIMIT', 'The per-minute allowance of 6 requests is used up.', { quotaPerMinute: 6, expiresIn }),
+    errorBody(429, 'ERR:RATELIMIT', 'The per-minute allowance of 6 requests is used up.', { quotaPerMinute: 6, expiresIn } as RateLimitMeta as ErrorBody['meta']), // an older server's meta
     429,
     retryAfter === null ? {} : { 'retry-after': retryAfter },
   );
@@ -429,7 +429,7 @@ describe('retry after 429', () => {
     const events: string[] = [];
     const infos: WaitInfo[] = [];
     const newer = json(
-      errorBody(429, 'ERR:RATELIMIT', 'The GMP window is full.', { quotaPerMinute: 3, expiresIn: 5, window: 'gmp', quota: 3 } as RateLimitMeta),
+      errorBody(429, 'ERR:RATELIMIT', 'The GMP window is full.', { quotaPerMinute: 3, expiresIn: 5, window: 'gmp', quota: 3 } as RateLimitMeta as ErrorBody['meta']),
       429,
     );
     const f = fakeFetch(RATE_LIMITED('7', 9), newer, json({ oops: true }, 429), json({ series: [], meta: {} }));
@@ -612,7 +612,8 @@ describe('types', () => {
     expectTypeOf<IpokitApiError['meta']>().toEqualTypeOf<ApiErrorMeta | undefined>();
     // Every meta of @ipokit/core fits; a 429's window and quota (newer servers) are optional.
     expectTypeOf<ErrorBody['meta']>().toExtend<IpokitApiError['meta']>();
-    expectTypeOf<{ quotaPerMinute: number; expiresIn: number; window: string; quota: number }>().toExtend<RateLimitMeta>();
+    expectTypeOf<{ quotaPerMinute: number | null; expiresIn: number; window: string; quota: number }>().toExtend<RateLimitMeta>();
+    expectTypeOf<{ quotaPerMinute: number; expiresIn: number }>().toExtend<RateLimitMeta>();
     expectTypeOf<WaitInfo['window']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<WaitInfo['quota']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<NonNullable<ClientOptions['onWarning']>>().toEqualTypeOf<((warning: ClientWarning) => void) | false>();

@@ -252,9 +252,9 @@ describe.each(FRAMEWORKS)('retry after 429 against $name', (framework) => {
     expect(counting.calls).toHaveLength(2);
     // onWait was told the wait and the server's 429 meta before it.
     expect(told.map(({ error, ...info }) => info)).toEqual([
-      { ms: 40 * SECOND, attempt: 1, retries: 2, url: `${server.baseUrl}/ORBIT`, status: 429, quotaPerMinute: 2, expiresIn: 40 },
+      { ms: 40 * SECOND, attempt: 1, retries: 2, url: `${server.baseUrl}/ORBIT`, status: 429, quotaPerMinute: 2, expiresIn: 40, window: 'minute', quota: 2 },
     ]);
-    expect(told[0]!.error.meta).toEqual({ quotaPerMinute: 2, expiresIn: 40 });
+    expect(told[0]!.error.meta).toEqual({ quotaPerMinute: 2, expiresIn: 40, window: 'minute', quota: 2 });
 
     // The window now holds hits at t + 10 s and t + 60 s: the next wait is 10 s.
     const listed = await client.list({ status: 'listed', limit: 100 });
@@ -273,7 +273,7 @@ describe.each(FRAMEWORKS)('retry after 429 against $name', (framework) => {
     expect(isIpokitApiError(err, 'ERR:RATELIMIT')).toBe(true);
     const e = err as IpokitApiError;
     expect([e.status, e.title]).toEqual([429, 'Too Many Requests']);
-    expect(e.meta).toEqual({ quotaPerMinute: 2, expiresIn: 40 });
+    expect(e.meta).toEqual({ quotaPerMinute: 2, expiresIn: 40, window: 'minute', quota: 2 });
     expect(e.headers?.get('retry-after')).toBe('40');
     expect(counting.calls).toHaveLength(1);
     expect(waits).toEqual([]);
@@ -297,7 +297,7 @@ describe.each(FRAMEWORKS)('retry after 429 against $name', (framework) => {
     });
     const err = await client.get('ORBIT').catch((e: unknown) => e);
     expect(isIpokitApiError(err, 'ERR:RATELIMIT')).toBe(true);
-    expect((err as IpokitApiError).meta).toEqual({ quotaPerMinute: 2, expiresIn: 25 });
+    expect((err as IpokitApiError).meta).toEqual({ quotaPerMinute: 2, expiresIn: 25, window: 'minute', quota: 2 });
     expect(counting.retryAfter).toEqual([40, 35, 30, 25]);
     expect(waits).toEqual([40, 35, 30].map((s) => s * SECOND));
     expect(counting.calls).toHaveLength(4);

@@ -32,26 +32,28 @@ import type {
 export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListResponse, ScheduleEvent };
 
 /**
- * The `meta` of a 429 (`ERR:RATELIMIT`): the refusing window's quota per 60 s and the seconds
- * until it admits again (the `Retry-After` header). Newer servers also name the window
- * (`window`) and repeat its quota (`quota`); both are absent from older ones.
+ * The `meta` of a 429 (`ERR:RATELIMIT`): the refusing window (`window`: `minute`, `hour`,
+ * `day`, `gmp-minute` or `gmp-day`) and its `quota`, the seconds until it admits again
+ * (`expiresIn`, as the `Retry-After` header), and `quotaPerMinute`, the per-minute quota of
+ * that window's family (null when that minute window is off), which the hosted service
+ * sends. Older servers send only `quotaPerMinute` and `expiresIn`.
  *
  * @example
  * ```ts
  * if (isIpokitApiError(err, 'ERR:RATELIMIT') && err.meta && 'expiresIn' in err.meta) {
  *   const meta: RateLimitMeta = err.meta;
- *   console.log(`${meta.window ?? 'a'} window of ${meta.quotaPerMinute}/min is full: retry in ${meta.expiresIn} s`);
+ *   console.log(`the ${meta.window ?? 'minute'} window (${meta.quota ?? meta.quotaPerMinute}) is full: retry in ${meta.expiresIn} s`);
  * }
  * ```
  */
 export interface RateLimitMeta {
-  /** The refusing window's quota per 60 s. */
-  quotaPerMinute: number;
+  /** The per-minute quota of the refusing window's family; null when that minute window is off. */
+  quotaPerMinute: number | null;
   /** Seconds until the window admits a request again. */
   expiresIn: number;
-  /** Which window refused, e.g. the GMP route's own window (newer servers only). */
+  /** Which window refused: `minute`, `hour`, `day`, `gmp-minute` or `gmp-day` (absent from older servers). */
   window?: string;
-  /** The refusing window's quota (newer servers only). */
+  /** The refusing window's quota (absent from older servers). */
   quota?: number;
 }
 

@@ -55,8 +55,8 @@ describe('getAccountWindows', () => {
       { name: 'minute', quota: 4, seconds: 60, remaining: 4, reset: 0 },
       { name: 'gmp-minute', quota: 3, seconds: 60, remaining: 3, reset: 0 },
     ]);
-    await store.hitRateLimit({ now: t0, windowMs: 60_000, windows: [{ key: `acct:${acct.id}`, quota: 4 }, { key: `gmp:${acct.id}`, quota: 3 }] });
-    await store.hitRateLimit({ now: t0 + 10_000, windowMs: 60_000, windows: [{ key: `acct:${acct.id}`, quota: 4 }] });
+    await store.hitRateLimit({ now: t0, windows: [{ key: `acct:${acct.id}`, quota: 4, ms: 60_000 }, { key: `gmp:${acct.id}`, quota: 3, ms: 60_000 }] });
+    await store.hitRateLimit({ now: t0 + 10_000, windows: [{ key: `acct:${acct.id}`, quota: 4, ms: 60_000 }] });
     for (let i = 0; i < 3; i++) {
       expect(await getAccountWindows(store, { accountId: acct.id }, options)).toEqual([
         { name: 'minute', quota: 4, seconds: 60, remaining: 2, reset: 40 },

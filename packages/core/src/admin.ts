@@ -2,14 +2,14 @@
  * Data in and account administration (docs/spec.md#limits, #datasets): importing and deleting IPOs,
  * accounts, and API keys. Every failure is an `IpokitError`.
  */
+import { DAY_MS, dateToEpochMs, isCalendarDate } from './dates.js';
 import { MAX_DATASET_PROBLEMS, validateDatasetForStore } from './dataset.js';
 import { IpokitError, isIpokitError, type DatasetProblem } from './errors.js';
 import { invalidateKeyCache } from './key-cache.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
 import { resolveOptions, type IpoRouterOptions } from './options.js';
-import { describeWindowsNow, drawnWindows, type AccountWindow } from './rate-limit.js';
-import { WINDOW_MS } from './sliding-window.js';
-import type { AccountRecord, AccountStore, ActiveKeyLimits, DatasetConflict, IpoStore, Plan, RateLimiter } from './types.js';
+import { describeWindowsNow, drawnWindows, limiterWindows, type AccountWindow } from './rate-limit.js';
+import type { AccountRecord, AccountStore, ActiveKeyLimits, DatasetConflict, IpoStore, Plan, RateLimiter, UsageRow } from './types.js';
 
 /** Active keys an account may hold, per plan. */
 export const MAX_ACTIVE_KEYS: ActiveKeyLimits = Object.freeze({ free: 1, paid: Infinity, pro: Infinity });
@@ -122,7 +122,7 @@ export async function getAccount(store: AccountStore, id: string): Promise<Accou
  * @example
  * ```ts
  * const windows = await getAccountWindows(store, { accountId: acct.id }, { limits: { paid: { perMinute: 600 } } });
- * // [{ name: 'minute', quota: 600, seconds: 60, remaining: 598, reset: 41 }, { name: 'gmp-minute', ... }]
+ * // [{ name: 'minute', quota: 600, seconds: 60, remaining: 598, reset: 41 }, { name: 'gmp-minute', ... }] (every window that is on)
  * ```
  */
 export async function getAccountWindows(
@@ -137,10 +137,52 @@ export async function getAccountWindows(
   }
   const { limits, now: clockNow } = resolveOptions({ ...(options.limits === undefined ? {} : { limits: options.limits }), ...(options.now === undefined ? {} : { now: options.now }) });
   const account = await getAccount(store, input?.accountId);
-  const windows = drawnWindows({ limits, account, address: '', gmpRoute: true });
   const now = clockNow().getTime();
-  const states = windows.length === 0 ? [] : await storeCall(() => peek.call(limiter, { now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }));
+  const windows = drawnWindows({ limits, account, address: '', gmpRoute: true, now });
+  const states = windows.length === 0 ? [] : await storeCall(() => peek.call(limiter, { now, windows: limiterWindows(windows) }));
   return describeWindowsNow(windows, states, now);
+}
+
+/** The longest range {@link getUsage} reads, in IST days. */
+const MAX_USAGE_DAYS = 366;
+
+/**
+ * The usage counted for an account (docs/spec.md#usage): per IST day, key and route, the
+ * requests its limiter admitted and those it refused with a 429, from the IST day `from`
+ * to `to` inclusive (`YYYY-MM-DD`, at most 366 days), of one key or all. Rows are ordered
+ * by day, key id and route (`gmp`, `ipo`, `list`); days without a counted request have no
+ * row. Read from the router's limiter: pass the same `limiter` option when it is not the
+ * store's own. `ERR:NOTFOUND` for an unknown account, `ERR:BADPARAM` for a bad range.
+ *
+ * @example
+ * ```ts
+ * await getUsage(store, { accountId: acct.id, from: '2026-11-01', to: '2026-11-30' });
+ * // [{ day: '2026-11-24', keyId: 'key_...', route: 'list', admitted: 42, refused: 3 }, ...]
+ * ```
+ */
+export async function getUsage(
+  store: AccountStore & Partial<RateLimiter>,
+  query: { accountId: string; from: string; to: string; keyId?: string },
+  options: Pick<IpoRouterOptions, 'limiter'> = {},
+): Promise<UsageRow[]> {
+  const limiter: Partial<RateLimiter> = options.limiter ?? store;
+  const read = limiter.readUsage;
+  if (typeof read !== 'function') throw bad('limiter', 'getUsage needs a rate limiter that counts usage: pass a store that has one or the option limiter.');
+  if (query === null || typeof query !== 'object') throw bad('query', 'getUsage takes { accountId, from, to, keyId? }.');
+  const from = day('from', query.from);
+  const to = day('to', query.to);
+  const span = Math.round(((dateToEpochMs(to) as number) - (dateToEpochMs(from) as number)) / DAY_MS) + 1;
+  if (span < 1) throw bad('to', `getUsage needs to on or after from (got from ${from}, to ${to}).`);
+  if (span > MAX_USAGE_DAYS) throw bad('to', `getUsage reads at most ${MAX_USAGE_DAYS} days at a time (got ${span}).`);
+  const keyId = query.keyId === undefined ? undefined : text('keyId', query.keyId, 200);
+  const account = await getAccount(store, query.accountId);
+  const rows = await storeCall(() => read.call(limiter, keyId === undefined ? { accountId: account.id, from, to } : { accountId: account.id, from, to, keyId }));
+  return rows.map((r) => ({ ...r }));
+}
+
+function day(parameter: string, value: unknown): string {
+  if (typeof value !== 'string' || !isCalendarDate(value)) throw bad(parameter, `getUsage option ${parameter} must be an IST calendar day written YYYY-MM-DD.`);
+  return value;
 }
 
 /** Default and largest page of {@link listAccounts}. */

@@ -6,11 +6,11 @@
  *
  * @example
  * ```ts
- * import { asciiLower, deriveStatus, slidingWindowHit } from '@ipokit/core/backend';
+ * import { asciiLower, deriveStatus, rateLimitHit } from '@ipokit/core/backend';
  *
  * const folded = asciiLower('ORBIT');                     // how symbols are matched
  * const status = deriveStatus(ipo, '2026-11-24');         // the status on an IST day
- * const { admitted } = slidingWindowHit({ hits: [[]], quotas: [6], now: 1_764_000_000_000, windowMs: 60_000 });
+ * const { admitted } = rateLimitHit({ now: 1_764_000_000_000, windows: [{ quota: 6, ms: 60_000, hits: [] }] });
  * ```
  */
 // Text: ordering and case folding.
@@ -22,8 +22,9 @@ export { aggregatePaise } from './aggregate.js';
 export { paiseToRupees, roundDiv } from './numbers.js';
 // GMP buckets.
 export { BUCKET_GRIDS, toSeriesPoints } from './gmp.js';
-// The sliding window.
-export { describeWindow, slidingWindowHit, slidingWindowPeek, WINDOW_MS, type SlidingWindowResult } from './sliding-window.js';
+// The windows: the decision every limiter is pinned to, and IST day periods.
+export { describeWindow, rateLimitHit, rateLimitPeek, WINDOW_MS, type RateLimitHitResult, type WindowHits } from './sliding-window.js';
+export { HOUR_MS, istDayStart } from './rate-limit.js';
 // Keys, as stores keep them.
 export { hashApiKey, KEY_PREFIX_LENGTH } from './keys.js';
 // Datasets: conflicts found while writing.

@@ -241,9 +241,9 @@ describe('the limiter option', () => {
     expect((await handle(get(key))).status).toBe(200);
     expect((await handle(get(key))).status).toBe(200);
     expect((await handle(get(key))).status).toBe(429);
-    const windows = [{ key: `acct:${acct.id}`, quota: 2 }];
-    expect((await limiter.peekRateLimit({ now, windowMs: 60_000, windows }))[0]!.count).toBe(2);
-    expect((await store.peekRateLimit({ now, windowMs: 60_000, windows }))[0]!.count).toBe(0);
+    const windows = [{ key: `acct:${acct.id}`, quota: 2, ms: 60_000 }];
+    expect((await limiter.peekRateLimit({ now, windows }))[0]!.count).toBe(2);
+    expect((await store.peekRateLimit({ now, windows }))[0]!.count).toBe(0);
     const seen = await getAccountWindows(store, { accountId: acct.id }, { limiter, now: () => new Date(now), limits: { paid: { perMinute: 2 } } });
     expect(seen[0]).toEqual({ name: 'minute', quota: 2, seconds: 60, remaining: 0, reset: 60 });
   });

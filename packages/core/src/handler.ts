@@ -9,12 +9,11 @@ import { lookupKey } from './key-cache.js';
 import { openApiDocument } from './openapi.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
 import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
-import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
+import { drawnWindows, limiterWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
 import { errorBody, ipoJson } from './serialize.js';
 import { deriveStatus } from './status.js';
-import { WINDOW_MS } from './sliding-window.js';
-import type { AccountStore, ErrorBody, GmpSeries, IpoStore, KeyGrant, ListResponse, RateLimiter, Store, StoreCallOptions } from './types.js';
+import type { AccountStore, ErrorBody, GmpSeries, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, UsageCharge } from './types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -67,13 +66,13 @@ export function createIpoHandler(...[store, options = {}]: IpoRouterArgs): IpoHa
       'ERR:BADPARAM',
       options.limiter === undefined
         ? 'ipoRouter needs a rate limiter: pass a store that has one (memoryStore(), postgresStore()) or the option limiter.'
-        : 'ipoRouter option limiter must be a rate limiter (an object with hitRateLimit and peekRateLimit).',
+        : 'ipoRouter option limiter must be a rate limiter (an object with hitRateLimit, peekRateLimit and readUsage).',
       { parameter: 'limiter' },
     );
   }
   const ipoStore = store;
   const windows = limiter as RateLimiter;
-  const openApiText = openApiCache();
+  const openApiText = openApiCache(settings);
   return (request) => handle(ipoStore, windows, settings, openApiText, request);
 }
 
@@ -94,12 +93,12 @@ const OPENAPI_CACHE_SIZE = 16;
  * map is bounded: a mount matched ignoring case (`/IPOS`, `/Ipos`) or a mount with a
  * parameter could otherwise grow it without end.
  */
-function openApiCache(): (mount: string) => string {
+function openApiCache(s: ResolvedOptions): (mount: string) => string {
   const cache = new Map<string, string>();
   return (mount) => {
     let text = cache.get(mount);
     if (text === undefined) {
-      text = JSON.stringify(openApiDocument({ serverUrl: mount === '' ? '/' : mount }));
+      text = JSON.stringify(openApiDocument({ serverUrl: mount === '' ? '/' : mount, rateLimitHeaders: s.rateLimitHeaders }));
       if (cache.size >= OPENAPI_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       cache.set(mount, text);
     }
@@ -145,7 +144,7 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
       if (grant?.revoked === true) grant = null;
     }
     if (grant === null && (key !== null || route.kind !== 'list')) {
-      const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false }), now);
+      const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false, now }), now, undefined);
       rateHeaders = limited.headers;
       if (limited.refused !== undefined) return limited.refused;
       return error('ERR:INVLDKEY', key === null ? 'An API key is required: send it in the x-api-key header.' : 'The API key is not valid or has been revoked: send a valid key in the x-api-key header.', undefined, rateHeaders);
@@ -153,8 +152,10 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
 
     // 3. Rate limit.
     const account = grant === null ? null : { id: grant.accountId, plan: grant.plan };
-    const windows = drawnWindows({ limits: s.limits, account, address, gmpRoute: route.kind === 'gmp' });
-    const limited = await limit(limiter, s, windows, now);
+    const windows = drawnWindows({ limits: s.limits, account, address, gmpRoute: route.kind === 'gmp', now });
+    // A keyed request's usage is counted in the limiter's own step (docs/spec.md#usage).
+    const usage = grant === null ? undefined : { accountId: grant.accountId, keyId: grant.keyId, route: route.kind, day: todayInIst(now) };
+    const limited = await limit(limiter, s, windows, now, usage);
     rateHeaders = limited.headers;
     if (limited.refused !== undefined) return limited.refused;
 
@@ -263,21 +264,32 @@ async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, 
 }
 
 /** Charges the windows; a refusal comes back as the finished 429 response. */
-async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWindow[], now: number): Promise<{ headers: Record<string, string>; refused?: HandlerResponse }> {
-  if (windows.length === 0) return { headers: {} };
+async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWindow[], now: number, usage: UsageCharge | undefined): Promise<{ headers: Record<string, string>; refused?: HandlerResponse }> {
+  // With every window off, a keyed request is still counted.
+  if (windows.length === 0 && usage === undefined) return { headers: {} };
   let outcome;
   try {
-    outcome = await guard(s, (call) => limiter.hitRateLimit({ now, windowMs: WINDOW_MS, windows: windows.map(({ key, quota }) => ({ key, quota })) }, call));
+    outcome = await guard(s, (call) => limiter.hitRateLimit(usage === undefined ? { now, windows: limiterWindows(windows) } : { now, windows: limiterWindows(windows), usage }, call));
   } catch (err) {
     if (!(err instanceof StoreFailure) || !s.limiterFailOpen) throw err;
     s.onError(err.cause);
     return { headers: {} };
   }
-  const report = reportRateLimit(windows, outcome, now);
+  const report = reportRateLimit(windows, outcome, now, s.rateLimitHeaders);
   if (report.refusal === undefined) return { headers: report.headers };
-  const refused = error('ERR:RATELIMIT', `The per-minute allowance of ${report.refusal.quotaPerMinute} requests is used up: retry in ${report.refusal.expiresIn} s.`, report.refusal, report.headers);
+  const { window, quota, expiresIn } = report.refusal;
+  const refused = error('ERR:RATELIMIT', `The ${WINDOW_WORDS[window]} allowance of ${quota} requests is used up: retry in ${expiresIn} s.`, report.refusal, report.headers);
   return { headers: report.headers, refused };
 }
+
+/** How a 429's detail names each window. */
+const WINDOW_WORDS: Readonly<Record<RateWindowName, string>> = {
+  minute: 'per-minute',
+  hour: 'hourly',
+  day: 'daily (IST day)',
+  'gmp-minute': 'GMP per-minute',
+  'gmp-day': 'GMP daily (IST day)',
+};
 
 const PENDING = Symbol('pending');
 const PENDING_PROMISE = Promise.resolve(PENDING);

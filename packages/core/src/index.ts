@@ -29,6 +29,8 @@ export {
   type IpoType,
   type ListResponse,
   type Plan,
+  type RateWindowName,
+  RATE_WINDOWS,
   type ScheduleEvent,
 } from './types.js';
 
@@ -54,6 +56,9 @@ export type {
   SnapshotRecord,
   Store,
   StoreCallOptions,
+  UsageCharge,
+  UsageRoute,
+  UsageRow,
 } from './types.js';
 
 // Errors (docs/spec.md#errors).
@@ -78,8 +83,10 @@ export {
   DEFAULT_OPTIONS,
   resolveOptions,
   type IpoRouterOptions,
+  type KeylessLimits,
   type LimitSettings,
   type PlanLimits,
+  type RateLimitHeaders,
   type ResolvedOptions,
 } from './options.js';
 
@@ -110,6 +117,7 @@ export {
   deleteIpos,
   getAccount,
   getAccountWindows,
+  getUsage,
   importDataset,
   listAccounts,
   listApiKeys,

@@ -10,7 +10,8 @@
  * validation failure instead of a silent change of the document.
  */
 import { IpokitError, KEYLESS_INFO } from './errors.js';
-import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES } from './types.js';
+import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './options.js';
+import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, RATE_WINDOWS, STATUS_VALUES } from './types.js';
 
 // ---------------------------------------------------------------------------------------
 // Types: the subset of OpenAPI 3.1 and JSON Schema 2020-12 this document uses
@@ -157,6 +158,11 @@ export interface OpenApiDocumentOptions {
    * against where the document was fetched) or an absolute URL. Default `'/ipos'`.
    */
   serverUrl?: string;
+  /**
+   * The router's `rateLimitHeaders`: which `RateLimit` headers the responses are documented
+   * with. Default `'draft-6'`.
+   */
+  rateLimitHeaders?: RateLimitHeaders;
 }
 
 /** Where the document is served when the `openapi` option is on, below the mount. */
@@ -184,6 +190,10 @@ export function openApiDocument(options: OpenApiDocumentOptions = {}): OpenApiDo
   if (typeof serverUrl !== 'string' || serverUrl === '') {
     throw new IpokitError('ERR:BADPARAM', 'openApiDocument option serverUrl must be a non-empty string, e.g. "/ipos".', { parameter: 'serverUrl' });
   }
+  const mode = options.rateLimitHeaders ?? 'draft-6';
+  if (!RATE_LIMIT_HEADERS.includes(mode)) {
+    throw new IpokitError('ERR:BADPARAM', `openApiDocument option rateLimitHeaders must be one of ${RATE_LIMIT_HEADERS.map((h) => `'${h}'`).join(', ')}.`, { parameter: 'rateLimitHeaders' });
+  }
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
@@ -201,9 +211,9 @@ export function openApiDocument(options: OpenApiDocumentOptions = {}): OpenApiDo
     ],
     security: [{ apiKey: [] }],
     paths: {
-      '/': pathItem(LIST_ROUTE),
-      '/{identifier}': pathItem(IPO_ROUTE),
-      '/{identifier}/gmp': pathItem(GMP_ROUTE),
+      '/': pathItem(LIST_ROUTE, mode),
+      '/{identifier}': pathItem(IPO_ROUTE, mode),
+      '/{identifier}/gmp': pathItem(GMP_ROUTE, mode),
     },
     components: {
       schemas: schemas(),
@@ -233,6 +243,8 @@ const TYPES = [...IPO_TYPES];
 const EXCHANGE_VALUES = [...EXCHANGES];
 const INTERVALS = [...GMP_INTERVALS];
 const FIELDS = [...GMP_FIELDS];
+const WINDOW_NAMES = `(${RATE_WINDOWS.join('|')})`;
+const POLICY_ITEM = `"${WINDOW_NAMES}";q=[0-9]+;w=[0-9]+`;
 const MAX_PAGE = 1_000_000_000;
 const MAX_INT32 = 2_147_483_647;
 /** The longest text an imported string may be, in code points. */
@@ -260,7 +272,7 @@ const INFO_DESCRIPTION = [
   '- Query parameters are read from the request as sent: split on `&`, name and value at the first `=`, `+` is a space, both percent-decoded once (a malformed encoding is a 400 naming the parameter). Names are case-sensitive. A listed parameter given twice, or with an empty value, is a 400; parameters a route does not list are ignored.',
   '- The path below the mount is split on `/`, each segment percent-decoded once; one trailing slash is tolerated; an empty segment or any other path is a 404. Every method other than GET and HEAD is a 405.',
   '- Steps, the first failing one answering: 414 (request-target over `maxUrlLength` bytes), 404 (unknown path), 405 (method), 401 (key), 429 (rate limit), 400 (parameters, in the order listed), 403 (plan), 404 (lookup).',
-  '- Rate limits are sliding windows of 60 s per account (all of its keys), or per client address without a valid key; the GMP route also draws on a GMP window of the account. Responses from the key step on carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` of the window closest to refusing (none when every window the request draws on is off, when the limiter failed open, and on a 503).',
+  '- Rate limits are counted per account (all of its keys), or per client address without a valid key: a `minute` window (60 s, sliding), an `hour` window (3,600 s, sliding) and a `day` window (the IST calendar day, from 00:00 IST), each on when its quota is finite; the GMP route also draws on the account\'s `gmp-minute` and `gmp-day` windows. Responses from the key step on carry the rate-limit headers of the router\'s `rateLimitHeaders` setting (draft 6: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`; draft 11: `RateLimit-Policy` and `RateLimit`) for the window closest to refusing; none when every window the request draws on is off, when the limiter failed open, and on a 503.',
 ].join('\n');
 
 // ---------------------------------------------------------------------------------------
@@ -360,8 +372,8 @@ const GMP_ROUTE: RouteSpec = {
   notFound: 'No IPO has this identifier. Code `ERR:NOTFOUND`.',
 };
 
-function pathItem(route: RouteSpec): OpenApiPathItem {
-  const get = operation(route);
+function pathItem(route: RouteSpec, mode: RateLimitHeaders): OpenApiPathItem {
+  const get = operation(route, mode);
   const head: OpenApiOperation = {
     ...get,
     operationId: `${route.operationId}Head`,
@@ -379,12 +391,12 @@ function pathItem(route: RouteSpec): OpenApiPathItem {
   return item;
 }
 
-function operation(route: RouteSpec): OpenApiOperation {
+function operation(route: RouteSpec, mode: RateLimitHeaders): OpenApiOperation {
   const keyed: OpenApiSecurityRequirement[] = route.keyRequired ? [{ apiKey: [] }] : [{ apiKey: [] }, {}];
   const responses: Record<string, OpenApiResponse> = {
     '200': {
       description: route.okDescription,
-      headers: { 'Cache-Control': ref('headers', 'CacheControl'), ...rateHeaders(false) },
+      headers: { 'Cache-Control': ref('headers', 'CacheControl'), ...rateHeaders(false, mode) },
       content: { [JSON_MEDIA]: { schema: schemaRef(route.okSchema) } },
     },
     '400': errorResponse(
@@ -396,6 +408,7 @@ function operation(route: RouteSpec): OpenApiOperation {
         ],
       },
       'optional',
+      mode,
     ),
     '401': errorResponse(
       route.keyRequired
@@ -403,31 +416,36 @@ function operation(route: RouteSpec): OpenApiOperation {
         : 'A key that is sent but not valid or revoked (no key is a partial 200). Code `ERR:INVLDKEY`. Charged to the client address\'s window (a 429 when it is full).',
       schemaRef('UnauthorizedError'),
       'optional',
+      mode,
     ),
-    '403': errorResponse(route.forbidden, schemaRef('ForbiddenError'), 'optional'),
+    '403': errorResponse(route.forbidden, schemaRef('ForbiddenError'), 'optional', mode),
   };
-  if (route.notFound !== null) responses['404'] = errorResponse(route.notFound, schemaRef('NotFoundError'), 'optional');
+  if (route.notFound !== null) responses['404'] = errorResponse(route.notFound, schemaRef('NotFoundError'), 'optional', mode);
   responses['405'] = errorResponse(
     'Any method other than GET or HEAD on this path (never GET or HEAD themselves), with `Allow: GET, HEAD`. Code `ERR:METHOD`. No window counts it.',
     schemaRef('MethodNotAllowedError'),
     'none',
+    mode,
     true,
   );
   responses['414'] = errorResponse(
     'The request-target (mount path and query included) is longer than `maxUrlLength` bytes (default 4,096). Code `ERR:URITOOLONG`. No window counts it.',
     schemaRef('UriTooLongError'),
     'none',
+    mode,
   );
   responses['429'] = errorResponse(
-    'A rate-limit window is full. `meta` and the headers describe the refusing window (the one with the longer wait; the GMP window on equal waits); `Retry-After` equals `meta.expiresIn`. Code `ERR:RATELIMIT`.',
+    'A rate-limit window is full. `meta` and the headers describe the refusing window (the one with the longest wait; ties go to a GMP window, then to the longer window); `Retry-After` equals `meta.expiresIn`. Code `ERR:RATELIMIT`.',
     schemaRef('TooManyRequestsError'),
     'required',
+    mode,
   );
-  responses['500'] = errorResponse('A defect in the library, reported to the `onError` option and never detailed. Code `ERR:INTERNAL`.', schemaRef('InternalError'), 'none');
+  responses['500'] = errorResponse('A defect in the library, reported to the `onError` option and never detailed. Code `ERR:INTERNAL`.', schemaRef('InternalError'), 'none', mode);
   responses['503'] = errorResponse(
     'The store failed or took longer than `storeTimeoutMs` (default 5,000 ms), or it could not count hits and `limiterFailOpen` is false. Code `ERR:UNAVAILABLE`. The request may have been charged.',
     schemaRef('UnavailableError'),
     'none',
+    mode,
   );
   return {
     operationId: route.operationId,
@@ -440,33 +458,36 @@ function operation(route: RouteSpec): OpenApiOperation {
   };
 }
 
-function errorResponse(description: string, schema: JsonSchema, rate: 'none' | 'optional' | 'required', allow = false): OpenApiResponse {
+function errorResponse(description: string, schema: JsonSchema, rate: 'none' | 'optional' | 'required', mode: RateLimitHeaders, allow = false): OpenApiResponse {
   const headers: Record<string, OpenApiHeader | OpenApiReference> = { 'Cache-Control': ref('headers', 'CacheControl') };
   if (allow) headers['Allow'] = ref('headers', 'Allow');
-  if (rate !== 'none') Object.assign(headers, rateHeaders(rate === 'required'));
+  if (rate !== 'none') Object.assign(headers, rateHeaders(rate === 'required', mode));
   return { description, headers, content: { [JSON_MEDIA]: { schema } } };
 }
 
-/** RateLimit-* (and Retry-After on a 429): optional where a window may be off or the limiter failed open. */
-function rateHeaders(refused: boolean): Record<string, OpenApiHeader | OpenApiReference> {
-  if (!refused) {
-    return {
-      'RateLimit-Limit': ref('headers', 'RateLimitLimit'),
-      'RateLimit-Remaining': ref('headers', 'RateLimitRemaining'),
-      'RateLimit-Reset': ref('headers', 'RateLimitReset'),
-    };
-  }
+/**
+ * The `RateLimit` headers of `mode` (and Retry-After on a 429): optional where a window may
+ * be off or the limiter failed open, required on a 429 (which describes the refusing window).
+ */
+function rateHeaders(refused: boolean, mode: RateLimitHeaders): Record<string, OpenApiHeader | OpenApiReference> {
   const h = componentHeaders();
-  const required = (header: OpenApiHeader | undefined): OpenApiHeader => {
+  const headers: Record<string, OpenApiHeader | OpenApiReference> = {};
+  const add = (name: string, component: string): void => {
+    const header = h[component];
     if (header === undefined) throw new Error('missing component header');
-    return { ...header, required: true, description: `${header.description} On a 429: of the refusing window.` };
+    headers[name] = refused ? { ...header, required: true, description: `${header.description} On a 429: of the refusing window.` } : ref('headers', component);
   };
-  return {
-    'RateLimit-Limit': required(h['RateLimitLimit']),
-    'RateLimit-Remaining': required(h['RateLimitRemaining']),
-    'RateLimit-Reset': required(h['RateLimitReset']),
-    'Retry-After': ref('headers', 'RetryAfter'),
-  };
+  if (mode === 'draft-6' || mode === 'both') {
+    add('RateLimit-Limit', 'RateLimitLimit');
+    add('RateLimit-Remaining', 'RateLimitRemaining');
+    add('RateLimit-Reset', 'RateLimitReset');
+  }
+  if (mode === 'draft-11' || mode === 'both') {
+    add('RateLimit-Policy', 'RateLimitPolicy');
+    add('RateLimit', 'RateLimit');
+  }
+  if (refused) headers['Retry-After'] = ref('headers', 'RetryAfter');
+  return headers;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -596,7 +617,7 @@ function componentHeaders(): Record<string, OpenApiHeader> {
       schema: { type: 'string', const: 'GET, HEAD' },
     },
     RateLimitLimit: {
-      description: 'The quota per 60 s of the window closest to refusing (the fewest remaining; the GMP window on ties). Absent when no window counts the request.',
+      description: 'The quota of the window closest to refusing (the fewest remaining; ties go to a GMP window, then to the longer window). Absent when no window counts the request.',
       required: false,
       schema: { type: 'integer', minimum: 1 },
     },
@@ -606,9 +627,19 @@ function componentHeaders(): Record<string, OpenApiHeader> {
       schema: { type: 'integer', minimum: 0 },
     },
     RateLimitReset: {
-      description: 'Whole seconds until the oldest hit of that window leaves it.',
+      description: 'Whole seconds, rounded up, until the oldest hit of that window leaves it (a day window: until 00:00 IST).',
       required: false,
       schema: { type: 'integer', minimum: 0 },
+    },
+    RateLimitPolicy: {
+      description: 'draft-11: every window the request draws on, in the order minute, hour, day, gmp-minute, gmp-day, as `"name";q=<quota>;w=<seconds>`, comma separated.',
+      required: false,
+      schema: { type: 'string', pattern: `^${POLICY_ITEM}(, ${POLICY_ITEM})*$` },
+    },
+    RateLimit: {
+      description: 'draft-11: the window closest to refusing (as RateLimit-Limit chooses it), `"name";r=<remaining after this request>;t=<whole seconds until its oldest hit leaves>`.',
+      required: false,
+      schema: { type: 'string', pattern: `^"${WINDOW_NAMES}";r=[0-9]+;t=[0-9]+$` },
     },
     RetryAfter: {
       description: 'Whole seconds until a request would be admitted; equals `meta.expiresIn`.',
@@ -837,10 +868,12 @@ function schemas(): Record<string, JsonSchema> {
       type: 'object',
       description: 'The refusing window.',
       additionalProperties: false,
-      required: ['quotaPerMinute', 'expiresIn'],
+      required: ['quotaPerMinute', 'expiresIn', 'window', 'quota'],
       properties: {
-        quotaPerMinute: { type: 'integer', minimum: 1, description: 'Its quota per 60 s.' },
+        quotaPerMinute: { type: ['integer', 'null'], minimum: 1, description: "The per-minute quota of the refusing window's family (`gmpPerMinute` for a GMP window, else `perMinute`); null when that minute window is off. Kept for clients of the hosted service." },
         expiresIn: { type: 'integer', minimum: 1, description: 'Whole seconds, rounded up, until the next request would be admitted.' },
+        window: { type: 'string', enum: [...RATE_WINDOWS], description: 'The refusing window.' },
+        quota: { type: 'integer', minimum: 1, description: 'Its quota.' },
       },
     },
     BadRequestError: errorFor('400', 'Bad Request', 'ERR:BADPARAM', 'parameter'),

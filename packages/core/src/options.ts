@@ -5,31 +5,59 @@ import { dateToEpochMs } from './dates.js';
 import { IpokitError } from './errors.js';
 import type { Plan, RateLimiter } from './types.js';
 
-/** Quotas of one plan's two windows, per 60 s. `Infinity` turns a window off. */
+/**
+ * Quotas of one plan's windows (docs/spec.md#limits). `Infinity` turns a window off.
+ * `perMinute` and `perHour` slide; `perDay` and `gmpPerDay` count IST calendar days.
+ */
 export interface PlanLimits {
+  /** Every route, per 60 s sliding. Default 6. */
   perMinute: number;
+  /** Every route, per 3,600 s sliding. Default Infinity (off). */
+  perHour: number;
+  /** Every route, per IST day (from 00:00 IST). Default Infinity (off). */
+  perDay: number;
+  /** The GMP route's own window, per 60 s sliding. Default 3. */
   gmpPerMinute: number;
+  /** The GMP route's own window, per IST day. Default Infinity (off). */
+  gmpPerDay: number;
 }
+
+/** The quotas of callers without a valid key: the GMP windows do not apply to them. */
+export type KeylessLimits = Pick<PlanLimits, 'perMinute' | 'perHour' | 'perDay'>;
 
 /** Quotas per plan, and for callers without a valid key. */
 export interface LimitSettings {
   free: PlanLimits;
   paid: PlanLimits;
   pro: PlanLimits;
-  keyless: { perMinute: number };
+  keyless: KeylessLimits;
 }
+
+/** Which `RateLimit` headers responses carry (docs/spec.md#limits). */
+export type RateLimitHeaders = 'draft-6' | 'draft-11' | 'both' | 'none';
+/** Every value of {@link RateLimitHeaders}. */
+export const RATE_LIMIT_HEADERS: readonly RateLimitHeaders[] = Object.freeze(['draft-6', 'draft-11', 'both', 'none']);
 
 /** Options of `ipoRouter` in every adapter, and of the core handler. */
 export interface IpoRouterOptions {
   /** The clock; read once per request. Default `() => new Date()`. */
   now?: () => Date;
-  /** Quotas; a partial object is merged into the defaults, e.g. `{ paid: { perMinute: 600 } }`. */
+  /**
+   * Quotas; a partial object is merged into the defaults, e.g.
+   * `{ free: { perMinute: 10, perDay: 100 } }` (a free plan of 10 a minute and 100 an IST day).
+   */
   limits?: {
     free?: Partial<PlanLimits>;
     paid?: Partial<PlanLimits>;
     pro?: Partial<PlanLimits>;
-    keyless?: { perMinute?: number };
+    keyless?: Partial<KeylessLimits>;
   };
+  /**
+   * The rate-limit headers: `'draft-6'` (`RateLimit-Limit`, `-Remaining`, `-Reset`),
+   * `'draft-11'` (`RateLimit-Policy` and `RateLimit`), `'both'` or `'none'`. A 429 carries
+   * `Retry-After` whatever this says. Default `'draft-6'`.
+   */
+  rateLimitHeaders?: RateLimitHeaders;
   /** Largest effective list `limit` per plan, merged into `{ free: 1, paid: 100, pro: 100 }`. */
   maxListLimit?: Partial<Record<Plan, number>>;
   /** Last IST day (`YYYY-MM-DD`) of the free GMP preview. Default `'2026-09-30'`. */
@@ -76,6 +104,7 @@ export interface IpoRouterOptions {
 export interface ResolvedOptions {
   now: () => Date;
   limits: LimitSettings;
+  rateLimitHeaders: RateLimitHeaders;
   maxListLimit: Record<Plan, number>;
   gmpPreviewEnds: string;
   maxGmpBuckets: number;
@@ -90,11 +119,12 @@ export interface ResolvedOptions {
 /** The defaults of docs/spec.md#settings. */
 export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError'>> = Object.freeze({
   limits: {
-    free: { perMinute: 6, gmpPerMinute: 3 },
-    paid: { perMinute: 6, gmpPerMinute: 3 },
-    pro: { perMinute: 6, gmpPerMinute: 3 },
-    keyless: { perMinute: 6 },
+    free: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
+    paid: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
+    pro: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
+    keyless: { perMinute: 6, perHour: Infinity, perDay: Infinity },
   },
+  rateLimitHeaders: 'draft-6',
   maxListLimit: { free: 1, paid: 100, pro: 100 },
   gmpPreviewEnds: '2026-09-30',
   maxGmpBuckets: 20_000,
@@ -111,15 +141,23 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError'>>
  *
  * @example
  * ```ts
- * resolveOptions({ limits: { paid: { perMinute: 600 } } }).limits.paid; // { perMinute: 600, gmpPerMinute: 3 }
+ * resolveOptions({ limits: { paid: { perMinute: 600 } } }).limits.paid;
+ * // { perMinute: 600, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity }
  * ```
  */
 export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions {
   const d = DEFAULT_OPTIONS;
   const plan = (p: Plan): PlanLimits => ({
     perMinute: quota(`limits.${p}.perMinute`, options.limits?.[p]?.perMinute ?? d.limits[p].perMinute),
+    perHour: quota(`limits.${p}.perHour`, options.limits?.[p]?.perHour ?? d.limits[p].perHour),
+    perDay: quota(`limits.${p}.perDay`, options.limits?.[p]?.perDay ?? d.limits[p].perDay),
     gmpPerMinute: quota(`limits.${p}.gmpPerMinute`, options.limits?.[p]?.gmpPerMinute ?? d.limits[p].gmpPerMinute),
+    gmpPerDay: quota(`limits.${p}.gmpPerDay`, options.limits?.[p]?.gmpPerDay ?? d.limits[p].gmpPerDay),
   });
+  const keyless = (name: keyof KeylessLimits): number =>
+    quota(`limits.keyless.${name}`, options.limits?.keyless?.[name] ?? d.limits.keyless[name]);
+  const rateLimitHeaders = options.rateLimitHeaders ?? d.rateLimitHeaders;
+  if (!RATE_LIMIT_HEADERS.includes(rateLimitHeaders)) throw badOption('rateLimitHeaders', `must be one of ${RATE_LIMIT_HEADERS.map((h) => `'${h}'`).join(', ')}`);
   const maxList = (p: Plan): number =>
     positiveInteger(`maxListLimit.${p}`, options.maxListLimit?.[p] ?? d.maxListLimit[p]);
   const gmpPreviewEnds = options.gmpPreviewEnds ?? d.gmpPreviewEnds;
@@ -140,8 +178,9 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
       free: plan('free'),
       paid: plan('paid'),
       pro: plan('pro'),
-      keyless: { perMinute: quota('limits.keyless.perMinute', options.limits?.keyless?.perMinute ?? d.limits.keyless.perMinute) },
+      keyless: { perMinute: keyless('perMinute'), perHour: keyless('perHour'), perDay: keyless('perDay') },
     },
+    rateLimitHeaders,
     maxListLimit: { free: maxList('free'), paid: maxList('paid'), pro: maxList('pro') },
     gmpPreviewEnds,
     maxGmpBuckets: positiveInteger('maxGmpBuckets', options.maxGmpBuckets ?? d.maxGmpBuckets),

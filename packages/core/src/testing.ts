@@ -15,8 +15,8 @@
  * testStore({ name: 'memoryStore', createStore: () => memoryStore(), destroyStore: (store) => store.close?.() });
  * ```
  */
+export { rateLimitModel } from './testing/limiter-model.js';
 export {
-  rateLimitModel,
   testAccountStore,
   testIpoStore,
   testLimiter,

@@ -158,7 +158,7 @@ export interface ErrorBody {
   title: string;
   detail: string;
   code: string;
-  meta?: { parameter: string } | { quotaPerMinute: number; expiresIn: number };
+  meta?: { parameter: string } | { quotaPerMinute: number | null; expiresIn: number; window: RateWindowName; quota: number };
 }
 
 /** An account as stores keep it. */
@@ -245,23 +245,45 @@ export interface GmpBucket {
   count: number;
 }
 
-/** One sliding window a request draws on. */
+/** The rate-limit windows a plan can sell (docs/spec.md#limits), in the order headers list them. */
+export const RATE_WINDOWS = ['minute', 'hour', 'day', 'gmp-minute', 'gmp-day'] as const;
+/** A window's name: `minute`, `hour`, `day`, `gmp-minute` or `gmp-day`. */
+export type RateWindowName = (typeof RATE_WINDOWS)[number];
+
+/**
+ * One window a request draws on. A window is identified by its `key`, its length `ms` and,
+ * for a calendar window, its `start`: two windows that differ in any of them share nothing.
+ *
+ * - Sliding (no `start`): a hit at t counts at `now` while `now - t < ms`.
+ * - Calendar (`start` given, e.g. 00:00 IST of the day): the window is the period that
+ *   begins at `start`, a count of the hits charged to it; it starts again empty as the
+ *   next period, which is another window (another `start`).
+ */
 export interface RateLimitWindow {
   /** Owner of the window, e.g. `acct:<id>`, `gmp:<id>`, `addr:<address>`. */
   key: string;
   /** Finite, >= 0. */
   quota: number;
+  /** The window's length in ms, a positive integer (60,000, 3,600,000 or 86,400,000 from the router). */
+  ms: number;
+  /** For a calendar window: when its period began (epoch ms). Absent for a sliding window. */
+  start?: number;
 }
 
 /** What a window looks like after a rate-limit hit, for the headers and the 429 body. */
 export interface RateLimitWindowState {
   /** Hits inside the window at `now`, after charging this request if it was admitted. */
   count: number;
-  /** Timestamp (ms) of the oldest hit inside the window, or null when it is empty. */
+  /**
+   * The oldest hit inside a sliding window (ms), or null when it is empty. For a calendar
+   * window: its `start` when it holds a hit, else null. Either way the window next frees a
+   * place at `oldest + ms`.
+   */
   oldest: number | null;
   /**
-   * When `count >= quota`: the timestamp of the hit whose leaving brings the window
-   * below quota (the `(count - quota)`-th oldest, 0-based); otherwise null.
+   * When `count >= quota`, the time from which the window has room again is `blocking + ms`:
+   * for a sliding window the hit whose leaving brings it below quota (the `(count - quota)`-th
+   * oldest, 0-based), for a calendar window its `start`. Otherwise null.
    */
   blocking: number | null;
 }
@@ -270,6 +292,29 @@ export interface RateLimitWindowState {
 export interface RateLimitOutcome {
   admitted: boolean;
   windows: RateLimitWindowState[];
+}
+
+/** The routes usage is counted by. */
+export type UsageRoute = 'list' | 'ipo' | 'gmp';
+
+/** A keyed request's usage, counted in the same step that charges (or refuses) it. */
+export interface UsageCharge {
+  accountId: string;
+  keyId: string;
+  route: UsageRoute;
+  /** The IST calendar day of the request, `YYYY-MM-DD`. */
+  day: string;
+}
+
+/** Counted usage of one key on one route and IST day (`getUsage`). */
+export interface UsageRow {
+  day: string;
+  keyId: string;
+  route: UsageRoute;
+  /** Requests admitted by the limiter. */
+  admitted: number;
+  /** Requests refused with a 429. */
+  refused: number;
 }
 
 /** Result of {@link IpoStore.writeDataset}: conflicts with stored data; empty means written. */
@@ -410,28 +455,40 @@ export interface AccountStore {
 }
 
 /**
- * The rate limiter: exact sliding windows shared by every process that uses the same
- * backend. See {@link Store} for the common rules.
+ * The rate limiter: exact windows shared by every process that uses the same backend, and
+ * the usage counted with them (docs/spec.md#limits, #usage). See {@link Store} for the
+ * common rules.
  */
 export interface RateLimiter {
   /**
-   * Charges one request to sliding windows of `windowMs`, atomically across all of them
-   * and across every process sharing the store. A hit at t is inside the window at `now`
-   * while `now - t < windowMs`. The request is admitted only when every window holds fewer
-   * than `quota` hits; then `now` is recorded in each window; a refused request records
-   * nothing. A window MUST keep no more than `quota` hits (older ones may be dropped), and
-   * the store MUST eventually forget windows whose hits have all left. Resolves to the
-   * decision and each window's state after it, in the order of `windows`.
+   * Charges one request to `windows`, atomically across all of them and across every
+   * process sharing the backend. A hit counts in a sliding window while `now - t < ms`, in
+   * a calendar window for as long as that window (that `start`) is asked about. The request
+   * is admitted only when every window holds fewer than `quota` hits; then it is recorded
+   * in each (once in a window named twice); a refused request records nothing. A sliding
+   * window MUST keep no more than `quota` hits (older ones may be dropped), a calendar
+   * window only a count, and the backend MUST eventually forget sliding windows whose hits
+   * have all left and calendar windows whose period has ended (`start + ms` well past).
+   *
+   * With `usage`, the same atomic step adds 1 to that key's `admitted` or `refused` count
+   * for the route and day, so a counted request is exactly a charged (or refused) one.
+   * Resolves to the decision and each window's state after it, in the order of `windows`.
    */
-  hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): Promise<RateLimitOutcome>;
+  hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }, call?: StoreCallOptions): Promise<RateLimitOutcome>;
 
   /**
-   * Each window's state at `now` as {@link RateLimiter.hitRateLimit} would describe it, charging
-   * nothing and recording nothing: the hits inside it (`now - t < windowMs`), the oldest of
-   * them, and the blocking one when it is full. In the order of `windows`. For an
-   * account's "windows now" (`getAccountWindows`); never called on the request path.
+   * Each window's state at `now` as {@link RateLimiter.hitRateLimit} would describe it,
+   * charging nothing and recording nothing. In the order of `windows`. For an account's
+   * "windows now" (`getAccountWindows`); never called on the request path.
    */
-  peekRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]>;
+  peekRateLimit(input: { now: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]>;
+
+  /**
+   * The usage counted for an account on the IST days `from` to `to` (inclusive,
+   * `YYYY-MM-DD`), of one key or all: rows with a non-zero count only, ordered by day,
+   * then key id, then route, in code-point order.
+   */
+  readUsage(query: { accountId: string; from: string; to: string; keyId?: string }): Promise<UsageRow[]>;
 
   /** Frees what the store itself holds (timers, caches); never a client it was given. */
   close?(): Promise<void>;

@@ -4,8 +4,8 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
-import type { RateLimitWindow } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture } from '@ipokit/core/testing';
+import type { RateLimitWindow, UsageCharge } from '@ipokit/core';
+import { FIXTURE_NOW, FIXTURE_TODAY, seedFixture } from '@ipokit/core/testing';
 import { ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';
 import { redisLimiter, type IoredisClient, type NodeRedisClient } from './index.js';
@@ -20,7 +20,8 @@ import { deleteKeysUnder, freePort, randomPrefix, REDIS_URL, redisServerPath, th
 
 const N0 = Date.UTC(2026, 10, 20, 12);
 const MINUTE = 60_000;
-const W: RateLimitWindow[] = [{ key: 'acct:d', quota: 5 }];
+const W: RateLimitWindow[] = [{ key: 'acct:d', quota: 5, ms: MINUTE }, { key: 'acct:d', quota: 50, ms: 86_400_000, start: N0 - 1_000 }];
+const USAGE: UsageCharge = { accountId: 'd', keyId: 'key_d', route: 'list', day: '2026-11-20' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What a spied client saw: the mode of each script call, and the status of each `hit` reply. */
@@ -112,13 +113,16 @@ describe.skipIf(!REDIS_URL)('deadlines and outages (skipped: set REDIS_URL)', ()
       const prefix = randomPrefix('late');
       const limiter = redisLimiter({ client: kind.spy(client, s), prefix });
       try {
-        await expect(limiter.hitRateLimit({ now: N0, windowMs: MINUTE, windows: W }, { deadline: performance.now() - 1 })).rejects.toSatisfy(unavailable);
-        await expect(limiter.hitRateLimit({ now: N0, windowMs: MINUTE, windows: W }, { deadline: performance.now() })).rejects.toSatisfy(unavailable);
+        await expect(limiter.hitRateLimit({ now: N0, windows: W }, { deadline: performance.now() - 1 })).rejects.toSatisfy(unavailable);
+        await expect(limiter.hitRateLimit({ now: N0, windows: W }, { deadline: performance.now() })).rejects.toSatisfy(unavailable);
         expect(s.modes).toEqual([]);
         // with time left it runs (asking the server's clock once first)
-        expect((await limiter.hitRateLimit({ now: N0, windowMs: MINUTE, windows: W }, { deadline: performance.now() + 2_000 })).admitted).toBe(true);
+        expect((await limiter.hitRateLimit({ now: N0, windows: W }, { deadline: performance.now() + 2_000 })).admitted).toBe(true);
         expect(s.modes).toEqual(['time', 'hit']);
-        expect((await limiter.hitRateLimit({ now: N0, windowMs: MINUTE, windows: W }, { deadline: performance.now() + 2_000 })).windows).toEqual([{ count: 2, oldest: N0, blocking: null }]);
+        expect((await limiter.hitRateLimit({ now: N0, windows: W }, { deadline: performance.now() + 2_000 })).windows).toEqual([
+          { count: 2, oldest: N0, blocking: null },
+          { count: 2, oldest: N0 - 1_000, blocking: null },
+        ]);
         expect(s.modes).toEqual(['time', 'hit', 'hit']);
       } finally {
         await deleteKeysUnder(admin, prefix);
@@ -131,7 +135,7 @@ describe.skipIf(!REDIS_URL)('deadlines and outages (skipped: set REDIS_URL)', ()
       const s = spy();
       const prefix = randomPrefix('late');
       const limiter = redisLimiter({ client: kind.spy(client, s), prefix });
-      const hit = (deadlineIn: number) => limiter.hitRateLimit({ now: N0, windowMs: MINUTE, windows: W }, { deadline: performance.now() + deadlineIn });
+      const hit = (deadlineIn: number) => limiter.hitRateLimit({ now: N0, windows: W, usage: USAGE }, { deadline: performance.now() + deadlineIn });
       try {
         expect((await hit(2_000)).admitted).toBe(true);
         s.delayHitMs = 1_000;
@@ -142,10 +146,17 @@ describe.skipIf(!REDIS_URL)('deadlines and outages (skipped: set REDIS_URL)', ()
         await sleep(1_200);
         // the script did run, after the deadline, and refused to
         expect(s.statuses).toEqual(['ok', 'late']);
+        // no window charged, no usage counted
         expect(await admin.llen(`${prefix}acct:{d}`)).toBe(1);
+        expect(await admin.get(`${prefix}acct:{d}:d:${N0 - 1_000}`)).toBe('1');
+        expect(await limiter.readUsage({ accountId: 'd', from: '2026-11-20', to: '2026-11-20' })).toEqual([{ day: '2026-11-20', keyId: 'key_d', route: 'list', admitted: 1, refused: 0 }]);
         // a call that reaches Redis in time is decided as usual
         s.delayHitMs = 100;
-        expect((await hit(1_000)).windows).toEqual([{ count: 2, oldest: N0, blocking: null }]);
+        expect((await hit(1_000)).windows).toEqual([
+          { count: 2, oldest: N0, blocking: null },
+          { count: 2, oldest: N0 - 1_000, blocking: null },
+        ]);
+        expect(await limiter.readUsage({ accountId: 'd', from: '2026-11-20', to: '2026-11-20' })).toEqual([{ day: '2026-11-20', keyId: 'key_d', route: 'list', admitted: 2, refused: 0 }]);
       } finally {
         await deleteKeysUnder(admin, prefix);
         await quit();
@@ -163,7 +174,7 @@ describe.skipIf(!REDIS_URL)('deadlines and outages (skipped: set REDIS_URL)', ()
       direct.on('error', () => {});
       const s = spy();
       const limiter = redisLimiter({ client: kind.spy(client, s) });
-      const hit = (ms = 2_000) => limiter.hitRateLimit({ now: N0, windowMs: MINUTE, windows: W }, { deadline: performance.now() + ms });
+      const hit = (ms = 2_000) => limiter.hitRateLimit({ now: N0, windows: W, usage: USAGE }, { deadline: performance.now() + ms });
       try {
         expect((await hit()).admitted).toBe(true);
         await server.stop();
@@ -177,7 +188,10 @@ describe.skipIf(!REDIS_URL)('deadlines and outages (skipped: set REDIS_URL)', ()
         for (let i = 0; i < 100 && s.statuses.length < 11; i++) await sleep(50);
         expect(s.statuses).toEqual(['ok', ...Array.from({ length: 10 }, () => 'late')]);
         expect(await direct.keys('*')).toEqual([]);
-        expect((await hit()).windows).toEqual([{ count: 1, oldest: N0, blocking: null }]);
+        expect((await hit()).windows).toEqual([
+          { count: 1, oldest: N0, blocking: null },
+          { count: 1, oldest: N0 - 1_000, blocking: null },
+        ]);
       } finally {
         direct.disconnect();
         await quit();
@@ -192,13 +206,14 @@ describe.skipIf(!REDIS_URL)('deadlines and outages (skipped: set REDIS_URL)', ()
       redis.on('error', () => {});
       const s = spy();
       const store = memoryStore();
-      const { keys } = await seedFixture(store);
+      const { keys, accounts, keyIds } = await seedFixture(store);
+      const limiter = redisLimiter({ client: spyIoredis(redis, s) });
       const errors: unknown[] = [];
       const app = express();
       app.use(
         '/ipos',
         ipoRouter(store, {
-          limiter: redisLimiter({ client: spyIoredis(redis, s) }),
+          limiter,
           now: () => new Date(FIXTURE_NOW),
           storeTimeoutMs: 1_000,
           limits: { paid: { perMinute: 5 } },
@@ -223,6 +238,10 @@ describe.skipIf(!REDIS_URL)('deadlines and outages (skipped: set REDIS_URL)', ()
         expect(s.statuses).toEqual(['ok', ...Array.from({ length: 6 }, () => 'late')]);
         // had the six been recorded, this would be a 429: the new server holds this one alone
         expect(await get()).toEqual({ status: 200, remaining: '4' });
+        // and its usage: the six answered 503 were counted neither admitted nor refused
+        expect(await limiter.readUsage({ accountId: accounts.paid, from: FIXTURE_TODAY, to: FIXTURE_TODAY })).toEqual([
+          { day: FIXTURE_TODAY, keyId: keyIds.paid, route: 'ipo', admitted: 1, refused: 0 },
+        ]);
       } finally {
         http.closeAllConnections();
         await new Promise((resolve) => http.close(resolve));

@@ -1,5 +1,6 @@
 /**
- * @ipokit/limiter-redis: the exact sliding-window rate limiter of ipokit on Redis, for
+ * @ipokit/limiter-redis: the exact rate limiter of ipokit on Redis (sliding and IST-day
+ * windows, and the usage counted with them), for
  * `ipoRouter(store, { limiter: redisLimiter({ client }) })`.
  */
 export { redisLimiter, type RedisLimiter, type RedisLimiterOptions } from './redis-limiter.js';

@@ -1,11 +1,13 @@
 /**
- * The exact sliding-window rate limiter on Redis: every window a request draws on is a
- * Redis list of hit times, and one Lua script decides and charges a whole request
- * atomically (see script.ts), so that every app process sharing the server admits exactly
- * as the core's `slidingWindowHit` would.
+ * The exact rate limiter on Redis: every sliding window a request draws on is a Redis list
+ * of hit times, every calendar window (an IST day) a counter, the usage of an account's
+ * day a hash, and one Lua script decides, charges and counts a whole request atomically
+ * (see script.ts), so that every app process sharing the server admits exactly as the
+ * core's `rateLimitHit` would.
  */
 import { IpokitError } from '@ipokit/core';
-import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState, RateLimiter, StoreCallOptions } from '@ipokit/core';
+import { compareCodePoints, isCalendarDate, WINDOW_MS } from '@ipokit/core/backend';
+import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState, RateLimiter, StoreCallOptions, UsageCharge, UsageRoute, UsageRow } from '@ipokit/core';
 import { scriptRunner, type IoredisClient, type NodeRedisClient } from './clients.js';
 
 /** Options of {@link redisLimiter}. */
@@ -31,8 +33,26 @@ export interface RedisLimiter extends RateLimiter {
 /** Default key prefix. */
 const DEFAULT_PREFIX = 'ipokit:rl:';
 
-/** Where the script's `lateAfter` is in its ARGV (0-based here, ARGV[5] in Lua). */
-const LATE_AFTER = 4;
+/** Where the script's `lateAfter` is in its ARGV (0-based here, ARGV[3] in Lua). */
+const LATE_AFTER = 2;
+
+/** The length of a day window (an IST calendar day), which gets the short key suffix `:d:<start>`. */
+const DAY_MS = 86_400_000;
+
+/**
+ * How long an account's usage of one day is kept after its latest request: about 400 days,
+ * so that a year of usage (the longest range `getUsage` reads, 366 days) is always there.
+ */
+const USAGE_TTL_S = 400 * 86_400;
+
+/** Most days one `readUsage` reads: 366 days between `from` and `to`. */
+const MAX_USAGE_DAYS = 367;
+
+/** Longest expiry the limiter sets (ms): far beyond any window, far below Redis's limit. */
+const MAX_EXPIRY_MS = 1e15;
+
+/** A usage hash field: `<key id>:<route>:a` (admitted) or `:r` (refused); the key id may hold `:`. */
+const USAGE_FIELD = /^([\s\S]*):(list|ipo|gmp):([ar])$/;
 
 /**
  * How long the server clock's offset estimates are kept (two periods): long enough to
@@ -41,13 +61,14 @@ const LATE_AFTER = 4;
 const CLOCK_PERIOD_MS = 5_000;
 
 /**
- * The exact sliding-window rate limiter on Redis, for `ipoRouter(store, { limiter })`:
- * every process that shares the Redis server shares the windows, and admits exactly as
- * `slidingWindowHit` of `@ipokit/core` decides. One Lua script per request (EVALSHA).
+ * The exact rate limiter on Redis, for `ipoRouter(store, { limiter })`: every process that
+ * shares the Redis server shares the windows (sliding minutes and hours, IST days) and the
+ * usage counts, and admits exactly as `rateLimitHit` of `@ipokit/core/backend` decides.
+ * One Lua script per request (EVALSHA), which also counts the request's usage.
  *
- * Calls the core makes with a deadline never record a hit once it has passed: the
- * script compares the server's clock with the deadline, so a call that waited in the
- * client's offline queue while Redis was away does nothing when it finally runs.
+ * Calls the core makes with a deadline never record a hit (or count usage) once it has
+ * passed: the script compares the server's clock with the deadline, so a call that waited
+ * in the client's offline queue while Redis was away does nothing when it finally runs.
  *
  * @example
  * ```ts
@@ -55,7 +76,7 @@ const CLOCK_PERIOD_MS = 5_000;
  * import { redisLimiter } from '@ipokit/limiter-redis';
  *
  * const limiter = redisLimiter({ client: new Redis('redis://127.0.0.1:6379') });
- * const outcome = await limiter.hitRateLimit({ now: Date.now(), windowMs: 60_000, windows: [{ key: 'acct:a1', quota: 6 }] });
+ * const outcome = await limiter.hitRateLimit({ now: Date.now(), windows: [{ key: 'acct:a1', quota: 6, ms: 60_000 }] });
  * outcome.admitted; // true
  * ```
  */
@@ -100,9 +121,9 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
   };
 
   return {
-    async hitRateLimit({ now, windowMs, windows }, within?: StoreCallOptions): Promise<RateLimitOutcome> {
-      if (windows.length === 0) return { admitted: true, windows: [] };
-      const { keys, args } = request(prefix, 'hit', now, windowMs, windows);
+    async hitRateLimit({ now, windows, usage }, within?: StoreCallOptions): Promise<RateLimitOutcome> {
+      if (windows.length === 0 && usage === undefined) return { admitted: true, windows: [] };
+      const { keys, args } = request(prefix, 'hit', now, windows, usage);
       const hit = async (lateAfter: string): Promise<RateLimitOutcome> => {
         args[LATE_AFTER] = lateAfter;
         const reply = await call(keys, args);
@@ -122,10 +143,39 @@ export function redisLimiter(options: RedisLimiterOptions): RedisLimiter {
       });
     },
 
-    async peekRateLimit({ now, windowMs, windows }): Promise<RateLimitWindowState[]> {
+    async peekRateLimit({ now, windows }): Promise<RateLimitWindowState[]> {
       if (windows.length === 0) return [];
-      const { keys, args } = request(prefix, 'peek', now, windowMs, windows);
+      const { keys, args } = request(prefix, 'peek', now, windows, undefined);
       return outcome(await call(keys, args), windows.length).windows;
+    },
+
+    async readUsage({ accountId, from, to, keyId }): Promise<UsageRow[]> {
+      const days = daysFrom(from, to);
+      if (days.length === 0) return [];
+      const reply = await call(
+        days.map((day) => usageKey(prefix, accountId, day)),
+        ['usage'],
+      );
+      if (!Array.isArray(reply) || reply.length !== days.length) throw badReply(reply);
+      const rows: UsageRow[] = [];
+      days.forEach((day, d) => {
+        const fields: unknown = reply[d];
+        if (!Array.isArray(fields)) throw badReply(reply);
+        const byKey = new Map<string, UsageRow>();
+        for (let i = 0; i + 1 < fields.length; i += 2) {
+          const m = USAGE_FIELD.exec(String(fields[i]));
+          if (m === null || (keyId !== undefined && m[1] !== keyId)) continue;
+          const [, k, route, side] = m as unknown as [string, string, UsageRoute, 'a' | 'r'];
+          const id = `${route}:${k}`;
+          let row = byKey.get(id);
+          if (row === undefined) byKey.set(id, (row = { day, keyId: k, route, admitted: 0, refused: 0 }));
+          row[side === 'a' ? 'admitted' : 'refused'] += Number(fields[i + 1]);
+        }
+        const ofDay = [...byKey.values()].filter((r) => r.admitted !== 0 || r.refused !== 0);
+        ofDay.sort((a, b) => compareCodePoints(a.keyId, b.keyId) || compareCodePoints(a.route, b.route));
+        rows.push(...ofDay);
+      });
+      return rows;
     },
 
     async close() {
@@ -197,48 +247,111 @@ function notStarted(): IpokitError {
 }
 
 /**
- * The script's KEYS and ARGV for one request: each distinct window key once (a key named
- * twice is charged once), then per window its key's index and its quota. A quota that is
- * not a whole number admits as its ceiling does (counts are whole), and reports its
- * blocking hit as the ceiling would.
+ * The script's KEYS and ARGV for one request: each distinct window once (a window named
+ * twice is charged once) with its length, start and expiry, the usage hash when counted,
+ * then per window its key's index and its quota. A quota that is not a whole number
+ * admits as its ceiling does (counts are whole), and reports its blocking hit as the
+ * ceiling would.
  */
-function request(prefix: string, mode: 'hit' | 'peek', now: number, windowMs: number, windows: readonly RateLimitWindow[]): { keys: string[]; args: string[] } {
+function request(
+  prefix: string,
+  mode: 'hit' | 'peek',
+  now: number,
+  windows: readonly RateLimitWindow[],
+  usage: UsageCharge | undefined,
+): { keys: string[]; args: string[] } {
   const keys: string[] = [];
   const index = new Map<string, number>();
-  const args = [mode, String(now), String(windowMs), String(expiryMs(windowMs)), ''];
-  for (const { key, quota } of windows) {
+  const perKey: string[] = [];
+  const perWindow: string[] = [];
+  for (const w of windows) {
+    const key = windowKey(prefix, w);
     let i = index.get(key);
     if (i === undefined) {
-      i = keys.push(windowKey(prefix, key));
+      i = keys.push(key);
       index.set(key, i);
+      perKey.push(String(w.ms), w.start === undefined ? '' : String(w.start), String(expiryMs(w, now)));
     }
-    args.push(String(i), String(Math.ceil(quota)));
+    perWindow.push(String(i), String(Math.ceil(w.quota)));
   }
-  return { keys, args };
+  const n = keys.length;
+  let field = '';
+  if (usage !== undefined) {
+    keys.push(usageKey(prefix, usage.accountId, usage.day));
+    field = `${usage.keyId}:${usage.route}:`;
+  }
+  return { keys, args: [mode, String(now), '', String(n), field, String(USAGE_TTL_S), ...perKey, ...perWindow] };
 }
 
 /**
- * How long a window's list lives after its latest charge. A hit charged at `now` counts for
- * a later request at `now'` while `now' - now < windowMs`; every app host's clock being
- * within `s` of the others, that is at most `windowMs + s` of real time after the charge,
- * whatever host asks. Twice the window covers any skew up to a whole window (hosts kept
- * by NTP are milliseconds apart), and the script only ever lengthens a key's expiry, so a
- * process using a longer window keeps its hits. Memory held by idle windows is bounded by
- * the windows charged in the last two window lengths.
+ * How long a window's key lives after its latest charge (ms).
+ *
+ * A sliding window: two window lengths. A hit charged at `now` counts for a later request
+ * at `now'` while `now' - now < ms`; every app host's clock being within `s` of the
+ * others, that is at most `ms + s` of real time after the charge, whatever host asks. Twice
+ * the window covers any skew up to a whole window (hosts kept by NTP are milliseconds
+ * apart). Memory held by idle windows is bounded by the windows charged in the last two
+ * window lengths.
+ *
+ * A calendar window: what is left of its period at `now`, plus one more period, so that
+ * hosts whose clocks lag still find its count until they have left the period too. The
+ * script only ever lengthens it.
  */
-function expiryMs(windowMs: number): number {
-  return Math.max(1, Math.ceil(2 * windowMs));
+function expiryMs(w: RateLimitWindow, now: number): number {
+  const ms = w.start === undefined ? 2 * w.ms : w.ms + Math.min(w.ms, Math.max(0, w.start + w.ms - now));
+  return Math.min(MAX_EXPIRY_MS, Math.max(1, Math.ceil(ms)));
 }
 
 /**
- * The Redis key of a window: `<prefix><kind>:{<owner>}` for `acct:<id>`, `gmp:<id>` and
- * `addr:<address>`. The braces make the owner the cluster hash tag, so that the windows of
- * one request (`acct:<id>` and `gmp:<id>` of one account) are in one slot. Distinct window
- * keys give distinct Redis keys (the kind holds no `:`).
+ * The Redis key of a window. Its owner part is `<prefix><kind>:{<owner>}` for
+ * `acct:<id>`, `gmp:<id>` and `addr:<address>`: the braces make the owner the cluster hash
+ * tag, so that the windows of one request (`acct:<id>` and `gmp:<id>` of one account, and
+ * its usage) are in one slot. Then the length and period: nothing for a sliding minute (the
+ * key of the limiter's earlier versions, which only had those), `:<ms>` for another sliding
+ * length (`:3600000`, the hour), `:d:<start>` for a day window, `:<ms>:<start>` for a
+ * calendar window of another length.
+ *
+ * Distinct windows give distinct Redis keys: the kind holds no `:`; the suffix holds no
+ * `}` and, after its first `:`, never a `{`, so the last `}` (or, for a key without a kind,
+ * the first `:`) ends the owner; and a number's text holds no `:` and never begins with `d`.
  */
-function windowKey(prefix: string, key: string): string {
+function windowKey(prefix: string, w: RateLimitWindow): string {
+  const { key } = w;
   const colon = key.indexOf(':');
-  return colon < 0 ? prefix + key : `${prefix}${key.slice(0, colon)}:{${key.slice(colon + 1)}}`;
+  const owner = colon < 0 ? prefix + key : `${prefix}${key.slice(0, colon)}:{${key.slice(colon + 1)}}`;
+  if (w.start !== undefined) return w.ms === DAY_MS ? `${owner}:d:${w.start}` : `${owner}:${w.ms}:${w.start}`;
+  return w.ms === WINDOW_MS ? owner : `${owner}:${w.ms}`;
+}
+
+/**
+ * The Redis hash of an account's usage on one IST day, `<prefix>usage:{<account id>}:<day>`,
+ * in the slot of the account's windows (`acct:{<id>}`, `gmp:{<id>}`). Its fields are
+ * `<key id>:<route>:a` (admitted) and `<key id>:<route>:r` (refused).
+ */
+function usageKey(prefix: string, accountId: string, day: string): string {
+  return `${prefix}usage:{${accountId}}:${day}`;
+}
+
+/**
+ * The days from `from` to `to`, inclusive, ascending; none when `to` is before `from`. The
+ * core validates both (at most 366 days apart) before it asks; anything else is refused
+ * rather than read day by day.
+ */
+function daysFrom(from: string, to: string): string[] {
+  for (const [name, day] of [['from', from], ['to', to]] as const) {
+    if (typeof day !== 'string' || !isCalendarDate(day)) {
+      throw new IpokitError('ERR:BADPARAM', `readUsage: ${name} must be a calendar date YYYY-MM-DD.`, { parameter: name });
+    }
+  }
+  const start = Date.parse(`${from}T00:00:00Z`);
+  const end = Date.parse(`${to}T00:00:00Z`);
+  if (end < start) return [];
+  if ((end - start) / DAY_MS >= MAX_USAGE_DAYS) {
+    throw new IpokitError('ERR:BADPARAM', `readUsage reads at most ${MAX_USAGE_DAYS} days.`, { parameter: 'to' });
+  }
+  const days: string[] = [];
+  for (let t = start; t <= end; t += DAY_MS) days.push(new Date(t).toISOString().slice(0, 10));
+  return days;
 }
 
 function outcome(reply: unknown, n: number): RateLimitOutcome {

@@ -1,8 +1,8 @@
 /**
  * One app process of the multi-process test (not published): Express with the router on
  * its own memory store, seeded with the same IPO, accounts and keys (fixed ids) as every
- * other process, and the windows in the Redis at REDIS_URL under IPOKIT_PREFIX. The clock
- * is pinned at IPOKIT_NOW. Prints its port.
+ * other process (key ids `key_<account id>`), and the windows and usage in the Redis at
+ * REDIS_URL under IPOKIT_PREFIX. The clock is pinned at IPOKIT_NOW. Prints its port.
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -16,12 +16,14 @@ import { redisLimiter } from './index.js';
 
 /** The keys every process knows, by plan. */
 export const APP_KEYS = {
+  free: 'ipk_RedisMultiProcessFreeKey00003',
   paid: 'ipk_RedisMultiProcessPaidKey00001',
   proGmp: 'ipk_RedisMultiProcessProGmpKey002',
 } as const;
 
 const CREATED = '2026-11-01T00:00:00.000Z';
 const ACCOUNTS: Array<AccountRecord & { key: string }> = [
+  { id: 'acct_mp_free', name: 'Free', plan: 'free' satisfies Plan, gmpAddon: false, createdAt: CREATED, key: APP_KEYS.free },
   { id: 'acct_mp_paid', name: 'Paid', plan: 'paid' satisfies Plan, gmpAddon: false, createdAt: CREATED, key: APP_KEYS.paid },
   { id: 'acct_mp_pro', name: 'Pro GMP', plan: 'pro' satisfies Plan, gmpAddon: true, createdAt: CREATED, key: APP_KEYS.proGmp },
 ];

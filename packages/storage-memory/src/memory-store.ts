@@ -22,6 +22,8 @@ import type {
   RateLimitOutcome,
   RateLimitWindowState,
   RateLimitWindow,
+  UsageCharge,
+  UsageRow,
   SnapshotRecord,
   Store,
 } from '@ipokit/core';
@@ -187,14 +189,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       return accounts.findApiKey(hash);
     },
 
-    async hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome> {
+    async hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }): Promise<RateLimitOutcome> {
       open();
       return windows.hit(input);
     },
 
-    async peekRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
+    async peekRateLimit(input: { now: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
       open();
       return windows.peek(input);
+    },
+
+    async readUsage(query: { accountId: string; from: string; to: string; keyId?: string }): Promise<UsageRow[]> {
+      open();
+      return windows.readUsage(query);
     },
 
     async close(): Promise<void> {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
-import { addDays, deriveStatus, IPO_STATUSES, slidingWindowHit } from '@ipokit/core/backend';
+import { addDays, deriveStatus, IPO_STATUSES, rateLimitHit } from '@ipokit/core/backend';
 import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
 import { memoryStore } from './memory-store.js';
@@ -352,7 +352,7 @@ describe('memoryStore rate limits', () => {
     // 200,000 distinct client addresses, one request every 20 ms: 3,000 live windows at a time.
     for (let i = 0; i < 200_000; i++) {
       now += 20;
-      if (windows.hit({ now, windowMs, windows: [{ key: `addr:${i}`, quota: 6 }] }).admitted) admitted++;
+      if (windows.hit({ now, windows: [{ key: `addr:${i}`, quota: 6, ms: windowMs }] }).admitted) admitted++;
       largest = Math.max(largest, windows.size);
     }
     expect(admitted).toBe(200_000);
@@ -366,7 +366,7 @@ describe('memoryStore rate limits', () => {
     const windows = new RateWindows(1_000_000);
     const windowMs = 60_000;
     const t0 = Date.UTC(2026, 10, 20);
-    for (let i = 0; i < 20_000; i++) windows.hit({ now: t0, windowMs, windows: [{ key: `addr:${i}`, quota: 6 }] });
+    for (let i = 0; i < 20_000; i++) windows.hit({ now: t0, windows: [{ key: `addr:${i}`, quota: 6, ms: windowMs }] });
     expect(windows.size).toBe(20_000);
     // The timer's ticks, on a monotonic clock (ms). The first tick after requests only notes
     // when it saw the request clock's latest time; later ticks move that time on by the
@@ -378,10 +378,10 @@ describe('memoryStore rate limits', () => {
     windows.sweepIdle(1_000 + windowMs + 20_000);
     expect(windows.size).toBe(0);
     // a hit after the sweep is counted afresh, and ticks with requests in between free nothing early
-    expect(windows.hit({ now: t0 + 200_000, windowMs, windows: [{ key: 'addr:x', quota: 1 }] }).admitted).toBe(true);
+    expect(windows.hit({ now: t0 + 200_000, windows: [{ key: 'addr:x', quota: 1, ms: windowMs }] }).admitted).toBe(true);
     windows.sweepIdle(500_000);
     windows.sweepIdle(500_000 + windowMs - 1);
-    expect(windows.hit({ now: t0 + 200_001, windowMs, windows: [{ key: 'addr:x', quota: 1 }] }).admitted).toBe(false);
+    expect(windows.hit({ now: t0 + 200_001, windows: [{ key: 'addr:x', quota: 1, ms: windowMs }] }).admitted).toBe(false);
     // that request moved the request clock on: the next tick notes it, the one after frees
     windows.sweepIdle(500_000 + windowMs);
     expect(windows.size).toBe(1);
@@ -409,12 +409,12 @@ describe('memoryStore rate limits', () => {
 
   it('keeps a window while a hit is inside it, and only up to quota hits', async () => {
     const store = memoryStore({ rateLimitSweepEvery: 1 });
-    const w = [{ key: 'acct:a', quota: 2 }];
+    const w = [{ key: 'acct:a', quota: 2, ms: 60_000 }];
     const t = 1_000_000;
-    expect((await store.hitRateLimit({ now: t, windowMs: 60_000, windows: w })).admitted).toBe(true);
-    for (let k = 1; k < 5; k++) await store.hitRateLimit({ now: t + k, windowMs: 60_000, windows: [{ key: `addr:${k}`, quota: 1 }] });
-    expect(await store.hitRateLimit({ now: t + 59_999, windowMs: 60_000, windows: w })).toEqual({ admitted: true, windows: [{ count: 2, oldest: t, blocking: t }] });
-    expect(await store.hitRateLimit({ now: t + 60_000, windowMs: 60_000, windows: w })).toEqual({ admitted: true, windows: [{ count: 2, oldest: t + 59_999, blocking: t + 59_999 }] });
+    expect((await store.hitRateLimit({ now: t, windows: w })).admitted).toBe(true);
+    for (let k = 1; k < 5; k++) await store.hitRateLimit({ now: t + k, windows: [{ key: `addr:${k}`, quota: 1, ms: 60_000 }] });
+    expect(await store.hitRateLimit({ now: t + 59_999, windows: w })).toEqual({ admitted: true, windows: [{ count: 2, oldest: t, blocking: t }] });
+    expect(await store.hitRateLimit({ now: t + 60_000, windows: w })).toEqual({ admitted: true, windows: [{ count: 2, oldest: t + 59_999, blocking: t + 59_999 }] });
   });
 
   it('rejects a bad option', () => {
@@ -427,10 +427,10 @@ describe('memoryStore rate limits', () => {
     const windowMs = 60_000;
     const T0 = Date.UTC(2026, 10, 20);
     const windows = new RateWindows();
-    const w = [{ key: 'acct:big', quota: Q }];
+    const w = [{ key: 'acct:big', quota: Q, ms: windowMs }];
     const wrong: string[] = [];
     const expectHit = (now: number, want: RateLimitOutcome): void => {
-      const got = windows.hit({ now, windowMs, windows: w });
+      const got = windows.hit({ now, windows: w });
       const a = got.windows[0];
       const b = want.windows[0];
       if (got.admitted !== want.admitted || a?.count !== b?.count || a?.oldest !== b?.oldest || a?.blocking !== b?.blocking) {
@@ -467,12 +467,19 @@ describe('memoryStore rate limits', () => {
     expect(windows.kept('acct:big')).toBeNull();
   }, 60_000);
 
-  it('equals slidingWindowHit, state by state, with large quotas, clocks that go back, windows of other lengths, a key named twice (no sweep)', () => {
+  it('equals rateLimitHit, state by state, with large quotas, clocks that go back, windows of other lengths and days, a key named twice (no sweep)', () => {
     const keys = ['acct:a', 'gmp:a', 'addr:1.2.3.4'];
+    const lengths = [60_000, 1_000, 120_000];
     const request = fc.record({
       dt: fc.oneof(fc.constantFrom(0, 0, 1, 60_000), fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: -30_000, max: 0 })),
-      windowMs: fc.constantFrom(60_000, 60_000, 60_000, 1_000, 120_000),
-      windows: fc.array(fc.record({ key: fc.constantFrom(...keys), quota: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 100, max: 400 })) }), { minLength: 1, maxLength: 3 }),
+      windows: fc.array(
+        fc.record({
+          key: fc.constantFrom(...keys),
+          quota: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 100, max: 400 })),
+          ms: fc.constantFrom(60_000, 60_000, 60_000, 1_000, 120_000, DAY),
+        }),
+        { minLength: 1, maxLength: 3 },
+      ),
       burst: fc.integer({ min: 1, max: 120 }),
     });
     fc.assert(
@@ -480,16 +487,19 @@ describe('memoryStore rate limits', () => {
         const windows = new RateWindows(Number.MAX_SAFE_INTEGER);
         const hits = new Map<string, number[]>();
         let now = Date.UTC(2026, 10, 20);
+        // a day window is a calendar window on a UTC day here (the store takes any start)
+        const asked = (w: { key: string; quota: number; ms: number }): RateLimitWindow => (w.ms === DAY ? { ...w, start: Math.floor(now / DAY) * DAY } : w);
+        const id = (w: RateLimitWindow): string => `${w.key}|${w.ms}|${w.start ?? ''}`;
         for (const r of requests) {
           now += r.dt;
           for (let b = 0; b < r.burst; b++) {
-            const ws: RateLimitWindow[] = r.windows;
-            const want = slidingWindowHit({ hits: ws.map((w) => hits.get(w.key) ?? []), quotas: ws.map((w) => w.quota), now, windowMs: r.windowMs });
-            if (want.admitted) ws.forEach((w, i) => hits.set(w.key, want.hits[i] ?? []));
-            expect(windows.hit({ now, windowMs: r.windowMs, windows: ws })).toEqual({ admitted: want.admitted, windows: want.windows });
+            const ws = r.windows.map(asked);
+            const want = rateLimitHit({ now, windows: ws.map((w) => ({ ...w, hits: hits.get(id(w)) ?? [] })) });
+            if (want.admitted) ws.forEach((w, i) => hits.set(id(w), want.hits[i] ?? []));
+            expect(windows.hit({ now, windows: ws })).toEqual({ admitted: want.admitted, windows: want.windows });
           }
         }
-        for (const key of keys) expect(windows.kept(key)?.hits ?? 0).toBe(hits.get(key)?.length ?? 0);
+        for (const key of keys) for (const ms of lengths) expect(windows.kept(key, ms)?.hits ?? 0).toBe(hits.get(`${key}|${ms}|`)?.length ?? 0);
       }),
       { numRuns: 200 },
     );

@@ -1,12 +1,13 @@
 /**
- * The sliding windows of a memory store: a Map from window key to a ring buffer of its
- * hit times, so that a hit costs O(1) amortised whatever the quota (the core's
- * `slidingWindowHit` copies the hit list, O(quota) per hit, which a quota of a million
- * cannot afford). The decisions and states are exactly those of `slidingWindowHit`; the
- * storage suite checks it against a model built on that function. Windows whose hits have
- * all left are forgotten by an amortised sweep, without a timer.
+ * The rate-limit windows of a memory store (docs/spec.md#limits). A sliding window is a ring
+ * buffer of its hit times, one Map per window length, so that a hit costs O(1) amortised
+ * whatever the quota (the core's `rateLimitHit` copies the hit list, O(quota) per hit,
+ * which a quota of a million cannot afford); a calendar window (an IST day) is a count, one
+ * Map per period. The decisions and states are exactly those of `rateLimitHit`; the storage
+ * suite checks it against a model built on that function. Windows whose hits have all left,
+ * and periods that have ended, are forgotten by an amortised sweep, without a timer.
  */
-import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState } from '@ipokit/core';
+import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState, UsageCharge, UsageRow } from '@ipokit/core';
 
 /**
  * Default fewest hits between two sweeps.
@@ -42,12 +43,22 @@ interface Window {
   charged: number;
 }
 
+/** A calendar window's period: its count per key. */
+interface Period {
+  ms: number;
+  start: number;
+  counts: Map<string, number>;
+}
+
+/** Usage of one account on one IST day, per `keyId + '\u0000' + route`. */
+type DayUsage = Map<string, { admitted: number; refused: number }>;
+
 /**
- * Sliding-window hit lists keyed by window. A sweep runs once the hits since the last
- * one reach `max(sweepEvery, windows kept after it)`, so its O(size) cost is spread over
- * at least as many hits (O(1) amortised), and the map never holds more than the windows
- * alive at the last sweep plus those created since: about twice the windows active in
- * one window length, plus `sweepEvery`, however many distinct keys come and go.
+ * The windows of one store, keyed by window. A sweep runs once the hits since the last one
+ * reach `max(sweepEvery, windows kept after it)`, so its O(size) cost is spread over at
+ * least as many hits (O(1) amortised), and the maps never hold more than the windows alive
+ * at the last sweep plus those created since: about twice the windows active in one window
+ * length, plus `sweepEvery`, however many distinct keys come and go.
  *
  * A hit is O(1) amortised per window drawn on, whatever the quota: hits that left are
  * dropped from the head of the ring when a request is admitted (each hit is dropped once),
@@ -58,15 +69,18 @@ interface Window {
  * @example
  * ```ts
  * const windows = new RateWindows();
- * windows.hit({ now: 0, windowMs: 60_000, windows: [{ key: 'addr:1.2.3.4', quota: 6 }] }).admitted; // true
+ * windows.hit({ now: 0, windows: [{ key: 'addr:1.2.3.4', quota: 6, ms: 60_000 }] }).admitted; // true
  * ```
  */
 export class RateWindows {
-  private windows = new Map<string, Window>();
+  /** Sliding windows per length (ms), then per key. */
+  private sliding = new Map<number, Map<string, Window>>();
+  /** Calendar windows per `ms + '/' + start`. */
+  private periods = new Map<string, Period>();
+  /** Usage per account, then per IST day. */
+  private usage = new Map<string, Map<string, DayUsage>>();
   private hitsSinceSweep = 0;
   private sweepAfter: number;
-  /** The longest window seen: a window is forgotten only when no caller can count its hits. */
-  private longestWindowMs = 0;
   /** Admitted requests so far, numbering the charges (see `Window.charged`). */
   private admittedCount = 0;
   /** The latest request time seen by `hit`. */
@@ -80,7 +94,7 @@ export class RateWindows {
   }
 
   /**
-   * How many windows are kept.
+   * How many windows are kept (sliding windows and calendar counts).
    *
    * @example
    * ```ts
@@ -88,90 +102,148 @@ export class RateWindows {
    * ```
    */
   get size(): number {
-    return this.windows.size;
+    let n = 0;
+    for (const m of this.sliding.values()) n += m.size;
+    for (const p of this.periods.values()) n += p.counts.size;
+    return n;
   }
 
   /**
-   * What one window holds: its stored hits (those that left included, until the next
-   * admitted request drops them) and the capacity of its ring; null when it is not kept.
-   * For tests and diagnostics.
+   * What one sliding window holds: its stored hits (those that left included, until the
+   * next admitted request drops them) and the capacity of its ring; null when it is not
+   * kept. For tests and diagnostics.
    *
    * @example
    * ```ts
-   * windows.kept('acct:a'); // { hits: 6, capacity: 8 }
+   * windows.kept('acct:a'); // { hits: 6, capacity: 8 } (the 60 s window)
    * ```
    */
-  kept(key: string): { hits: number; capacity: number } | null {
-    const w = this.windows.get(key);
+  kept(key: string, ms = 60_000): { hits: number; capacity: number } | null {
+    const w = this.sliding.get(ms)?.get(key);
     return w === undefined ? null : { hits: w.size, capacity: w.ring.length };
   }
 
   /**
-   * Charges one request to every window when all have room (see `Store.hitRateLimit`),
-   * deciding exactly as the core's `slidingWindowHit` does.
+   * Charges one request to every window when all have room (see `RateLimiter.hitRateLimit`),
+   * deciding exactly as the core's `rateLimitHit` does, and counts its usage.
    *
    * @example
    * ```ts
-   * windows.hit({ now: Date.now(), windowMs: 60_000, windows: [{ key: 'acct:a', quota: 6 }, { key: 'gmp:a', quota: 3 }] });
+   * windows.hit({ now: Date.now(), windows: [{ key: 'acct:a', quota: 6, ms: 60_000 }, { key: 'gmp:a', quota: 3, ms: 60_000 }] });
    * ```
    */
-  hit(input: { now: number; windowMs: number; windows: readonly RateLimitWindow[] }): RateLimitOutcome {
-    const { now, windowMs } = input;
+  hit(input: { now: number; windows: readonly RateLimitWindow[]; usage?: UsageCharge }): RateLimitOutcome {
+    const { now } = input;
     const asked = input.windows;
-    if (windowMs > this.longestWindowMs) this.longestWindowMs = windowMs;
     if (now > this.lastNow) this.lastNow = now;
     const n = asked.length;
     const found: Array<Window | undefined> = new Array(n);
-    const gone: number[] = new Array(n);
+    const counts: number[] = new Array(n);
     let admitted = true;
     for (let i = 0; i < n; i++) {
-      const w = this.windows.get((asked[i] as RateLimitWindow).key);
-      const g = w === undefined ? 0 : leftWindow(w, now, windowMs);
-      found[i] = w;
-      gone[i] = g;
-      if (!((w === undefined ? 0 : w.size - g) < (asked[i] as RateLimitWindow).quota)) admitted = false;
+      const a = asked[i]!;
+      let live: number;
+      if (a.start === undefined) {
+        const w = this.sliding.get(a.ms)?.get(a.key);
+        const g = w === undefined ? 0 : leftWindow(w, now, a.ms);
+        found[i] = w;
+        counts[i] = g;
+        live = w === undefined ? 0 : w.size - g;
+      } else {
+        live = this.periods.get(periodId(a.ms, a.start))?.counts.get(a.key) ?? 0;
+        counts[i] = live;
+      }
+      if (!(live < a.quota)) admitted = false;
     }
     // Describe every window before charging any: a key named twice sees the same hits.
     const states: RateLimitWindowState[] = new Array(n);
     for (let i = 0; i < n; i++) {
-      states[i] = describe(found[i], gone[i] as number, (asked[i] as RateLimitWindow).quota, admitted ? now : null);
+      const a = asked[i]!;
+      if (a.start === undefined) {
+        states[i] = describe(found[i], counts[i]!, a.quota, admitted ? now : null);
+      } else {
+        const count = counts[i]! + (admitted ? 1 : 0);
+        states[i] = { count, oldest: count > 0 ? a.start : null, blocking: count > 0 && count >= a.quota ? a.start : null };
+      }
     }
     if (admitted) {
       const charge = ++this.admittedCount;
       for (let i = 0; i < n; i++) {
-        const key = (asked[i] as RateLimitWindow).key;
-        let w = this.windows.get(key);
+        const a = asked[i]!;
+        if (a.start !== undefined) {
+          if (namedBefore(asked, i)) continue;
+          const id = periodId(a.ms, a.start);
+          let period = this.periods.get(id);
+          if (period === undefined) this.periods.set(id, (period = { ms: a.ms, start: a.start, counts: new Map() }));
+          period.counts.set(a.key, counts[i]! + 1);
+          continue;
+        }
+        let byKey = this.sliding.get(a.ms);
+        if (byKey === undefined) this.sliding.set(a.ms, (byKey = new Map()));
+        let w = byKey.get(a.key);
         if (w === undefined) {
-          w = { ring: new Float64Array(MIN_CAPACITY), head: 0, size: 0, gone: 0, goneAt: now, goneMs: windowMs, charged: 0 };
-          this.windows.set(key, w);
+          w = { ring: new Float64Array(MIN_CAPACITY), head: 0, size: 0, gone: 0, goneAt: now, goneMs: a.ms, charged: 0 };
+          byKey.set(a.key, w);
         } else if (w.charged === charge) {
           continue;
         }
         w.charged = charge;
-        append(w, gone[i] as number, now, windowMs);
+        append(w, counts[i]!, now, a.ms);
       }
     }
+    if (input.usage !== undefined) this.count(input.usage, admitted);
     if (++this.hitsSinceSweep >= this.sweepAfter) this.sweep(now);
     return { admitted, windows: states };
   }
 
   /**
-   * Each window's state at `now`, charging nothing (see `Store.peekRateLimit`).
+   * Each window's state at `now`, charging nothing (see `RateLimiter.peekRateLimit`).
    *
    * @example
    * ```ts
-   * windows.peek({ now: Date.now(), windowMs: 60_000, windows: [{ key: 'acct:a', quota: 6 }] }); // [{ count: 2, ... }]
+   * windows.peek({ now: Date.now(), windows: [{ key: 'acct:a', quota: 6, ms: 60_000 }] }); // [{ count: 2, ... }]
    * ```
    */
-  peek(input: { now: number; windowMs: number; windows: readonly RateLimitWindow[] }): RateLimitWindowState[] {
-    return input.windows.map(({ key, quota }) => {
-      const w = this.windows.get(key);
-      return describe(w, w === undefined ? 0 : leftWindow(w, input.now, input.windowMs), quota, null);
+  peek(input: { now: number; windows: readonly RateLimitWindow[] }): RateLimitWindowState[] {
+    return input.windows.map((a) => {
+      if (a.start !== undefined) {
+        const count = this.periods.get(periodId(a.ms, a.start))?.counts.get(a.key) ?? 0;
+        return { count, oldest: count > 0 ? a.start : null, blocking: count > 0 && count >= a.quota ? a.start : null };
+      }
+      const w = this.sliding.get(a.ms)?.get(a.key);
+      return describe(w, w === undefined ? 0 : leftWindow(w, input.now, a.ms), a.quota, null);
     });
   }
 
   /**
-   * Forgets every window whose newest hit has left the longest window seen.
+   * The usage counted for an account (see `RateLimiter.readUsage`).
+   *
+   * @example
+   * ```ts
+   * windows.readUsage({ accountId: 'acct_1', from: '2026-11-01', to: '2026-11-30' });
+   * // [{ day: '2026-11-24', keyId: 'key_1', route: 'list', admitted: 3, refused: 0 }]
+   * ```
+   */
+  readUsage(query: { accountId: string; from: string; to: string; keyId?: string }): UsageRow[] {
+    const rows: UsageRow[] = [];
+    const days = this.usage.get(query.accountId);
+    if (days === undefined) return rows;
+    for (const [day, byKey] of days) {
+      if (day < query.from || day > query.to) continue;
+      for (const [id, c] of byKey) {
+        const cut = id.indexOf('\u0000');
+        const keyId = id.slice(0, cut);
+        if (query.keyId !== undefined && keyId !== query.keyId) continue;
+        rows.push({ day, keyId, route: id.slice(cut + 1) as UsageRow['route'], admitted: c.admitted, refused: c.refused });
+      }
+    }
+    const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+    return rows.sort((a, b) => cmp(a.day, b.day) || cmp(a.keyId, b.keyId) || cmp(a.route, b.route));
+  }
+
+  /**
+   * Forgets every sliding window whose newest hit has left it, and every period that ended
+   * a period ago (a process whose clock lags may still charge the one before).
    *
    * @example
    * ```ts
@@ -179,12 +251,20 @@ export class RateWindows {
    * ```
    */
   sweep(now: number): void {
-    const windowMs = this.longestWindowMs;
-    for (const [key, w] of this.windows) {
-      if (w.size === 0 || now - nth(w, w.size - 1) >= windowMs) this.windows.delete(key);
+    let kept = 0;
+    for (const [ms, byKey] of this.sliding) {
+      for (const [key, w] of byKey) {
+        if (w.size === 0 || now - nth(w, w.size - 1) >= ms) byKey.delete(key);
+      }
+      if (byKey.size === 0) this.sliding.delete(ms);
+      kept += byKey.size;
+    }
+    for (const [id, p] of this.periods) {
+      if (now >= p.start + 2 * p.ms) this.periods.delete(id);
+      else kept += p.counts.size;
     }
     this.hitsSinceSweep = 0;
-    this.sweepAfter = Math.max(this.sweepEvery, this.windows.size);
+    this.sweepAfter = Math.max(this.sweepEvery, kept);
   }
 
   /**
@@ -206,11 +286,11 @@ export class RateWindows {
       this.seenAt = monotonicNow;
       return;
     }
-    if (this.windows.size > 0) this.sweep(this.seenNow + (monotonicNow - this.seenAt));
+    if (this.sliding.size > 0 || this.periods.size > 0) this.sweep(this.seenNow + (monotonicNow - this.seenAt));
   }
 
   /**
-   * Forgets everything.
+   * Forgets every window and all usage.
    *
    * @example
    * ```ts
@@ -218,10 +298,38 @@ export class RateWindows {
    * ```
    */
   clear(): void {
-    this.windows = new Map();
+    this.sliding = new Map();
+    this.periods = new Map();
+    this.usage = new Map();
     this.hitsSinceSweep = 0;
     this.sweepAfter = this.sweepEvery;
   }
+
+  private count(u: UsageCharge, admitted: boolean): void {
+    let days = this.usage.get(u.accountId);
+    if (days === undefined) this.usage.set(u.accountId, (days = new Map()));
+    let byKey = days.get(u.day);
+    if (byKey === undefined) days.set(u.day, (byKey = new Map()));
+    const id = `${u.keyId}\u0000${u.route}`;
+    let c = byKey.get(id);
+    if (c === undefined) byKey.set(id, (c = { admitted: 0, refused: 0 }));
+    if (admitted) c.admitted++;
+    else c.refused++;
+  }
+}
+
+function periodId(ms: number, start: number): string {
+  return `${ms}/${start}`;
+}
+
+/** Whether the calendar window `asked[i]` was named earlier in the same request. */
+function namedBefore(asked: readonly RateLimitWindow[], i: number): boolean {
+  const a = asked[i]!;
+  for (let j = 0; j < i; j++) {
+    const b = asked[j]!;
+    if (b.key === a.key && b.ms === a.ms && b.start === a.start) return true;
+  }
+  return false;
 }
 
 /** The i-th stored hit from the head (0 <= i < size). */
@@ -230,7 +338,7 @@ function nth(w: Window, i: number): number {
 }
 
 /**
- * How many hits from the head have left the window at `now` (`slidingWindowHit` drops
+ * How many hits from the head have left the window at `now` (`rateLimitHit` drops
  * them from the head up to the first hit still inside; a hit "from the future" stops it).
  * Starts after the hits already known to have left when that knowledge still holds.
  */

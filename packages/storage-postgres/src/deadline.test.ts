@@ -77,9 +77,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe.skipIf(!url)('a stalled database (PostgreSQL: a table locked by another session; skipped without DATABASE_URL)', () => {
   it('records no hit for a request answered 503 while the rate tables were locked', async () => {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
-    const app = await serve(pool, {}, { storeTimeoutMs: 300, limits: { paid: { perMinute: 1_000 } } });
+    // a minute, an hour and an IST day: one hit row each for the two sliding windows, a count for the day
+    const app = await serve(pool, {}, { storeTimeoutMs: 300, limits: { paid: { perMinute: 1_000, perHour: 5_000, perDay: 10_000 } } });
     const hits = async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${db.schema}".rate_hits`)).rows[0]!.n;
+    // usage is counted by the same statement: none for a request answered 503 either
+    const counted = async () =>
+      (await pool.query<{ n: number }>(`SELECT coalesce(sum(admitted + refused), 0)::int AS n FROM "${db.schema}".key_usage`)).rows[0]!.n;
     try {
+      await pool.query(`DELETE FROM "${db.schema}".key_usage`);
       await pool.query(`DELETE FROM "${db.schema}".rate_hits`);
       await pool.query(`DELETE FROM "${db.schema}".rate_windows`);
       await locked(['rate_windows', 'rate_hits'], async () => {
@@ -89,8 +94,10 @@ describe.skipIf(!url)('a stalled database (PostgreSQL: a table locked by another
       });
       await sleep(500); // whatever was still waiting has run by now
       expect(await hits()).toBe(0);
+      expect(await counted()).toBe(0);
       expect(await status(app.origin, '/ipos/ORBIT', seeded.keys.paid)).toBe(200);
-      expect(await hits()).toBe(1);
+      expect(await hits()).toBe(2);
+      expect(await counted()).toBe(1);
     } finally {
       await app.close();
       await pool.end();

@@ -53,7 +53,7 @@ async function limiterOutage(): Promise<LimiterOutage> {
   let down = false;
   return {
     client: interceptQueries(db.client, (text, params, next) =>
-      down && /hit_rate_limit/.test(text) ? Promise.reject(new Error('limiter down (injected)')) : next(text, params),
+      down && /rate_limit_hit/.test(text) ? Promise.reject(new Error('limiter down (injected)')) : next(text, params),
     ),
     down: async () => void (down = true),
     up: async () => void (down = false),

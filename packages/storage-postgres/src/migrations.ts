@@ -433,6 +433,316 @@ CREATE TRIGGER snapshots_data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCA
   FOR EACH STATEMENT EXECUTE FUNCTION ${s}.bump_data_version();
 `,
   },
+  {
+    version: 4,
+    name: 'windows of any length, calendar windows, usage',
+    // The limiter takes each window's length and, for a calendar window (an IST day), its
+    // start; and counts a keyed request's usage in the same statement.
+    //
+    // Windows stay rows of rate_windows, whatever their kind, so that a request's windows
+    // are all locked in one order (the key's) and the sweep, the locks of an outage and
+    // the tests see one table. The key of a row is the window's whole identity, made by the
+    // store (postgres-store.ts, storageKey): the stored key alone for a 60 s sliding window
+    // (so the windows of before this migration keep their hits), else the stored key, 0x1f
+    // and the length, and for a calendar window 0x1f and the start too. A stored key never
+    // holds 0x1f (it is printable ASCII or '#' and a digest), so no two windows share a row.
+    // A sliding window is what it was: n_hits hits in rate_hits, each inserted once and
+    // deleted once. A calendar window keeps only its count, in n_hits, and no rate_hits.
+    //
+    // The sweep finds rows by forget_sec, the second from which a row may be forgotten
+    // (sliding: when its newest hit has left; calendar: a period after its end, as the
+    // memory store does, since a process whose clock lags may still charge it). newest_sec,
+    // the index of the 60 s-only sweep, goes: the functions of migrations 1 and 2 are
+    // replaced by calls of the new ones, so that a process of the previous version (during
+    // a rolling deploy, or after a rollback) charges and sweeps as this one does.
+    sql: (s) => `
+ALTER TABLE ${s}.rate_windows
+  -- the window's length; every row before this migration is a 60 s window
+  ADD COLUMN ms float8 NOT NULL DEFAULT 60000,
+  -- a calendar window's start; null for a sliding window
+  ADD COLUMN period_start float8,
+  -- floor((newest_ts + ms) / 1000) sliding, floor((period_start + 2 * ms) / 1000) calendar;
+  -- -Infinity for a row no hit was charged to (the sweep may take it at once). Like
+  -- newest_sec it changes once a second at most, so most hits stay HOT updates.
+  ADD COLUMN forget_sec float8 NOT NULL DEFAULT '-Infinity',
+  DROP COLUMN newest_sec;
+UPDATE ${s}.rate_windows SET forget_sec = floor((newest_ts + 60000) / 1000) WHERE n_hits > 0;
+CREATE INDEX rate_windows_forget ON ${s}.rate_windows (forget_sec);
+
+-- Usage (docs/spec.md#usage): one row per account, IST day, key and route.
+CREATE TABLE ${s}.key_usage (
+  account_id text COLLATE "C" NOT NULL,
+  day        text COLLATE "C" NOT NULL,
+  key_id     text COLLATE "C" NOT NULL,
+  route      text COLLATE "C" NOT NULL CHECK (route IN ('list', 'ipo', 'gmp')),
+  admitted   bigint NOT NULL DEFAULT 0,
+  refused    bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (account_id, day, key_id, route)
+);
+
+-- The sweep (see sweep_rate_windows, migration 1, for why it never waits and walks indexes
+-- in order): up to 1,000 windows that may be forgotten, and up to 10,000 of their hits.
+CREATE FUNCTION ${s}.forget_rate_windows(p_now float8) RETURNS void
+LANGUAGE plpgsql
+SET enable_seqscan = off SET enable_bitmapscan = off SET enable_sort = off SET jit = off SET lock_timeout = '20ms'
+AS $fn$
+DECLARE
+  v_sweep_keys   text[];
+  v_sweep_ids    bigint[];
+  v_sweep_counts integer[];
+  v_sweep_oldest float8[];
+BEGIN
+  BEGIN
+    -- (a calendar window holds no rate_hits: it counts as empty here)
+    SELECT array_agg(i.key), array_agg(i.id), array_agg(i.n), array_agg(i.o)
+      INTO v_sweep_keys, v_sweep_ids, v_sweep_counts, v_sweep_oldest
+    FROM (
+      SELECT w.key, w.id,
+        CASE WHEN w.period_start IS NULL THEN w.n_hits ELSE 0 END AS n,
+        CASE WHEN w.period_start IS NULL THEN w.oldest_ts END AS o
+      FROM ${s}.rate_windows AS w
+      WHERE w.forget_sec <= floor(p_now / 1000)
+        AND (w.n_hits = 0 OR CASE WHEN w.period_start IS NULL THEN p_now - w.newest_ts >= w.ms ELSE p_now >= w.period_start + 2 * w.ms END)
+      ORDER BY w.forget_sec LIMIT 1000 FOR UPDATE SKIP LOCKED
+    ) AS i;
+    IF v_sweep_keys IS NULL THEN
+      RETURN;
+    END IF;
+    -- (every part of this statement reads the hits as they were before it)
+    WITH gone AS (
+      DELETE FROM ${s}.rate_hits AS h WHERE h.ctid = ANY (ARRAY(
+        SELECT x.ctid FROM unnest(v_sweep_ids, v_sweep_oldest) AS sw(id, o)
+        CROSS JOIN LATERAL (
+          SELECT y.ctid FROM ${s}.rate_hits AS y WHERE y.window_id = sw.id AND y.ts >= sw.o ORDER BY y.ts LIMIT 10000
+        ) AS x
+        LIMIT 10000
+      ))
+      RETURNING h.window_id
+    ), per AS (
+      SELECT g.window_id AS id, count(*)::int AS n FROM gone AS g GROUP BY g.window_id
+    ), after AS (
+      SELECT sw.k, sw.id, sw.o, sw.n - coalesce(per.n, 0) AS n, coalesce(per.n, 0) AS gone
+      FROM unnest(v_sweep_keys, v_sweep_ids, v_sweep_counts, v_sweep_oldest) AS sw(k, id, n, o)
+      LEFT JOIN per ON per.id = sw.id
+    ), emptied AS (
+      DELETE FROM ${s}.rate_windows AS w USING after AS a WHERE w.key = a.k AND a.n <= 0
+    )
+    -- a window the budget did not empty: its oldest hit is the first one not deleted
+    UPDATE ${s}.rate_windows AS w SET n_hits = a.n, oldest_ts = (
+        SELECT y.ts FROM ${s}.rate_hits AS y WHERE y.window_id = a.id AND y.ts >= a.o ORDER BY y.ts OFFSET a.gone LIMIT 1
+      )
+      FROM after AS a WHERE w.key = a.k AND a.n > 0 AND a.gone > 0;
+  EXCEPTION WHEN lock_not_available THEN
+    RETURN;
+  END;
+END
+$fn$;
+
+-- The limiter: one call per request, as hit_rate_limit (migration 1) was, for windows of
+-- any length and calendar windows, and within a deadline as hit_rate_limit_within
+-- (migration 2) was. p_keys are the rows' keys (see above), p_ms each window's length,
+-- p_starts a calendar window's start or NULL for a sliding one. A window named twice
+-- (one key) is charged once. With p_account, the same statement adds 1 to that key's
+-- admitted or refused count for p_route and p_day. p_budget_ms (NULL: no deadline) sets
+-- lock_timeout before any lock is taken, and a call that ran past it fails at the end,
+-- keeping nothing, charge and usage alike.
+CREATE FUNCTION ${s}.rate_limit_hit(
+  p_now float8, p_keys text[], p_quotas float8[], p_ms float8[], p_starts float8[],
+  p_account text, p_key_id text, p_route text, p_day text, p_sweep boolean, p_budget_ms float8
+) RETURNS TABLE (admitted boolean, hit_count integer, oldest float8, blocking float8)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_asked  integer := coalesce(cardinality(p_keys), 0);
+  -- distinct keys in lock order, each one's length and start, and its window as it is
+  -- after the decision; v_at: the place in them of each window asked
+  v_keys   text[];
+  v_ms     float8[];
+  v_starts float8[];
+  v_at     integer[] := '{}';
+  v_ids    bigint[] := '{}';
+  v_counts integer[] := '{}';
+  v_oldest float8[] := '{}';
+  v_dirty  boolean := false;
+  v_row    record;
+  v_gone   integer;
+  v_last   float8;
+  v_n      integer;
+  v_min    float8;
+  v_ok     boolean := true;
+  v_settled boolean := true;
+  v_j      integer;
+  v_skip   float8;
+  v_cut    float8;
+BEGIN
+  IF p_budget_ms IS NOT NULL THEN
+    PERFORM set_config('lock_timeout', greatest(1, ceil(p_budget_ms))::bigint::text || 'ms', true);
+  END IF;
+  IF v_asked <= 1 THEN
+    v_keys := coalesce(p_keys, '{}');
+    v_ms := p_ms;
+    v_starts := p_starts;
+    IF v_asked = 1 THEN v_at := '{1}'; END IF;
+  ELSE
+    SELECT array_agg(d.k ORDER BY d.k), array_agg(d.ms ORDER BY d.k), array_agg(d.st ORDER BY d.k)
+      INTO v_keys, v_ms, v_starts
+    FROM (
+      SELECT DISTINCT ON (u.k) u.k, u.ms, u.st
+      FROM (SELECT x.k COLLATE "C" AS k, x.ms, x.st FROM unnest(p_keys, p_ms, p_starts) AS x(k, ms, st)) AS u
+      ORDER BY u.k
+    ) AS d;
+    FOR i IN 1..v_asked LOOP
+      v_at[i] := array_position(v_keys, p_keys[i]);
+    END LOOP;
+  END IF;
+  -- A refusal needs no lock. While no hit of a sliding window has left (its oldest is
+  -- inside it), its hits are all live and are what a lock would show, and a calendar
+  -- window's count is all there is; when one window is full as read here, the request is
+  -- refused as of this read, and no window is written.
+  FOR j IN 1..cardinality(v_keys) LOOP
+    SELECT w.id, w.n_hits, w.oldest_ts INTO v_row FROM ${s}.rate_windows AS w WHERE w.key = v_keys[j];
+    v_ids[j] := v_row.id;
+    v_counts[j] := coalesce(v_row.n_hits, 0);
+    v_oldest[j] := v_row.oldest_ts;
+    IF v_starts[j] IS NULL AND v_counts[j] > 0 AND p_now - v_oldest[j] >= v_ms[j] THEN v_settled := false; END IF;
+  END LOOP;
+  IF v_settled THEN
+    FOR i IN 1..v_asked LOOP
+      IF v_counts[v_at[i]] >= p_quotas[i] THEN v_ok := false; END IF;
+    END LOOP;
+  END IF;
+  IF v_ok AND v_asked > 0 THEN
+    -- Losing the last fraction of a second of hits in a server crash is acceptable for a
+    -- limiter; waiting for a WAL flush on every request is not.
+    SET LOCAL synchronous_commit = off;
+    FOR j IN 1..cardinality(v_keys) LOOP
+      -- Lock the window, creating it when it is missing; only ever waiting for the key at
+      -- hand while holding the keys before it, so the order of locking is the key order.
+      LOOP
+        SELECT w.id, w.n_hits, w.oldest_ts INTO v_row FROM ${s}.rate_windows AS w WHERE w.key = v_keys[j] FOR UPDATE;
+        EXIT WHEN FOUND;
+        INSERT INTO ${s}.rate_windows AS w (key, ms, period_start) VALUES (v_keys[j], v_ms[j], v_starts[j])
+          ON CONFLICT (key) DO NOTHING
+          RETURNING w.id, w.n_hits, w.oldest_ts INTO v_row;
+        EXIT WHEN FOUND;
+        -- someone else created it meanwhile (or a sweep removed it): look again
+      END LOOP;
+      v_n := v_row.n_hits;
+      v_min := v_row.oldest_ts;
+      IF v_starts[j] IS NULL AND v_n > 0 AND p_now - v_min >= v_ms[j] THEN
+        -- Forget the hits that have left: they are the smallest, a range from v_min. A hit
+        -- at t has left when p_now - t >= ms (JavaScript's float arithmetic); those are the
+        -- hits with t <= some threshold T, and T < v_cut (the margin covers rounding), so
+        -- "ts <= v_cut" bounds the index range and the exact test filters it.
+        v_cut := (p_now - v_ms[j]) + (abs(p_now) + abs(v_ms[j])) * 1e-15;
+        WITH gone AS (
+          DELETE FROM ${s}.rate_hits AS h
+          WHERE h.window_id = v_row.id AND h.ts >= v_min AND h.ts <= v_cut AND p_now - h.ts >= v_ms[j]
+          RETURNING h.ts
+        )
+        SELECT count(*)::int, max(g.ts) INTO v_gone, v_last FROM gone AS g;
+        IF v_gone > 0 THEN
+          v_n := v_n - v_gone;
+          v_min := NULL;
+          -- the new oldest is the first hit above the last one deleted
+          IF v_n > 0 THEN
+            SELECT h.ts INTO v_min FROM ${s}.rate_hits AS h WHERE h.window_id = v_row.id AND h.ts > v_last ORDER BY h.ts LIMIT 1;
+          END IF;
+          v_dirty := true;
+        END IF;
+      END IF;
+      v_ids[j] := v_row.id;
+      v_counts[j] := v_n;
+      v_oldest[j] := v_min;
+    END LOOP;
+    FOR i IN 1..v_asked LOOP
+      IF v_counts[v_at[i]] >= p_quotas[i] THEN v_ok := false; END IF;
+    END LOOP;
+    IF v_ok THEN
+      FOR j IN 1..cardinality(v_keys) LOOP
+        v_counts[j] := v_counts[j] + 1;
+        v_oldest[j] := CASE WHEN v_starts[j] IS NULL THEN least(v_oldest[j], p_now) ELSE v_starts[j] END;
+      END LOOP;
+      -- a hit row for each sliding window; a calendar window is its count
+      WITH recorded AS (
+        INSERT INTO ${s}.rate_hits (window_id, ts) SELECT u.id, p_now FROM unnest(v_ids, v_starts) AS u(id, st) WHERE u.st IS NULL
+      )
+      UPDATE ${s}.rate_windows AS w
+        SET n_hits = u.n, oldest_ts = u.o, newest_ts = greatest(w.newest_ts, p_now),
+          forget_sec = CASE WHEN w.period_start IS NULL THEN floor((greatest(w.newest_ts, p_now) + w.ms) / 1000) ELSE floor((w.period_start + 2 * w.ms) / 1000) END
+        FROM unnest(v_keys, v_counts, v_oldest) AS u(k, n, o) WHERE w.key = u.k;
+    ELSIF v_dirty THEN
+      -- refused: nothing is recorded, but the hits that left stay forgotten
+      UPDATE ${s}.rate_windows AS w SET n_hits = u.n, oldest_ts = u.o
+        FROM unnest(v_keys, v_counts, v_oldest) AS u(k, n, o) WHERE w.key = u.k AND (w.n_hits, w.oldest_ts) IS DISTINCT FROM (u.n, u.o);
+    END IF;
+  END IF;
+  -- Usage, in this same statement: counted exactly when the decision is.
+  IF p_account IS NOT NULL THEN
+    SET LOCAL synchronous_commit = off;
+    INSERT INTO ${s}.key_usage AS k (account_id, day, key_id, route, admitted, refused)
+      VALUES (p_account, p_day, p_key_id, p_route, CASE WHEN v_ok THEN 1 ELSE 0 END, CASE WHEN v_ok THEN 0 ELSE 1 END)
+      ON CONFLICT (account_id, day, key_id, route)
+      DO UPDATE SET admitted = k.admitted + excluded.admitted, refused = k.refused + excluded.refused;
+  END IF;
+  -- The states, as describeWindow (sliding-window.ts) gives them from a sorted list of the
+  -- live hits: count, the smallest, and the (count - quota)-th smallest, 0-based; a
+  -- calendar window is described by its start.
+  FOR i IN 1..v_asked LOOP
+    v_j := v_at[i];
+    admitted := v_ok;
+    hit_count := v_counts[v_j];
+    IF v_starts[v_j] IS NOT NULL THEN
+      oldest := CASE WHEN hit_count > 0 THEN v_starts[v_j] END;
+      blocking := CASE WHEN hit_count > 0 AND hit_count >= p_quotas[i] THEN v_starts[v_j] END;
+    ELSE
+      oldest := v_oldest[v_j];
+      blocking := NULL;
+      IF hit_count >= p_quotas[i] AND hit_count > 0 THEN
+        v_skip := hit_count - p_quotas[i];
+        IF v_skip = 0 THEN
+          blocking := oldest;
+        ELSE
+          -- more hits than quota (the quota was lowered since they were recorded)
+          SELECT h.ts INTO blocking FROM ${s}.rate_hits AS h WHERE h.window_id = v_ids[v_j] AND h.ts >= oldest
+            ORDER BY h.ts OFFSET v_skip::bigint LIMIT 1;
+        END IF;
+      END IF;
+    END IF;
+    RETURN NEXT;
+  END LOOP;
+  -- Then the sweep, which never waits for long (see forget_rate_windows).
+  IF p_sweep THEN
+    SET LOCAL synchronous_commit = off;
+    PERFORM ${s}.forget_rate_windows(p_now);
+  END IF;
+  IF p_budget_ms IS NOT NULL AND clock_timestamp() > statement_timestamp() + p_budget_ms * interval '1 millisecond' THEN
+    RAISE EXCEPTION 'the rate-limit call ran past its deadline of % ms', p_budget_ms USING ERRCODE = 'query_canceled';
+  END IF;
+END
+$fn$;
+
+-- The functions of migrations 1 and 2, for a process of the previous version: its 60 s
+-- windows (the stored key alone) charged and swept as this version does.
+CREATE OR REPLACE FUNCTION ${s}.hit_rate_limit(
+  p_now float8, p_window float8, p_keys text[], p_quotas float8[], p_sweep boolean
+) RETURNS TABLE (admitted boolean, hit_count integer, oldest float8, blocking float8)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  RETURN QUERY SELECT * FROM ${s}.rate_limit_hit(
+    p_now, p_keys, p_quotas, array_fill(p_window, ARRAY[cardinality(p_keys)]), array_fill(NULL::float8, ARRAY[cardinality(p_keys)]),
+    NULL, NULL, NULL, NULL, p_sweep, NULL
+  );
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${s}.sweep_rate_windows(p_now float8, p_window float8) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM ${s}.forget_rate_windows(p_now);
+END
+$fn$;
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */
@@ -454,6 +764,19 @@ export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
  * ```
  */
 export async function migrate(client: PostgresClient, options: SchemaOptions = {}): Promise<number[]> {
+  return migrateUpTo(client, options, SCHEMA_VERSION);
+}
+
+/**
+ * {@link migrate}, stopping after version `last`: for tests of an upgrade (a schema as an
+ * earlier version of this package left it). Not exported by the package.
+ *
+ * @example
+ * ```ts
+ * await migrateUpTo(client, { schema: 'old' }, 3); // [1, 2, 3]
+ * ```
+ */
+export async function migrateUpTo(client: PostgresClient, options: SchemaOptions, last: number): Promise<number[]> {
   const s = schemaIdentifier(options.schema);
   const db = new Database(client);
   return db.transaction(async (tx) => {
@@ -466,7 +789,7 @@ export async function migrate(client: PostgresClient, options: SchemaOptions = {
     const applied = new Set(rows.map((r) => Number(r.version)));
     const done: number[] = [];
     for (const m of MIGRATIONS) {
-      if (applied.has(m.version)) continue;
+      if (applied.has(m.version) || m.version > last) continue;
       await tx.script(m.sql(s));
       await tx.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
       done.push(m.version);

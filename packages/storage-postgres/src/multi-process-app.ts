@@ -59,6 +59,7 @@ app.use(
     now,
     limits: JSON.parse(process.env.IPOKIT_LIMITS ?? '{}') as Record<string, never>,
     keyCacheTtlMs: Number(process.env.IPOKIT_KEY_CACHE_TTL_MS ?? 5_000),
+    ...(process.env.IPOKIT_STORE_TIMEOUT_MS === undefined ? {} : { storeTimeoutMs: Number(process.env.IPOKIT_STORE_TIMEOUT_MS) }),
   }),
 );
 const server = app.listen(0, '127.0.0.1', () => {

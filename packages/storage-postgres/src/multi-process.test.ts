@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorBody } from '@ipokit/core';
 import { revokeApiKey } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, type FixtureKeys, type SeededFixture } from '@ipokit/core/testing';
+import { istDayStart } from '@ipokit/core/backend';
+import { FIXTURE_NOW, FIXTURE_TODAY, seedFixture, type FixtureKeys, type SeededFixture } from '@ipokit/core/testing';
 import type { BridgeAnswer, BridgeQuery } from './multi-process-app.js';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
@@ -13,8 +14,10 @@ import { openTestDatabase, type TestDatabase } from './test-database.js';
 // window is admitted across all of them, and every refusal says when to come back.
 
 const APP = fileURLToPath(new URL('./multi-process-app.ts', import.meta.url));
-const LIMITS = { paid: { perMinute: 50 }, pro: { perMinute: 2000, gmpPerMinute: 20 } };
+const LIMITS = { paid: { perMinute: 50 }, pro: { perMinute: 2000, gmpPerMinute: 20 }, free: { perMinute: 1_000, perHour: 30, perDay: 45 } };
 const PROCESSES = 3;
+/** The IST day of the apps' pinned clock: the day usage is counted on. */
+const FIXTURE_DAY = FIXTURE_TODAY;
 
 let db: TestDatabase;
 let keys: FixtureKeys;
@@ -35,7 +38,17 @@ afterAll(async () => {
 
 async function startApp(env: Record<string, string> = {}): Promise<{ child: ChildProcess; origin: string }> {
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', APP], {
-    env: { ...process.env, IPOKIT_SCHEMA: db.schema, IPOKIT_NOW: String(FIXTURE_NOW), IPOKIT_LIMITS: JSON.stringify(LIMITS), ...env },
+    env: {
+      ...process.env,
+      IPOKIT_SCHEMA: db.schema,
+      IPOKIT_NOW: String(FIXTURE_NOW),
+      IPOKIT_LIMITS: JSON.stringify(LIMITS),
+      // One PGlite in this process runs every app's statements one at a time (a keyed refusal
+      // writes its usage): a burst of 1,000 requests on a loaded machine may take longer than
+      // the default 5 s, and a 503 is not what these tests look at.
+      ...(db.kind === 'pglite' ? { IPOKIT_STORE_TIMEOUT_MS: '60000' } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   if (db.kind === 'pglite') {
@@ -77,12 +90,48 @@ describe(`${PROCESSES} app processes on one ${process.env.DATABASE_URL ? 'Postgr
     expect(refused).toHaveLength(950);
     for (const r of refused) {
       // every hit is at the same instant (the apps' clocks are pinned), so the blocking hit leaves in 60 s
-      expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 50, expiresIn: 60 });
+      expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 50, expiresIn: 60, window: 'minute', quota: 50 });
       expect(r.headers.get('retry-after')).toBe('60');
       expect(r.headers.get('ratelimit-remaining')).toBe('0');
     }
     // the second key of the same account shares the window: nothing left
     expect((await burst(3, '/ipos/ORBIT', keys.paid2)).map((r) => r.status)).toEqual([429, 429, 429]);
+    // usage, counted by the statement that decided each request: every one of them, once
+    const store = postgresStoreOf();
+    expect(await store.readUsage({ accountId: fixture.accounts.paid, from: FIXTURE_DAY, to: FIXTURE_DAY })).toEqual([
+      { day: FIXTURE_DAY, keyId: fixture.keyIds.paid, route: 'ipo', admitted: 50, refused: 950 },
+      { day: FIXTURE_DAY, keyId: fixture.keyIds.paid2, route: 'ipo', admitted: 0, refused: 3 },
+    ].sort((a, b) => (a.keyId < b.keyId ? -1 : 1)));
+    await store.close?.();
+  });
+
+  it('admit exactly the hour quota out of 300 concurrent requests, charging the hour and the IST day alike, and count each request once', async () => {
+    const results = await burst(300, '/ipos/ORBIT', keys.free);
+    expect(results.filter((r) => r.status === 200)).toHaveLength(30);
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(270);
+    for (const r of refused) expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 1_000, expiresIn: 3_600, window: 'hour', quota: 30 });
+    const store = postgresStoreOf();
+    const key = `acct:${fixture.accounts.free}`;
+    const start = istDayStart(FIXTURE_NOW);
+    expect(
+      await store.peekRateLimit({
+        now: FIXTURE_NOW,
+        windows: [
+          { key, quota: 1_000, ms: 60_000 },
+          { key, quota: 30, ms: 3_600_000 },
+          { key, quota: 45, ms: 86_400_000, start },
+        ],
+      }),
+    ).toEqual([
+      { count: 30, oldest: FIXTURE_NOW, blocking: null },
+      { count: 30, oldest: FIXTURE_NOW, blocking: FIXTURE_NOW },
+      { count: 30, oldest: start, blocking: null },
+    ]);
+    expect(await store.readUsage({ accountId: fixture.accounts.free, from: FIXTURE_DAY, to: FIXTURE_DAY })).toEqual([
+      { day: FIXTURE_DAY, keyId: fixture.keyIds.free, route: 'ipo', admitted: 30, refused: 270 },
+    ]);
+    await store.close?.();
   });
 
   it('admit exactly the GMP quota out of 1,000 concurrent requests on the GMP route, while the account window still has room', async () => {
@@ -90,7 +139,7 @@ describe(`${PROCESSES} app processes on one ${process.env.DATABASE_URL ? 'Postgr
     expect(results.filter((r) => r.status === 200)).toHaveLength(20);
     const refused = results.filter((r) => r.status === 429);
     expect(refused).toHaveLength(980);
-    for (const r of refused) expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 20, expiresIn: 60 });
+    for (const r of refused) expect((r.body as ErrorBody).meta).toEqual({ quotaPerMinute: 20, expiresIn: 60, window: 'gmp-minute', quota: 20 });
     // the account window counted only the admitted GMP requests: the detail route still answers
     expect((await burst(3, '/ipos/ORBIT', keys.proGmp)).map((r) => r.status)).toEqual([200, 200, 200]);
   });

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GMP_FIELDS, IpokitError } from '@ipokit/core';
-import { asciiLower, slidingWindowPeek } from '@ipokit/core/backend';
+import { asciiLower, rateLimitPeek, WINDOW_MS } from '@ipokit/core/backend';
 import type {
   AccountRecord,
   ActiveKeyLimits,
@@ -25,6 +25,8 @@ import type {
   SnapshotRecord,
   Store,
   StoreCallOptions,
+  UsageRoute,
+  UsageRow,
 } from '@ipokit/core';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import {
@@ -51,8 +53,9 @@ export interface PostgresStoreOptions extends SchemaOptions {
   client: PostgresClient;
   /**
    * Every this many rate-limit hits (per store object), the hit also forgets up to 1,000
-   * windows whose hits have all left and up to 10,000 of their hits, by index range scans
-   * (never a scan of the whole table). Default 1,000.
+   * windows that are over (a sliding window whose hits have all left, a calendar window a
+   * period after its end) and up to 10,000 of their hits, by index range scans (never a
+   * scan of the whole table). Default 1,000.
    */
   rateLimitSweepEvery?: number;
   /**
@@ -490,18 +493,35 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return r === undefined ? null : { keyId: r.key_id, accountId: r.account_id, plan: r.plan, gmpAddon: r.gmp_addon, revoked: r.revoked };
     },
 
-    async hitRateLimit({ now, windowMs, windows }: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): Promise<RateLimitOutcome> {
-      if (windows.length === 0) return { admitted: true, windows: [] };
+    async hitRateLimit({ now, windows, usage }, call?: StoreCallOptions): Promise<RateLimitOutcome> {
+      // (with every window off a keyed request is still counted: the statement runs)
+      if (windows.length === 0 && usage === undefined) return { admitted: true, windows: [] };
       hitsSinceSweep += 1;
       const sweep = hitsSinceSweep >= sweepEvery;
       if (sweep) hitsSinceSweep = 0;
       await ensureReady();
       const rows = await db.queryWithin<{ admitted: boolean; hit_count: number; oldest: number | null; blocking: number | null }>(call, (msLeft) => {
-        const params = [now, windowMs, windows.map((w) => storedWindowKey(w.key)), windows.map((w) => w.quota), sweep];
-        if (msLeft === null) return [`SELECT admitted, hit_count, oldest, blocking FROM ${s}.hit_rate_limit($1::float8, $2::float8, $3::text[], $4::float8[], $5)`, params];
-        const budget = statementBudget(msLeft);
-        if (budget === null) throw new IpokitError('ERR:UNAVAILABLE', 'The rate-limit call was not started: too little time was left before its deadline.');
-        return [`SELECT admitted, hit_count, oldest, blocking FROM ${s}.hit_rate_limit_within($1::float8, $2::float8, $3::text[], $4::float8[], $5, $6::float8)`, [...params, budget]];
+        let budget: number | null = null;
+        if (msLeft !== null) {
+          budget = statementBudget(msLeft);
+          if (budget === null) throw new IpokitError('ERR:UNAVAILABLE', 'The rate-limit call was not started: too little time was left before its deadline.');
+        }
+        return [
+          `SELECT admitted, hit_count, oldest, blocking FROM ${s}.rate_limit_hit($1::float8, $2::text[], $3::float8[], $4::float8[], $5::float8[], $6::text, $7::text, $8::text, $9::text, $10::boolean, $11::float8)`,
+          [
+            now,
+            windows.map(storageKey),
+            windows.map((w) => w.quota),
+            windows.map((w) => w.ms),
+            windows.map((w) => w.start ?? null),
+            usage?.accountId ?? null,
+            usage?.keyId ?? null,
+            usage?.route ?? null,
+            usage?.day ?? null,
+            sweep,
+            budget,
+          ],
+        ];
       });
       return {
         admitted: rows.every((r) => r.admitted),
@@ -513,17 +533,37 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       };
     },
 
-    async peekRateLimit({ now, windowMs, windows }: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
+    async peekRateLimit({ now, windows }): Promise<RateLimitWindowState[]> {
       if (windows.length === 0) return [];
       await ensureReady();
-      // Every hit a window holds (at most the quota it was recorded under, with those that
-      // left and are not yet deleted); the core's rule picks those inside it and describes them.
-      const rows = await query<{ hits: Array<number | string> | null }>(
-        `SELECT (SELECT array_agg(h.ts ORDER BY h.ts) FROM ${s}.rate_hits AS h WHERE h.window_id = w.id) AS hits
+      // A sliding window: every hit it holds (at most the quota it was recorded under, with
+      // those that left and are not yet deleted), from which the core's rule picks those
+      // inside it and describes them. A calendar window: its count.
+      const rows = await query<{ n: number | null; hits: Array<number | string> | null }>(
+        `SELECT w.n_hits AS n, CASE WHEN w.period_start IS NULL THEN
+             (SELECT array_agg(h.ts ORDER BY h.ts) FROM ${s}.rate_hits AS h WHERE h.window_id = w.id AND h.ts >= w.oldest_ts)
+           END AS hits
          FROM unnest($1::text[]) WITH ORDINALITY AS u(k, i) LEFT JOIN ${s}.rate_windows AS w ON w.key = u.k ORDER BY u.i`,
-        [windows.map((w) => storedWindowKey(w.key))],
+        [windows.map(storageKey)],
       );
-      return slidingWindowPeek({ hits: rows.map((r) => (r.hits ?? []).map(Number)), quotas: windows.map((w) => w.quota), now, windowMs });
+      return windows.map((w, i) => {
+        const r = rows[i];
+        if (w.start !== undefined) {
+          const count = Number(r?.n ?? 0);
+          return { count, oldest: count > 0 ? w.start : null, blocking: count > 0 && count >= w.quota ? w.start : null };
+        }
+        return rateLimitPeek({ now, windows: [{ quota: w.quota, ms: w.ms, hits: (r?.hits ?? []).map(Number) }] })[0]!;
+      });
+    },
+
+    async readUsage({ accountId, from, to, keyId }): Promise<UsageRow[]> {
+      const rows = await query<{ day: string; key_id: string; route: UsageRoute; admitted: number; refused: number }>(
+        `SELECT day, key_id, route, admitted::float8 AS admitted, refused::float8 AS refused FROM ${s}.key_usage
+         WHERE account_id = $1 AND day >= $2 AND day <= $3 AND ($4::text IS NULL OR key_id = $4) AND (admitted <> 0 OR refused <> 0)
+         ORDER BY day, key_id, route`,
+        [accountId, from, to, keyId ?? null],
+      );
+      return rows.map((r) => ({ day: r.day, keyId: r.key_id, route: r.route, admitted: Number(r.admitted), refused: Number(r.refused) }));
     },
 
     async close() {
@@ -834,6 +874,20 @@ function storedWindowKey(key: string): string {
 }
 
 const ASCII_KEY = /^[\x21-\x7e]*$/;
+
+/**
+ * The key of a window's row (migration 4): a window is its key, its length and, for a
+ * calendar window, its start. A 60 s sliding window is stored under its stored key alone
+ * (as every window was before windows had lengths, so their hits carry over); any other
+ * adds 0x1f and the length, and a calendar window 0x1f and its start too. A stored key
+ * never holds 0x1f, and JavaScript's number text is one per number (-0 and 0 alike, as in
+ * the core's model), so two windows share a row exactly when they are the same window.
+ */
+function storageKey(w: RateLimitWindow): string {
+  const key = storedWindowKey(w.key);
+  if (w.start !== undefined) return `${key}\x1f${w.ms}\x1f${w.start}`;
+  return w.ms === WINDOW_MS ? key : `${key}\x1f${w.ms}`;
+}
 
 /**
  * The limiter statement's own time limit, from the milliseconds left before the core

@@ -20,7 +20,7 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-const TABLES = ['rate_hits', 'rate_windows', 'api_keys', 'accounts', 'snapshots', 'ipos'];
+const TABLES = ['key_usage', 'rate_hits', 'rate_windows', 'api_keys', 'accounts', 'snapshots', 'ipos'];
 
 /**
  * Opens the test database and migrates a schema of its own.

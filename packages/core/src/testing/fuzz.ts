@@ -1633,11 +1633,14 @@ function checkErrorBody(body: unknown, res: FuzzResponse, expected: Expected, fa
   }
   if (res.status === 429) {
     const h = res.headers;
-    if (!isRecord(meta) || Object.keys(meta).join(',') !== 'quotaPerMinute,expiresIn') fail(`429 meta is ${show(meta)}, not {quotaPerMinute, expiresIn}`);
+    if (!isRecord(meta) || Object.keys(meta).join(',') !== 'quotaPerMinute,expiresIn,window,quota') fail(`429 meta is ${show(meta)}, not {quotaPerMinute, expiresIn, window, quota}`);
     else {
       const q = meta['quotaPerMinute'];
       const e = meta['expiresIn'];
+      // the fuzzed router runs the default limits: a minute window of 6 and a GMP minute window of 3
+      const windowOf = q === DEFAULT_QUOTA ? 'minute' : 'gmp-minute';
       if (q !== DEFAULT_QUOTA && q !== DEFAULT_GMP_QUOTA) fail(`429 quotaPerMinute ${show(q)}`);
+      if (meta['window'] !== windowOf || meta['quota'] !== q) fail(`429 window ${show(meta['window'])} and quota ${show(meta['quota'])} with quotaPerMinute ${show(q)}`);
       if (typeof e !== 'number' || !Number.isInteger(e) || e < 1 || e > 60) fail(`429 expiresIn ${show(e)}`);
       if (h['retry-after'] !== String(e)) fail(`429 retry-after ${show(h['retry-after'])} but expiresIn ${show(e)}`);
       if (h['ratelimit-limit'] !== String(q)) fail(`429 ratelimit-limit ${show(h['ratelimit-limit'])} but quotaPerMinute ${show(q)}`);

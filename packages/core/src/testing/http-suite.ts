@@ -8,11 +8,11 @@ import http from 'node:http';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { importDataset, revokeApiKey, updateAccount } from '../admin.js';
+import { getUsage, importDataset, revokeApiKey, updateAccount } from '../admin.js';
 import { openApiDocument, type OpenApiDocument, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '../openapi.js';
-import type { IpoRouterOptions } from '../options.js';
+import type { IpoRouterOptions, RateLimitHeaders } from '../options.js';
 import { decodeComponent, isOpenApiPath } from '../request.js';
-import type { ErrorBody, GmpField, GmpInterval, GmpSeries, Ipo, IpoResponse, IpoStatus, ListResponse, RateLimiter, Store } from '../types.js';
+import type { ErrorBody, GmpField, GmpInterval, GmpSeries, Ipo, IpoResponse, IpoStatus, ListResponse, RateLimiter, RateWindowName, Store } from '../types.js';
 import {
   EXPECTED_ORDER,
   FIXTURE_NOW,
@@ -143,6 +143,8 @@ export interface CheckContext {
    * process's would (through the store, not the router's key cache).
    */
   otherProcessStore: Store;
+  /** The router's rate limiter: the store's own, or the suite's `createLimiter` one (without faults). */
+  limiter: RateLimiter;
   /** Every value passed to `onError` so far. */
   errors: unknown[];
   /** How many times a router read the clock so far. */
@@ -250,7 +252,9 @@ export async function runCheck(options: TestHttpOptions, check: HttpCheck): Prom
         state.errors.push(error);
       },
     };
+    let mode: RateLimitHeaders = 'draft-6';
     const start = async (extra: IpoRouterOptions, inApp = false): Promise<void> => {
+      mode = extra.rateLimitHeaders ?? 'draft-6';
       if (server.current !== null) {
         const running = server.current;
         server.current = null;
@@ -271,12 +275,12 @@ export async function runCheck(options: TestHttpOptions, check: HttpCheck): Prom
       request: async (target, o) => {
         const url = baseUrl() + target;
         const res = await fetchResult(url, o);
-        await expectConforms(baseUrl(), (o?.method ?? 'GET').toUpperCase(), new URL(url).pathname, res);
+        await expectConforms(baseUrl(), (o?.method ?? 'GET').toUpperCase(), new URL(url).pathname, res, mode);
         return res;
       },
       raw: async (target, o) => {
         const res = await rawResult(new URL(baseUrl()), target, o);
-        await expectConforms(baseUrl(), (o?.method ?? 'GET').toUpperCase(), new URL(baseUrl()).pathname + (target.split('?')[0] ?? ''), res);
+        await expectConforms(baseUrl(), (o?.method ?? 'GET').toUpperCase(), new URL(baseUrl()).pathname + (target.split('?')[0] ?? ''), res, mode);
         return res;
       },
       keys: fixture.keys,
@@ -292,6 +296,7 @@ export async function runCheck(options: TestHttpOptions, check: HttpCheck): Prom
       },
       store: routed,
       otherProcessStore: store,
+      limiter: limiter ?? store,
       errors: state.errors,
       get clockReads() {
         return state.reads;
@@ -577,20 +582,21 @@ function errorsText(validate: ValidateFunction, dataVar: string): string {
     .join('; ');
 }
 
-let sharedValidator: Promise<OpenApiValidator> | null = null;
+const sharedValidators = new Map<RateLimitHeaders, Promise<OpenApiValidator>>();
 
-/** One validator of the default document for every check (compiled schemas are kept). */
-function suiteValidator(): Promise<OpenApiValidator> {
-  sharedValidator ??= openApiValidator();
-  return sharedValidator;
+/** One validator of the document per `rateLimitHeaders` value, for every check (compiled schemas are kept). */
+function suiteValidator(mode: RateLimitHeaders): Promise<OpenApiValidator> {
+  let validator = sharedValidators.get(mode);
+  if (validator === undefined) sharedValidators.set(mode, (validator = openApiValidator(openApiDocument({ rateLimitHeaders: mode }))));
+  return validator;
 }
 
-/** Rejects, failing the check, when a response of the router does not conform to the document. */
-async function expectConforms(baseUrl: string, method: string, pathname: string, res: HttpResult): Promise<void> {
+/** Rejects, failing the check, when a response of the router does not conform to the document of its settings. */
+async function expectConforms(baseUrl: string, method: string, pathname: string, res: HttpResult, mode: RateLimitHeaders): Promise<void> {
   const mount = new URL(baseUrl).pathname.replace(/\/$/, '');
   // A path the URL parser moved out of the mount (`/ipos/../x`) never reached the router.
   if (pathname !== mount && !pathname.startsWith(`${mount}/`)) return;
-  const problems = (await suiteValidator()).check({ method, path: pathname.slice(mount.length), mount, status: res.status, headers: res.headers, body: res.text });
+  const problems = (await suiteValidator(mode)).check({ method, path: pathname.slice(mount.length), mount, status: res.status, headers: res.headers, body: res.text });
   if (problems.length > 0) throw new Error(`OpenAPI conformance: ${problems.join('\n')}`);
 }
 
@@ -607,7 +613,7 @@ const STATUSES: readonly IpoStatus[] = ['open', 'upcoming', 'listed', 'closed', 
 const INTERVALS: readonly GmpInterval[] = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
 const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
 const LIST_PARAMS = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp'] as const;
-const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'] as const;
+const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'ratelimit', 'retry-after'] as const;
 
 const ORBIT = IPO_IDS.orbit;
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -1110,7 +1116,7 @@ function rateLimitChecks(): HttpCheck[] {
         expect(remaining).toEqual(['0', '1', '2', '3', '4', '5']);
         const gmp = await Promise.all(Array.from({ length: 10 }, () => ctx.request('/ORBIT/gmp', { key: ctx.keys.proGmp })));
         expect(gmp.filter((r) => r.status === 200).length).toBe(3);
-        for (const r of gmp.filter((x) => x.status === 429)) expect429(r, 3, 60);
+        for (const r of gmp.filter((x) => x.status === 429)) expect429(r, 3, 60, 'gmp-minute');
         const keyless = await Promise.all(Array.from({ length: 10 }, () => ctx.request('/ORBIT', { key: ctx.keys.wrong })));
         expect(keyless.map((r) => r.status).sort()).toEqual([401, 401, 401, 401, 401, 401, 429, 429, 429, 429]);
       },
@@ -1173,7 +1179,7 @@ function rateLimitChecks(): HttpCheck[] {
         }
         ctx.clock.set(T0 + 1000);
         const refused = await ctx.request('/ORBIT/gmp', { key });
-        expect429(refused, 3, 59);
+        expect429(refused, 3, 59, 'gmp-minute');
         expectRateHeaders(refused, { limit: 3, remaining: 0, reset: 59, retryAfter: 59 });
         // The refused request was charged to neither window: the general one has 3 hits.
         const list = await ctx.request('?status=open', { key });
@@ -1225,7 +1231,7 @@ function rateLimitChecks(): HttpCheck[] {
         for (let i = 0; i < 3; i++) expect((await ctx.request('?status=open', { key })).status).toBe(200);
         ctx.clock.set(t1 + 2000);
         const equal = await ctx.request('/ORBIT/gmp', { key });
-        expect429(equal, 3, 58);
+        expect429(equal, 3, 58, 'gmp-minute');
         expectRateHeaders(equal, { limit: 3, remaining: 0, reset: 58, retryAfter: 58 });
 
         // Both refuse, the GMP window waits longer.
@@ -1236,7 +1242,7 @@ function rateLimitChecks(): HttpCheck[] {
         for (let i = 0; i < 3; i++) expect((await ctx.request('/ORBIT/gmp', { key })).status).toBe(200);
         ctx.clock.set(t2 + 2000);
         const longer = await ctx.request('/ORBIT/gmp', { key });
-        expect429(longer, 3, 59);
+        expect429(longer, 3, 59, 'gmp-minute');
         expectRateHeaders(longer, { limit: 3, remaining: 0, reset: 59, retryAfter: 59 });
       },
     },
@@ -1299,6 +1305,126 @@ function rateLimitChecks(): HttpCheck[] {
           expectRateHeaders(res, { limit: 6, remaining: 5 - i, reset: 60 });
         }
         expect429(await ctx.request('/ORBIT/gmp', { key: ctx.keys.proGmp }), 6, 60);
+      },
+    },
+    {
+      id: 'ratelimit-hour-and-day',
+      name: 'MUST refuse in the hour window (sliding, 3,600 s) and the day window (the IST day, until 00:00 IST), charging a refused request to none',
+      // a free plan of 10 a minute and 100 a day, scaled down: 3 a minute, 4 an hour, 5 a day
+      options: { limits: { paid: { perMinute: 3, perHour: 4, perDay: 5 } } },
+      async fn(ctx) {
+        const key = ctx.keys.paid;
+        for (let i = 0; i < 3; i++) expect((await ctx.request('?status=open', { key })).status).toBe(200);
+        expect429(await ctx.request('?status=open', { key }), 3, 60);
+        ctx.clock.set(T0 + 60_000);
+        const fourth = await ctx.request('?status=open', { key });
+        expect(fourth.status).toBe(200);
+        // minute: 2 of 3 left; hour: 0 of 4 left, the closest to refusing, its oldest hit at T0
+        expectRateHeaders(fourth, { limit: 4, remaining: 0, reset: 3540 });
+        ctx.clock.set(T0 + 120_000);
+        const hour = await ctx.request('?status=open', { key });
+        expect429(hour, 3, 3480, 'hour', 4);
+        expectRateHeaders(hour, { limit: 4, remaining: 0, reset: 3480, retryAfter: 3480 });
+        // an hour later one place frees in the hour window; the day window then holds 5 of 5
+        ctx.clock.set(T0 + 3_600_000);
+        expect((await ctx.request('?status=open', { key })).status).toBe(200);
+        ctx.clock.set(T0 + 7_300_000);
+        // FIXTURE_NOW is 12:00 IST: the IST day ends 12 h after it
+        const day = await ctx.request('?status=open', { key });
+        expect429(day, 3, (43_200_000 - 7_300_000) / 1000, 'day', 5);
+        expect(day.headers['ratelimit-limit']).toBe('5');
+        // 00:00 IST: a new day, with room again
+        ctx.clock.set(T0 + 43_200_000);
+        expect((await ctx.request('?status=open', { key })).status).toBe(200);
+      },
+    },
+    {
+      id: 'ratelimit-429-minute-off',
+      name: 'MUST give quotaPerMinute null in a 429 whose family has its minute window off',
+      options: { limits: { paid: { perMinute: Infinity, perHour: 2 }, pro: { gmpPerMinute: Infinity, gmpPerDay: 1 } } },
+      async fn(ctx) {
+        for (let i = 0; i < 2; i++) expect((await ctx.request('?status=open', { key: ctx.keys.paid })).status).toBe(200);
+        expect429(await ctx.request('?status=open', { key: ctx.keys.paid }), null, 3600, 'hour', 2);
+        expect((await ctx.request('/ORBIT/gmp', { key: ctx.keys.proGmp })).status).toBe(200);
+        expect429(await ctx.request('/ORBIT/gmp', { key: ctx.keys.proGmp }), null, 43_200, 'gmp-day', 1);
+      },
+    },
+    {
+      id: 'ratelimit-headers-draft-11',
+      name: "MUST send RateLimit-Policy (every window drawn on) and RateLimit (the closest to refusing) with rateLimitHeaders 'draft-11', and none of the draft-6 trio",
+      options: { rateLimitHeaders: 'draft-11', limits: { paid: { perDay: 100 }, pro: { perHour: 360 } } },
+      async fn(ctx) {
+        const res = await ctx.request('?status=open', { key: ctx.keys.paid });
+        expect(res.status).toBe(200);
+        expect(res.headers['ratelimit-policy']).toBe('"minute";q=6;w=60, "day";q=100;w=86400');
+        expect(res.headers['ratelimit']).toBe('"minute";r=5;t=60');
+        for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after']) expect(res.headers[h]).toBeUndefined();
+        const gmp = await ctx.request('/ORBIT/gmp', { key: ctx.keys.proGmp });
+        expect(gmp.headers['ratelimit-policy']).toBe('"minute";q=6;w=60, "hour";q=360;w=3600, "gmp-minute";q=3;w=60');
+        expect(gmp.headers['ratelimit']).toBe('"gmp-minute";r=2;t=60');
+        for (let i = 0; i < 4; i++) await ctx.request('?status=open', { key: ctx.keys.paid });
+        ctx.clock.set(T0 + 1_500);
+        expect((await ctx.request('?status=open', { key: ctx.keys.paid })).headers['ratelimit']).toBe('"minute";r=0;t=59');
+        const refused = await ctx.request('?status=open', { key: ctx.keys.paid });
+        expect429(refused, 6, 59);
+        expect(refused.headers['ratelimit']).toBe('"minute";r=0;t=59');
+        expect(refused.headers['ratelimit-limit']).toBeUndefined();
+      },
+    },
+    {
+      id: 'ratelimit-headers-both',
+      name: "MUST send both drafts with rateLimitHeaders 'both'",
+      options: { rateLimitHeaders: 'both', limits: {} },
+      async fn(ctx) {
+        const res = await ctx.request('?status=open', { key: ctx.keys.paid });
+        expectRateHeaders(res, { limit: 6, remaining: 5, reset: 60 });
+        expect(res.headers['ratelimit-policy']).toBe('"minute";q=6;w=60');
+        expect(res.headers['ratelimit']).toBe('"minute";r=5;t=60');
+      },
+    },
+    {
+      id: 'ratelimit-headers-none',
+      name: "MUST send no RateLimit header with rateLimitHeaders 'none', but Retry-After on a 429",
+      options: { rateLimitHeaders: 'none', limits: {} },
+      async fn(ctx) {
+        for (let i = 0; i < 6; i++) expectNoRateHeaders(await ctx.request('?status=open', { key: ctx.keys.paid }));
+        const refused = await ctx.request('?status=open', { key: ctx.keys.paid });
+        expect429(refused, 6, 60);
+        for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'ratelimit']) expect(refused.headers[h]).toBeUndefined();
+      },
+    },
+    {
+      id: 'usage-counted',
+      name: 'MUST count the usage of every keyed request the limiter admitted (whatever it answers next) or refused with a 429, by key, route and IST day, and never a 401 or a keyless request',
+      options: { limits: { paid: { perMinute: 3 } } },
+      async fn(ctx) {
+        const { paid, paid2, proGmp, wrong } = ctx.keys;
+        expect((await ctx.request('?status=open', { key: paid })).status).toBe(200);
+        expect((await ctx.request('/NOPE', { key: paid })).status).toBe(404);
+        expect((await ctx.request('?status=bogus', { key: paid })).status).toBe(400);
+        expect((await ctx.request('?status=open', { key: paid })).status).toBe(429);
+        expect((await ctx.request('/ORBIT', { key: paid2 })).status).toBe(429);
+        expect((await ctx.request('/ORBIT', { key: wrong })).status).toBe(401);
+        expect((await ctx.request('?status=open')).status).toBe(200);
+        expect((await ctx.request('/ORBIT/gmp', { key: proGmp })).status).toBe(200);
+        // FIXTURE_NOW is 2026-11-22 12:00 IST; at 00:00 IST it is another day
+        ctx.clock.set(T0 + 12 * 3_600_000);
+        expect((await ctx.request('/ORBIT/gmp', { key: proGmp })).status).toBe(200);
+        const ids = ctx.fixture.keyIds;
+        const byKey = (a: { keyId: string }, b: { keyId: string }) => (a.keyId < b.keyId ? -1 : a.keyId > b.keyId ? 1 : 0);
+        const read = (accountId: string) => getUsage(ctx.store, { accountId, from: '2026-11-01', to: '2026-11-30' }, { limiter: ctx.limiter });
+        expect(await read(ctx.fixture.accounts.paid)).toEqual(
+          [
+            { day: '2026-11-22', keyId: ids.paid, route: 'ipo', admitted: 1, refused: 0 },
+            { day: '2026-11-22', keyId: ids.paid, route: 'list', admitted: 2, refused: 1 },
+            { day: '2026-11-22', keyId: ids.paid2, route: 'ipo', admitted: 0, refused: 1 },
+          ].sort((a, b) => byKey(a, b) || (a.route < b.route ? -1 : 1)),
+        );
+        expect(await read(ctx.fixture.accounts.proGmp)).toEqual([
+          { day: '2026-11-22', keyId: ids.proGmp, route: 'gmp', admitted: 1, refused: 0 },
+          { day: '2026-11-23', keyId: ids.proGmp, route: 'gmp', admitted: 1, refused: 0 },
+        ]);
+        expect(await read(ctx.fixture.accounts.free)).toEqual([]);
       },
     },
     {
@@ -2624,10 +2750,10 @@ function expectError(res: HttpResult, status: number, parameter?: string): Error
   return body as unknown as ErrorBody;
 }
 
-function expect429(res: HttpResult, quotaPerMinute: number, expiresIn: number): void {
+function expect429(res: HttpResult, quotaPerMinute: number | null, expiresIn: number, window: RateWindowName = 'minute', quota = quotaPerMinute): void {
   const body = expectError(res, 429);
-  expect(body.meta).toEqual({ quotaPerMinute, expiresIn });
-  expect(Object.keys(body.meta ?? {})).toEqual(['quotaPerMinute', 'expiresIn']);
+  expect(body.meta).toEqual({ quotaPerMinute, expiresIn, window, quota });
+  expect(Object.keys(body.meta ?? {})).toEqual(['quotaPerMinute', 'expiresIn', 'window', 'quota']);
   expect(res.headers['retry-after']).toBe(String(expiresIn));
 }
 

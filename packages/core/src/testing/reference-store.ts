@@ -8,7 +8,7 @@
  */
 import { asciiLower } from '../ascii.js';
 import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
-import { slidingWindowHit, slidingWindowPeek } from '../sliding-window.js';
+import { rateLimitModel } from './limiter-model.js';
 import { compareCodePoints } from '../status.js';
 import type {
   AccountRecord,
@@ -27,6 +27,8 @@ import type {
   RateLimitWindow,
   SnapshotRecord,
   Store,
+  UsageCharge,
+  UsageRow,
 } from '../types.js';
 
 /**
@@ -44,7 +46,7 @@ export function referenceStore(): Store {
   let snapshots: SnapshotRecord[] = [];
   const accounts: AccountRecord[] = [];
   const keys: ApiKeyRecord[] = [];
-  const windows = new Map<string, number[]>();
+  const limiter = rateLimitModel();
 
   const activeKeys = (accountId: string): number =>
     keys.filter((k) => k.accountId === accountId && k.revokedAt === null).length;
@@ -158,29 +160,16 @@ export function referenceStore(): Store {
       return { keyId: key.id, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: key.revokedAt !== null };
     },
 
-    async hitRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitOutcome> {
-      const { now, windowMs } = input;
-      const result = slidingWindowHit({
-        hits: input.windows.map((w) => windows.get(w.key) ?? []),
-        quotas: input.windows.map((w) => w.quota),
-        now,
-        windowMs,
-      });
-      if (result.admitted) input.windows.forEach((w, i) => windows.set(w.key, result.hits[i] ?? []));
-      // Forget windows whose hits have all left.
-      for (const [key, hits] of windows) {
-        if (hits.every((t) => now - t >= windowMs)) windows.delete(key);
-      }
-      return { admitted: result.admitted, windows: result.windows };
+    async hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }): Promise<RateLimitOutcome> {
+      return limiter.hit(input);
     },
 
-    async peekRateLimit(input: { now: number; windowMs: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
-      return slidingWindowPeek({
-        hits: input.windows.map((w) => windows.get(w.key) ?? []),
-        quotas: input.windows.map((w) => w.quota),
-        now: input.now,
-        windowMs: input.windowMs,
-      });
+    async peekRateLimit(input: { now: number; windows: RateLimitWindow[] }): Promise<RateLimitWindowState[]> {
+      return limiter.peek(input);
+    },
+
+    async readUsage(query: { accountId: string; from: string; to: string; keyId?: string }): Promise<UsageRow[]> {
+      return limiter.readUsage(query);
     },
 
     async close(): Promise<void> {},

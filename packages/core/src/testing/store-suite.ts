@@ -8,7 +8,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addDays } from '../dates.js';
 import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
-import { slidingWindowHit, slidingWindowPeek } from '../sliding-window.js';
 import { IPO_STATUSES } from '../status.js';
 import type {
   AccountRecord,
@@ -33,7 +32,11 @@ import type {
   RateLimitWindow,
   SnapshotRecord,
   Store,
+  UsageCharge,
+  UsageRoute,
+  UsageRow,
 } from '../types.js';
+import { rateLimitModel } from './limiter-model.js';
 import {
   ARBITRARY_DAYS,
   ARBITRARY_FIRST_DAY,
@@ -155,7 +158,7 @@ export function testAccountStore(options: TestAccountStoreOptions): void {
 /**
  * The checks of the rate-limiter capability alone: hitRateLimit (exactness at the window's
  * edges, atomicity across windows, races, keys of any length, random sequences against the
- * core's `slidingWindowHit`) and peekRateLimit (the same states, nothing charged). A
+ * core's `rateLimitHit`) and peekRateLimit (the same states, nothing charged). A
  * limiter kept apart from the store (`ipoRouter(store, { limiter })`) passes this suite.
  *
  * @example
@@ -1145,8 +1148,12 @@ function accountChecks(check: Check<AccountStore>): void {
 /** 2026-11-20T12:00:00Z. */
 const N0 = Date.UTC(2026, 10, 20, 12);
 
+/** A window as the checks write it: a minute window unless it says otherwise. */
+type CheckWindow = Omit<RateLimitWindow, 'ms'> & { ms?: number };
+
 function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLimiter>): void {
-  const hit = (store: RateLimiter, now: number, windows: RateLimitWindow[], windowMs = RATE_WINDOW) => store.hitRateLimit({ now, windowMs, windows });
+  const full = (windows: CheckWindow[], windowMs = RATE_WINDOW): RateLimitWindow[] => windows.map((w) => ({ ...w, ms: w.ms ?? windowMs }));
+  const hit = (store: RateLimiter, now: number, windows: CheckWindow[], windowMs = RATE_WINDOW) => store.hitRateLimit({ now, windows: full(windows, windowMs) });
   const state = (count: number, oldest: number | null, blocking: number | null) => ({ count, oldest, blocking });
 
   check('admits exactly quota hits in a window; refused hits charge nothing', async (store) => {
@@ -1164,14 +1171,14 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
     expect(await hit(store, N0 + 200_000, w)).toEqual({ admitted: true, windows: [state(1, N0 + 200_000, null)] });
   });
 
-  check('a hit leaves the window exactly when now - t >= windowMs', async (store) => {
+  check('a hit leaves a sliding window exactly when now - t >= ms', async (store) => {
     const w = [{ key: 'addr:1.2.3.4', quota: 1 }];
     expect((await hit(store, N0, w)).admitted).toBe(true);
     expect(await hit(store, N0 + 59_999, w)).toEqual({ admitted: false, windows: [state(1, N0, N0)] });
     expect(await hit(store, N0 + 60_000, w)).toEqual({ admitted: true, windows: [state(1, N0 + 60_000, N0 + 60_000)] });
   });
 
-  check('uses the windowMs it is given', async (store) => {
+  check('uses the window length it is given', async (store) => {
     const w = [{ key: 'acct:a', quota: 1 }];
     expect((await hit(store, N0, w, 1000)).admitted).toBe(true);
     expect((await hit(store, N0 + 999, w, 1000)).admitted).toBe(false);
@@ -1219,12 +1226,12 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
     expect((await hit(store, N0 + 3, [long, other])).admitted).toBe(false);
   });
 
-  check('states equal those of slidingWindowHit over a scripted sequence', async (store) => {
+  check('states equal those of rateLimitHit over a scripted sequence', async (store) => {
     const model = rateLimitModel();
     const acct = { key: 'acct:x', quota: 4 };
     const gmp = { key: 'gmp:x', quota: 2 };
     const addr = { key: 'addr:10.0.0.1', quota: 3 };
-    const script: Array<[number, RateLimitWindow[]]> = [
+    const script: Array<[number, CheckWindow[]]> = [
       [0, [acct, gmp]], [0, [acct, gmp]], [1, [acct, gmp]], [2, [acct]], [5_000, [addr]], [5_000, [acct]],
       [6_000, [acct]], [30_000, [addr]], [59_999, [acct, gmp]], [60_000, [acct, gmp]], [60_001, [gmp, acct]],
       [61_999, [addr]], [65_000, [addr]], [90_000, [acct]], [119_999, [acct, gmp]], [120_000, [acct, gmp]],
@@ -1232,7 +1239,7 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
     ];
     for (const [dt, windows] of script) {
       const now = N0 + dt;
-      expect(await hit(store, now, windows), `at +${dt}`).toEqual(model.hit(now, RATE_WINDOW, windows));
+      expect(await hit(store, now, windows), `at +${dt}`).toEqual(model.hit({ now, windows: full(windows) }));
     }
   });
 
@@ -1247,7 +1254,7 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
   check('peekRateLimit describes each window as a hit would, and charges nothing', async (store) => {
     const acct = { key: 'acct:p', quota: 3 };
     const gmp = { key: 'gmp:p', quota: 1 };
-    const peek = (now: number, windows: RateLimitWindow[]) => store.peekRateLimit({ now, windowMs: RATE_WINDOW, windows });
+    const peek = (now: number, windows: CheckWindow[]) => store.peekRateLimit({ now, windows: full(windows) });
     expect(await peek(N0, [acct, gmp])).toEqual([state(0, null, null), state(0, null, null)]);
     expect(await peek(N0, [])).toEqual([]);
     expect((await hit(store, N0, [acct, gmp])).admitted).toBe(true);
@@ -1276,41 +1283,126 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
     expect(await hit(store, N0 + 1, [acct])).toEqual({ admitted: true, windows: [state(4, N0, null)] });
   });
 
+  check('windows of one key with other lengths or periods share nothing', async (store) => {
+    const minute = { key: 'acct:m', quota: 2, ms: RATE_WINDOW };
+    const hour = { key: 'acct:m', quota: 3, ms: 3_600_000 };
+    const day = { key: 'acct:m', quota: 4, ms: 86_400_000, start: N0 - 1_000 };
+    const nextDay = { ...day, start: day.start + 86_400_000 };
+    expect(await hit(store, N0, [minute, hour, day])).toEqual({ admitted: true, windows: [state(1, N0, null), state(1, N0, null), state(1, day.start, null)] });
+    expect(await hit(store, N0 + 1, [minute])).toEqual({ admitted: true, windows: [state(2, N0, N0)] });
+    // the minute window is full, the others are not: refused, and charged to none
+    expect(await hit(store, N0 + 2, [minute, hour, day])).toEqual({ admitted: false, windows: [state(2, N0, N0), state(1, N0, null), state(1, day.start, null)] });
+    expect(await hit(store, N0 + 3, [hour, day])).toEqual({ admitted: true, windows: [state(2, N0, null), state(2, day.start, null)] });
+    // a minute later the minute window has room; the hour window fills
+    expect(await hit(store, N0 + 60_000, [minute, hour, day])).toEqual({ admitted: true, windows: [state(2, N0 + 1, N0 + 1), state(3, N0, N0), state(3, day.start, null)] });
+    expect(await hit(store, N0 + 119_999, [minute, hour])).toEqual({ admitted: false, windows: [state(1, N0 + 60_000, null), state(3, N0, N0)] });
+    expect(await hit(store, N0 + 120_001, [day])).toEqual({ admitted: true, windows: [state(4, day.start, day.start)] });
+    expect(await hit(store, N0 + 120_002, [day])).toEqual({ admitted: false, windows: [state(4, day.start, day.start)] });
+    // the next day is another window, empty; the hour window frees its oldest after 3,600 s
+    expect(await hit(store, N0 + 120_003, [nextDay])).toEqual({ admitted: true, windows: [state(1, nextDay.start, null)] });
+    expect(await hit(store, N0 + 3_600_000, [hour])).toEqual({ admitted: true, windows: [state(3, N0 + 3, N0 + 3)] });
+  });
+
+  check('a calendar window counts every hit charged to it, whatever the time, and is described by its start', async (store) => {
+    const start = N0 - 5_000;
+    const day = { key: 'addr:10.0.0.9', quota: 2, ms: 86_400_000, start };
+    expect(await hit(store, N0, [day])).toEqual({ admitted: true, windows: [state(1, start, null)] });
+    // a process whose clock is far ahead still charges the same window: the caller says which
+    expect(await hit(store, N0 + 90_000_000, [day])).toEqual({ admitted: true, windows: [state(2, start, start)] });
+    expect(await hit(store, N0 + 1, [day])).toEqual({ admitted: false, windows: [state(2, start, start)] });
+    expect(await store.peekRateLimit({ now: N0 + 2, windows: [day, { ...day, quota: 5 }] })).toEqual([state(2, start, start), state(2, start, null)]);
+  });
+
+  check('an hour window of quota 360 admits exactly 360 in any 3,600 s', async (store) => {
+    const hour = { key: 'acct:h', quota: 360, ms: 3_600_000 };
+    for (let i = 0; i < 360; i++) expect((await hit(store, N0 + i * 5_000, [hour])).admitted).toBe(true);
+    expect(await hit(store, N0 + 1_799_999, [hour])).toEqual({ admitted: false, windows: [state(360, N0, N0)] });
+    expect(await hit(store, N0 + 3_599_999, [hour])).toEqual({ admitted: false, windows: [state(360, N0, N0)] });
+    expect(await hit(store, N0 + 3_600_000, [hour])).toEqual({ admitted: true, windows: [state(360, N0 + 5_000, N0 + 5_000)] });
+  });
+
+  check('usage: a keyed hit counts as admitted or refused in the same step, by key, route and day', async (store) => {
+    const w = [{ key: 'acct:u', quota: 2 }];
+    const usage = (keyId: string, route: UsageRoute, day = '2026-11-20'): UsageCharge => ({ accountId: 'u', keyId, route, day });
+    expect(await store.readUsage({ accountId: 'u', from: '2026-11-01', to: '2026-11-30' })).toEqual([]);
+    const outcomes = [
+      await store.hitRateLimit({ now: N0, windows: full(w), usage: usage('key_b', 'list') }),
+      await store.hitRateLimit({ now: N0 + 1, windows: full(w), usage: usage('key_a', 'gmp') }),
+      await store.hitRateLimit({ now: N0 + 2, windows: full(w), usage: usage('key_a', 'gmp') }),
+      await store.hitRateLimit({ now: N0 + 3, windows: full(w), usage: usage('key_a', 'ipo', '2026-11-21') }),
+      // no windows at all (every quota off): still counted
+      await store.hitRateLimit({ now: N0 + 4, windows: [], usage: usage('key_a', 'ipo', '2026-11-21') }),
+      await store.hitRateLimit({ now: N0 + 5, windows: full(w) }),
+    ];
+    expect(outcomes.map((o) => o.admitted)).toEqual([true, true, false, false, true, false]);
+    const row = (day: string, keyId: string, route: UsageRoute, admitted: number, refused: number): UsageRow => ({ day, keyId, route, admitted, refused });
+    expect(await store.readUsage({ accountId: 'u', from: '2026-11-20', to: '2026-11-21' })).toEqual([
+      row('2026-11-20', 'key_a', 'gmp', 1, 1),
+      row('2026-11-20', 'key_b', 'list', 1, 0),
+      row('2026-11-21', 'key_a', 'ipo', 1, 1),
+    ]);
+    expect(await store.readUsage({ accountId: 'u', from: '2026-11-21', to: '2026-11-21' })).toEqual([row('2026-11-21', 'key_a', 'ipo', 1, 1)]);
+    expect(await store.readUsage({ accountId: 'u', from: '2026-11-20', to: '2026-11-21', keyId: 'key_b' })).toEqual([row('2026-11-20', 'key_b', 'list', 1, 0)]);
+    expect(await store.readUsage({ accountId: 'v', from: '2026-11-20', to: '2026-11-21' })).toEqual([]);
+    expect(await store.readUsage({ accountId: 'u', from: '2026-11-22', to: '2026-12-31' })).toEqual([]);
+  });
+
+  check('usage under 40 concurrent hits: exactly the admitted and the refused, no more', async (store) => {
+    const w = full([{ key: 'acct:c', quota: 7 }]);
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => store.hitRateLimit({ now: N0, windows: w, usage: { accountId: 'c', keyId: `key_${i % 2}`, route: 'list', day: '2026-11-20' } })),
+    );
+    const admitted = (k: number) => outcomes.filter((o, i) => i % 2 === k && o.admitted).length;
+    expect(admitted(0) + admitted(1)).toBe(7);
+    expect(await store.readUsage({ accountId: 'c', from: '2026-11-20', to: '2026-11-20' })).toEqual(
+      [0, 1].map((k) => ({ day: '2026-11-20', keyId: `key_${k}`, route: 'list', admitted: admitted(k), refused: 20 - admitted(k) })),
+    );
+  });
+
   it(
-    'agrees with a model built on slidingWindowHit over random sequences of hits and peeks (property)',
+    'agrees with a model built on rateLimitHit over random sequences of hits, peeks and usage (property)',
     async () => {
-      const keys = ['acct:a', 'gmp:a', 'addr:1.2.3.4'];
-      // Gaps on a grid of the window (plus a few odd ones), so that hits often leave
-      // exactly when a request arrives.
-      const arb = fc.constantFrom(RATE_WINDOW, RATE_WINDOW, 5_000).chain((windowMs) =>
-        fc.record({
-          quotas: fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 6 })),
-          windowMs: fc.constant(windowMs),
-          requests: fc.array(
-            fc.record({
-              peek: fc.boolean(),
-              dt: fc.oneof(
-                fc.constantFrom(0, 0, 1),
-                fc.constantFrom(1, 2, 3, 4, 6, 12).map((k) => (windowMs * k) / 12),
-                fc.integer({ min: 0, max: windowMs }),
-              ),
-              windows: fc.shuffledSubarray([0, 1, 2], { minLength: 1 }),
-            }),
-            { minLength: 1, maxLength: 40, size: 'medium' },
-          ),
-        }),
-      );
+      // Windows of three owners and three rules: a minute, an hour (scaled down to 5 s in
+      // half the runs, so that hits leave), and IST-like days whose start moves on.
+      const arb = fc.record({
+        quotas: fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 9, maxLength: 9 }),
+        hourMs: fc.constantFrom(3_600_000, 5_000),
+        requests: fc.array(
+          fc.record({
+            peek: fc.boolean(),
+            dt: fc.oneof(fc.constantFrom(0, 0, 1), fc.constantFrom(5_000, 15_000, 30_000, 60_000, 3_600_000, 86_400_000), fc.integer({ min: 0, max: 60_000 })),
+            windows: fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7, 8], { minLength: 0, maxLength: 4 }),
+            usage: fc.option(fc.record({ keyId: fc.constantFrom('key_a', 'key_b'), route: fc.constantFrom<UsageRoute>('list', 'ipo', 'gmp') }), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 40, size: 'medium' },
+        ),
+      });
+      const owners = ['acct:a', 'gmp:a', 'addr:1.2.3.4'];
       await fc.assert(
-        fc.asyncProperty(arb, async ({ quotas, windowMs, requests }) => {
+        fc.asyncProperty(arb, async ({ quotas, hourMs, requests }) => {
           await withStore(async (store) => {
             const model = rateLimitModel();
             let now = N0;
             for (const r of requests) {
               now += r.dt;
-              const windows = r.windows.map((i) => ({ key: keys[i] as string, quota: quotas[i] as number }));
-              if (r.peek) expect(await store.peekRateLimit({ now, windowMs, windows })).toEqual(model.peek(now, windowMs, windows));
-              else expect(await store.hitRateLimit({ now, windowMs, windows })).toEqual(model.hit(now, windowMs, windows));
+              const dayStart = Math.floor(now / 86_400_000) * 86_400_000 - 19_800_000;
+              const windows: RateLimitWindow[] = r.windows.map((i) => {
+                const key = owners[i % 3]!;
+                const quota = quotas[i]!;
+                if (i < 3) return { key, quota, ms: RATE_WINDOW };
+                if (i < 6) return { key, quota, ms: hourMs };
+                return { key, quota, ms: 86_400_000, start: dayStart };
+              });
+              if (r.peek) {
+                expect(await store.peekRateLimit({ now, windows })).toEqual(model.peek({ now, windows }));
+              } else {
+                const usage = r.usage === undefined ? undefined : { accountId: 'a', day: isoDay(now), ...r.usage };
+                const input = usage === undefined ? { now, windows } : { now, windows, usage };
+                expect(await store.hitRateLimit(input)).toEqual(model.hit(input));
+              }
             }
+            const query = { accountId: 'a', from: '2020-01-01', to: '2020-12-31' };
+            expect(await store.readUsage(query)).toEqual(model.readUsage(query));
           });
         }),
         { numRuns: RUNS },
@@ -1320,32 +1412,9 @@ function rateLimitChecks(check: Check<RateLimiter>, withStore: WithStore<RateLim
   );
 }
 
-/**
- * The rate limiter as the spec defines it: per-key hit lists run through the core's
- * `slidingWindowHit` and `slidingWindowPeek`. What `testLimiter` compares a limiter with;
- * for a backend's own properties beyond the suite's.
- *
- * @example
- * ```ts
- * const model = rateLimitModel();
- * expect(await limiter.hitRateLimit({ now, windowMs, windows })).toEqual(model.hit(now, windowMs, windows));
- * ```
- */
-export function rateLimitModel(): {
-  hit(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitOutcome;
-  peek(now: number, windowMs: number, windows: RateLimitWindow[]): RateLimitWindowState[];
-} {
-  const hits = new Map<string, number[]>();
-  return {
-    peek(now, windowMs, windows) {
-      return slidingWindowPeek({ hits: windows.map((w) => hits.get(w.key) ?? []), quotas: windows.map((w) => w.quota), now, windowMs });
-    },
-    hit(now, windowMs, windows) {
-      const result = slidingWindowHit({ hits: windows.map((w) => hits.get(w.key) ?? []), quotas: windows.map((w) => w.quota), now, windowMs });
-      if (result.admitted) windows.forEach((w, i) => hits.set(w.key, result.hits[i] ?? []));
-      return { admitted: result.admitted, windows: result.windows };
-    },
-  };
+/** The UTC calendar day of an instant: a stand-in for the IST day in the property. */
+function isoDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }
 
 // ---------------------------------------------------------------------------------------
