@@ -116,7 +116,8 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
     if (!Number.isFinite(now)) throw new Error('the clock option returned an invalid Date');
 
     // 1. Path and method: no window counts these.
-    if (utf8Length(req.url) > s.maxUrlLength) {
+    // A string of n code units is at most 3n bytes: most URLs need no counting at all.
+    if (req.url.length * 3 > s.maxUrlLength && utf8Length(req.url) > s.maxUrlLength) {
       return error('ERR:URITOOLONG', `The request-target is longer than ${s.maxUrlLength} bytes: shorten the query.`);
     }
     const route = routePath(req.path);
