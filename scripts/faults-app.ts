@@ -41,7 +41,11 @@ pool.on('error', () => void stats.poolErrors++);
 // A small bound on waiting calls, so that a stall sheds load here (the default is 1,000).
 // No data cache: every request reads the database, so the faults reach it (and no LISTEN
 // connection is held).
-const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit', maxWaitingCalls: 100, dataCacheTtlMs: 0 });
+// With IPOKIT_REDIS_URL (the Redis phase) the data and key caches are on, so that what the
+// phase stops is the only thing that can answer 503: a database slowed by a busy machine
+// would otherwise make the app that fails open answer 503 too.
+const redisPhase = process.env.IPOKIT_REDIS_URL !== undefined;
+const store = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit', maxWaitingCalls: 100, ...(redisPhase ? {} : { dataCacheTtlMs: 0 }) });
 const redisUrl = process.env.IPOKIT_REDIS_URL;
 const redis = redisUrl === undefined ? undefined : new Redis(redisUrl);
 redis?.on('error', () => void stats.redisErrors++);
@@ -49,8 +53,9 @@ const options = {
   ...(redis === undefined ? {} : { limiter: redisLimiter({ client: redis }), limiterFailOpen: process.env.IPOKIT_LIMITER_FAIL_OPEN === '1' }),
   now: () => new Date(Number(process.env.IPOKIT_NOW)),
   limits: { paid: { perMinute: 1e12, gmpPerMinute: 1e12 }, pro: { perMinute: 1e12, gmpPerMinute: 1e12 } },
-  // No key cache: every request reads its key from the database, the hardest case.
-  keyCacheTtlMs: 0,
+  // No key cache: every request reads its key from the database, the hardest case (not in
+  // the Redis phase, see above).
+  keyCacheTtlMs: redisPhase ? 60_000 : 0,
   storeTimeoutMs: 2_000,
   onError: () => void stats.reportedErrors++,
 };
