@@ -5,9 +5,9 @@
  */
 import { parseArgs } from 'node:util';
 import { getUsage, todayInIst, type UsageRow } from '@ipokit/core';
-import { addDays, isCalendarDate } from '@ipokit/core/backend';
+import { addDays } from '@ipokit/core/backend';
 import { onStore } from './accounts.js';
-import { parseOrThrow, required, takePositionals } from './args.js';
+import { calendarDate, parseOrThrow, required, takePositionals } from './args.js';
 import { columns } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 
@@ -46,8 +46,8 @@ export const usageCommand: Command = async (argv, io) => {
   );
   takePositionals(positionals, []);
   const accountId = required('--account', values.account);
-  const to = day('--to', values.to) ?? todayInIst(Date.now());
-  const from = day('--from', values.from) ?? addDays(to, -(DEFAULT_DAYS - 1));
+  const to = values.to === undefined ? todayInIst(Date.now()) : calendarDate('--to', values.to);
+  const from = values.from === undefined ? addDays(to, -(DEFAULT_DAYS - 1)) : calendarDate('--from', values.from);
   if (from > to) throw new CliError(`--from (${from}) must not be after --to (${to})`);
   if (addDays(from, MAX_DAYS - 1) < to) throw new CliError(`usage reads at most ${MAX_DAYS} days at a time: from ${from} to ${to} is more`);
   const query = values.key === undefined ? { accountId, from, to } : { accountId, from, to, keyId: values.key };
@@ -98,10 +98,4 @@ export function dayBars(rows: readonly UsageRow[]): string {
     out += `${d} ${bar} ${admitted} admitted${refused > 0 ? `, ${refused} refused` : ''}\n`;
   }
   return out;
-}
-
-function day(flag: string, value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!isCalendarDate(value)) throw new CliError(`${flag} must be an IST day written YYYY-MM-DD, got ${JSON.stringify(value)}`);
-  return value;
 }

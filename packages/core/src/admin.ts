@@ -8,7 +8,7 @@ import { IpokitError, isIpokitError, type DatasetProblem } from './errors.js';
 import { invalidateKeyCache } from './key-cache.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
 import { resolveOptions, type IpoRouterOptions } from './options.js';
-import { describeWindowsNow, drawnWindows, limiterWindows, type AccountWindow } from './rate-limit.js';
+import { describeWindowsNow, drawnWindows, type AccountWindow } from './rate-limit.js';
 import type { AccountRecord, AccountStore, ActiveKeyLimits, DatasetConflict, IpoStore, Plan, RateLimiter, UsageRow } from './types.js';
 
 /** Active keys an account may hold, per plan. */
@@ -139,7 +139,7 @@ export async function getAccountWindows(
   const account = await getAccount(store, input?.accountId);
   const now = clockNow().getTime();
   const windows = drawnWindows({ limits, account, address: '', gmpRoute: true, now });
-  const states = windows.length === 0 ? [] : await storeCall(() => peek.call(limiter, { now, windows: limiterWindows(windows) }));
+  const states = windows.length === 0 ? [] : await storeCall(() => peek.call(limiter, { now, windows }));
   return describeWindowsNow(windows, states, now);
 }
 

@@ -9,7 +9,7 @@ import { lookupKey } from './key-cache.js';
 import { openApiDocument } from './openapi.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
 import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
-import { drawnWindows, limiterWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
+import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
 import { errorBody, ipoJson } from './serialize.js';
 import { deriveStatus } from './status.js';
@@ -270,7 +270,8 @@ async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWin
   if (windows.length === 0 && usage === undefined) return { headers: {} };
   let outcome;
   try {
-    outcome = await guard(s, (call) => limiter.hitRateLimit(usage === undefined ? { now, windows: limiterWindows(windows) } : { now, windows: limiterWindows(windows), usage }, call));
+    // A drawn window is a RateLimitWindow: the limiter reads key, quota, ms and start.
+    outcome = await guard(s, (call) => limiter.hitRateLimit(usage === undefined ? { now, windows } : { now, windows, usage }, call));
   } catch (err) {
     if (!(err instanceof StoreFailure) || !s.limiterFailOpen) throw err;
     s.onError(err.cause);

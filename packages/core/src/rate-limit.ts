@@ -191,8 +191,3 @@ function secondsUntil(t: number, now: number): number {
 function finiteOrNull(n: number): number | null {
   return n === Infinity ? null : n;
 }
-
-/** The limiter's view of drawn windows: without the handler's own fields. */
-export function limiterWindows(windows: readonly DrawnWindow[]): RateLimitWindow[] {
-  return windows.map((w) => (w.start === undefined ? { key: w.key, quota: w.quota, ms: w.ms } : { key: w.key, quota: w.quota, ms: w.ms, start: w.start }));
-}
