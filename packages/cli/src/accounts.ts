@@ -7,6 +7,7 @@ import { readConfigFile, resolveSettings, type ServeSettings } from './config.js
 import { schemaOf, withDatabase } from './database.js';
 import { columns, fields } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
+import { keysTable } from './keys.js';
 
 const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
 
@@ -148,7 +149,7 @@ async function show(argv: readonly string[], io: CliIo): Promise<number> {
   }
   io.stdout.write('\n');
   if (keys.length === 0) io.stdout.write(`No keys: create one with 'ipokit keys create --account ${account.id} --label L'.\n`);
-  else io.stdout.write(columns(['ID', 'PREFIX', 'LABEL', 'CREATED', 'REVOKED'], keys.map((k) => [k.id, `${k.prefix}...`, k.label, k.createdAt, k.revokedAt ?? '-'])));
+  else io.stdout.write(keysTable(keys, Date.now()));
   return 0;
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { runCli } from './index.js';
-import { capture, openCliTestDatabase, type CliTestDatabase } from './test-helpers.js';
+import { capture, cliRunner, openCliTestDatabase, type CliTestDatabase } from './test-helpers.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,17 +20,7 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function run(argv: string[]) {
-  const out = capture(db.io());
-  const code = await runCli([...argv, '--schema', db.schema], out.io);
-  return { code, stdout: out.stdout(), stderr: out.stderr() };
-}
-
-async function ok(argv: string[]): Promise<string> {
-  const r = await run(argv);
-  expect(r.code, r.stderr).toBe(0);
-  return r.stdout;
-}
+const { run, ok } = cliRunner(() => db);
 
 const KEY = /ipk_[A-Za-z0-9]{32}/g;
 
@@ -87,11 +77,11 @@ describe('ipokit migrate, accounts, keys', () => {
       new RegExp(
         `^id +${id}\nname +Zeta\nplan +pro\ngmpAddon +yes\ncreatedAt +\\S+\n\n` +
           'WINDOW +QUOTA +USED +REMAINING +RESETS IN\nminute +6 +0 +6 +-\ngmp-minute +3 +0 +3 +-\n\n' +
-          'ID +PREFIX +LABEL +CREATED +REVOKED\nkey_\\w+ +ipk_\\w{8}\\.\\.\\. +zeta laptop +\\S+ +-\n$',
+          'ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +STATE\nkey_\\w+ +ipk_\\w{8}\\.\\.\\. +zeta laptop +\\S+ +never +never +active\n$',
       ),
     );
     const json = JSON.parse(await ok(['accounts', 'show', id, '--json']));
-    expect(json).toMatchObject({ account: { id, name: 'Zeta', plan: 'pro', gmpAddon: true }, keys: [{ label: 'zeta laptop', revokedAt: null }] });
+    expect(json).toMatchObject({ account: { id, name: 'Zeta', plan: 'pro', gmpAddon: true }, keys: [{ label: 'zeta laptop', revokedAt: null, expiresAt: null, lastUsedAt: null }] });
     expect(json.windows).toEqual([
       { name: 'minute', quota: 6, seconds: 60, remaining: 6, reset: 0 },
       { name: 'gmp-minute', quota: 3, seconds: 60, remaining: 3, reset: 0 },
@@ -149,7 +139,7 @@ describe('ipokit migrate, accounts, keys', () => {
     const account = (await ok(['accounts', 'create', '--name', 'Keys Inc', '--plan', 'pro', '-q'])).trim();
     const table = await run(['keys', 'create', '--account', account, '--label', 'prod server']);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^id {9}key_\w+\naccount {4}acct_\w+\nlabel {6}prod server\ncreatedAt {2}\S+\nkey {8}ipk_[A-Za-z0-9]{32}\n$/);
+    expect(table.stdout).toMatch(/^id {9}key_\w+\naccount {4}acct_\w+\nlabel {6}prod server\ncreatedAt {2}\S+\nexpiresAt {2}never\nkey {8}ipk_[A-Za-z0-9]{32}\n$/);
     expect(table.stderr).toMatch(/^This is the only time key key_\w+ \(ipk_[A-Za-z0-9]{8}\.\.\.\) is shown: store it now\. ipokit keeps only its hash\.\n$/);
     expect(table.stderr.match(KEY)).toBeNull();
 
@@ -157,7 +147,7 @@ describe('ipokit migrate, accounts, keys', () => {
     expect(quiet.stdout).toMatch(/^ipk_[A-Za-z0-9]{32}\n$/);
     expect(quiet.stderr).toContain('only time');
     const json = JSON.parse((await run(['keys', 'create', '--account', account, '--label', 'ci', '--json'])).stdout);
-    expect(json).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^ipk_/), prefix: json.key.slice(0, 12), label: 'ci', accountId: account, createdAt: expect.any(String) });
+    expect(json).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^ipk_/), prefix: json.key.slice(0, 12), label: 'ci', accountId: account, createdAt: expect.any(String), expiresAt: null });
   });
 
   it('lists keys with id, prefix, label and dates, and revokes them', async () => {
@@ -170,8 +160,8 @@ describe('ipokit migrate, accounts, keys', () => {
     const table = await ok(['keys', 'list', '--account', account]);
     const lines = table.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +REVOKED$/);
-    expect(lines[1]).toMatch(new RegExp(`^${first.id} +${first.prefix}\\.\\.\\. +first +${first.createdAt.replace(/\./g, '\\.')} +-$`));
+    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +STATE$/);
+    expect(lines[1]).toMatch(new RegExp(`^${first.id} +${first.prefix}\\.\\.\\. +first +${first.createdAt.replace(/\./g, '\\.')} +never +never +active$`));
     expect(lines[2]).toContain('line\\nbreak');
     expect(await ok(['keys', 'list', '--account', account, '-q'])).toBe(`${first.id}\n${second.id}\n`);
 
@@ -179,8 +169,8 @@ describe('ipokit migrate, accounts, keys', () => {
     expect(await ok(['keys', 'revoke', first.id])).toContain('Revoked'); // a no-op the second time
     const listed = JSON.parse(await ok(['keys', 'list', '--account', account, '--json']));
     expect(listed).toEqual([
-      { id: first.id, prefix: first.prefix, label: 'first', createdAt: first.createdAt, revokedAt: expect.any(String) },
-      { id: second.id, prefix: second.prefix, label: 'line\nbreak', createdAt: second.createdAt, revokedAt: null },
+      { id: first.id, prefix: first.prefix, label: 'first', createdAt: first.createdAt, revokedAt: expect.any(String), expiresAt: null, lastUsedAt: null },
+      { id: second.id, prefix: second.prefix, label: 'line\nbreak', createdAt: second.createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null },
     ]);
     expect(await run(['keys', 'revoke', 'key_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys revoke: No API key has the id "key_nope".\n' });
     expect(await run(['keys', 'list', '--account', 'acct_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys list: No account has the id "acct_nope".\n' });
@@ -190,7 +180,7 @@ describe('ipokit migrate, accounts, keys', () => {
     const account = (await ok(['accounts', 'create', '--name', 'Freebie', '--plan', 'free', '-q'])).trim();
     await ok(['keys', 'create', '--account', account, '--label', 'only', '-q']);
     const second = await run(['keys', 'create', '--account', account, '--label', 'another']);
-    expect(second).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys create: The free plan allows one active key: revoke it or upgrade before creating another.\n' });
+    expect(second).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys create: The free plan allows one active key: revoke it (or wait for a rotated key to expire) or upgrade before creating another.\n' });
     const [id] = (await ok(['keys', 'list', '--account', account, '-q'])).trim().split('\n');
     await ok(['keys', 'revoke', id!]);
     await ok(['keys', 'create', '--account', account, '--label', 'another', '-q']);

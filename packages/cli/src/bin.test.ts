@@ -135,7 +135,7 @@ describe('the ipokit process', () => {
     const env = { DATABASE_URL: DATABASE_URL!, IPOKIT_SCHEMA: schema };
     const pool = new pg.Pool({ connectionString: DATABASE_URL });
     try {
-      expect(await ipokit(["migrate"], env)).toMatchObject({ code: 0, stdout: `Migrated schema ${schema} to version 4 (applied 1, 2, 3, 4).\n` });
+      expect(await ipokit(["migrate"], env)).toMatchObject({ code: 0, stdout: `Migrated schema ${schema} to version 5 (applied 1, 2, 3, 4, 5).\n` });
       const account = await ipokit(['accounts', 'create', '--name', 'Acme', '--plan', 'pro', '--gmp-addon', '-q'], env);
       expect(account.code).toBe(0);
       const created = await ipokit(['keys', 'create', '--account', account.stdout.trim(), '--label', 'bin test', '--json'], env);

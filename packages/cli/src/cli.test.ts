@@ -86,11 +86,24 @@ describe('ipokit usage errors: one line, the usage, exit 2', () => {
     [['keys', 'list'], /^ipokit keys list: missing option --account$/],
     [['keys', 'revoke'], /^ipokit keys revoke: missing argument ID$/],
     [['keys', 'revoke', 'a', 'b'], /^ipokit keys revoke: unexpected argument "b"$/],
-    [['keys', 'rotate'], /^ipokit keys: unknown action "rotate": create, list or revoke$/],
+    [['keys'], /^ipokit keys: missing action: create, rotate, list or revoke$/],
+    [['keys', 'rename'], /^ipokit keys: unknown action "rename": create, rotate, list or revoke$/],
+    [['keys', 'create', '--account', 'a', '--label', 'l', '--expires', '1w'], /^ipokit keys create: --expires must be an ISO-8601 instant with a zone \(e\.g\. 2026-12-31T18:30:00Z\) or a time from now: a whole number of minutes, hours or days \(e\.g\. 90m, 12h, 30d\); got "1w"$/],
+    [['keys', 'create', '--account', 'a', '--label', 'l', '--expires', '2026-12-31T18:30:00'], /^ipokit keys create: --expires must be an ISO-8601 instant with a zone .*; got "2026-12-31T18:30:00"$/],
+    [['keys', 'create', '--account', 'a', '--label', 'l', '--expires', '0d'], /^ipokit keys create: --expires must be later than now, got "0d"$/],
+    [['keys', 'create', '--account', 'a', '--label', 'l', '--expires', '99999999d'], /^ipokit keys create: --expires 99999999d is past the year 9999$/],
+    [['keys', 'rotate'], /^ipokit keys rotate: missing argument ID$/],
+    [['keys', 'rotate', ''], /^ipokit keys rotate: ID must not be empty$/],
+    [['keys', 'rotate', 'k', '--overlap', '1w'], /^ipokit keys rotate: --overlap must be a whole number of seconds, or of s, m, h or d \(e\.g\. 3600, 90m, 1h, 7d\), got "1w"$/],
+    [['keys', 'rotate', 'k', '--overlap', '1.5h'], /^ipokit keys rotate: --overlap must be a whole number of seconds/],
+    [['keys', 'rotate', 'k', '--overlap', '8d'], /^ipokit keys rotate: --overlap must be from 0 to 7d \(604800 s\), got "8d"$/],
+    [['keys', 'rotate', 'k', '--overlap', '604801'], /^ipokit keys rotate: --overlap must be from 0 to 7d \(604800 s\), got "604801"$/],
+    [['keys', 'rotate', 'k', '--json', '-q'], /^ipokit keys rotate: give --json or --quiet, not both$/],
+    [['keys', 'rotate', 'k', '--account', 'a'], /^ipokit keys rotate: unknown option --account$/],
   ])('%j', async (argv, message) => expectUsageError(await run(argv), message));
 
   it('a database command without DATABASE_URL says how to set it', async () => {
-    for (const argv of [['migrate'], ['accounts', 'create', '--name', 'A', '--plan', 'pro'], ['keys', 'list', '--account', 'a'], ['keys', 'revoke', 'k']]) {
+    for (const argv of [['migrate'], ['accounts', 'create', '--name', 'A', '--plan', 'pro'], ['keys', 'list', '--account', 'a'], ['keys', 'revoke', 'k'], ['keys', 'rotate', 'k', '--overlap', '7d'], ['keys', 'create', '--account', 'a', '--label', 'l', '--expires', '2030-01-01T00:00:00+05:30']]) {
       expectUsageError(await run(argv), /: set DATABASE_URL=postgres:\/\/user:password@host:5432\/database to say which PostgreSQL to use$/);
     }
     expectUsageError(await run(['migrate'], { DATABASE_URL: 'mysql://u:secret@h/db' }), /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/u:\*\*\*@h\/db"$/);

@@ -170,24 +170,41 @@ Example:
   ACCOUNT=$(ipokit accounts create --name Acme --plan pro --gmp-addon --quiet)`,
   },
   keys: {
-    usage: `Usage: ipokit keys create --account ID --label LABEL [--json | --quiet] [--schema S]
+    usage: `Usage: ipokit keys create --account ID --label LABEL [--expires WHEN] [--json | --quiet] [--schema S]
+       ipokit keys rotate ID [--overlap SECONDS|DURATION] [--json | --quiet] [--schema S]
        ipokit keys list --account ID [--json | --quiet] [--schema S]
        ipokit keys revoke ID [--schema S]`,
-    details: `Creates, lists and revokes API keys.
+    details: `Creates, rotates, lists and revokes API keys.
 
 create prints the new key: the only time it is shown (ipokit keeps its SHA-256 hash).
-list prints each key's id, prefix, label and dates, never the key itself.
+  With --expires the key is refused from that instant on, like a revoked one.
+rotate gives the key ID's account a new key with the same label, printed once like
+  create's, and lets the old key work for --overlap more (default 1 day), so that its
+  clients can move to the new one; then it expires. On the free plan the overlap is the one
+  time an account holds two active keys. A revoked or expired key cannot be rotated.
+list prints each key's id, prefix, label, when it was created, when it expires, when it was
+  last used (to within a minute) and its state: active, expired or revoked. Never the key.
 revoke stops a key at once here, and in other processes within keyCacheTtlMs (5 s).
 
 Options:
   --account ID       the account (its id, from 'ipokit accounts create')
   --label LABEL      what the key is for, 1 to 100 characters
-  --json             print JSON
-  --quiet, -q        create: print only the key; list: only the ids
+  --expires WHEN     create: when the key stops working: an ISO-8601 instant with a zone
+                     (2026-12-31T18:30:00Z, 2027-01-01T00:00:00+05:30) or a time from now,
+                     a whole number of minutes, hours or days (90m, 12h, 30d); default never
+  --overlap SECONDS|DURATION
+                     rotate: how long the old key keeps working: seconds (3600), or a whole
+                     number of s, m, h or d (90m, 1h, 7d); 0 to 7d, default 1d; 0 stops it
+                     at once (other servers within 5 s). An old key that expires sooner
+                     keeps its own expiry
+  --json             print JSON (rotate: the new key, and oldKey with its id and expiresAt)
+  --quiet, -q        create, rotate: print only the key; list: only the ids
 ${DATABASE_OPTIONS}
 
-Example:
-  KEY=$(ipokit keys create --account "$ACCOUNT" --label "prod server" --quiet)`,
+Examples:
+  KEY=$(ipokit keys create --account "$ACCOUNT" --label "prod server" --quiet)
+  ipokit keys create --account "$ACCOUNT" --label "trial" --expires 30d
+  NEW_KEY=$(ipokit keys rotate "$KEY_ID" --overlap 1h --quiet)`,
   },
   usage: {
     usage: 'Usage: ipokit usage --account ID [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY_ID] [--json] [--schema S]',
@@ -232,7 +249,7 @@ Commands:
   migrate     create or upgrade the tables in PostgreSQL
   import      import a dataset JSON file into PostgreSQL (streamed, all or nothing)
   accounts    create an account, change its plan, list and show them (accounts create | update | list | show)
-  keys        create, list and revoke API keys (keys create | list | revoke)
+  keys        create, rotate, list and revoke API keys (keys create | rotate | list | revoke)
   usage       an account's requests per IST day, key and route, admitted and refused
   demo-data   write the generated demo dataset as JSON
 

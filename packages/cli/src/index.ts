@@ -61,7 +61,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 
 const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   accounts: ['create', 'update'],
-  keys: ['create', 'list', 'revoke'],
+  keys: ['create', 'rotate', 'list', 'revoke'],
 };
 
 /**

@@ -174,12 +174,12 @@ function childProcesses(env: Record<string, string>, cwd: string): Runner {
 }
 
 describe(`the README's Command line block (${DATABASE_URL ? 'child processes on PostgreSQL' : 'in-process on PGlite'})`, () => {
-  it('runs as written: import your data, create your keys, serve, curl, revoke', async () => {
+  it('runs as written: import your data, create your keys, serve, curl, rotate, usage, revoke', async () => {
     const lines = await readmeBlock();
     expect(lines[0]).toBe('npm ci');
     expect(lines[1]).toMatch(/^export DATABASE_URL=postgres:\/\/\S+$/);
     expect(lines.filter((l) => / ipokit -- /.test(l)).map((l) => /ipokit -- ([a-z-]+(?: [a-z]+)?)/.exec(l)?.[1])).toEqual(
-      expect.arrayContaining(['migrate', 'demo-data', 'import ipos', 'accounts create', 'keys create', 'keys list', 'serve', 'keys revoke']),
+      expect.arrayContaining(['migrate', 'demo-data', 'import ipos', 'accounts create', 'keys create', 'keys list', 'serve', 'keys rotate', 'usage', 'keys revoke']),
     );
 
     const db = await openCliTestDatabase('readme');
@@ -234,6 +234,9 @@ describe(`the README's Command line block (${DATABASE_URL ? 'child processes on 
       }
       expect(vars.get('ACCOUNT')).toMatch(/^acct_\w+$/);
       expect(vars.get('KEY')).toMatch(/^ipk_[A-Za-z0-9]{32}$/);
+      expect(vars.get('KEY_ID')).toMatch(/^key_\w+$/);
+      expect(vars.get('NEW_KEY')).toMatch(/^ipk_[A-Za-z0-9]{32}$/);
+      expect(vars.get('NEW_KEY')).not.toBe(vars.get('KEY'));
       expect(ran.at(-1)).toBe('kill %1');
     } finally {
       await server?.stop().catch(() => undefined);

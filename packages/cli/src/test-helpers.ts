@@ -8,6 +8,8 @@ import { Writable } from 'node:stream';
 import { PGlite } from '@electric-sql/pglite';
 import type { PostgresClient } from '@ipokit/storage-postgres';
 import pg from 'pg';
+import { expect } from 'vitest';
+import { runCli } from './index.js';
 import type { CliIo } from './io.js';
 
 /** Captured output of a `CliIo`. */
@@ -116,4 +118,32 @@ export async function openCliTestDatabase(name: string): Promise<CliTestDatabase
     io: (env = {}) => ({ env, openDatabase: async () => ({ client: lite, close: async () => undefined }) }),
     close: () => lite.close(),
   };
+}
+
+/**
+ * `run` (the exit code and both outputs) and `ok` (stdout, failing the test on a non-zero
+ * exit) of `ipokit ...argv --schema <the database's schema>`, in process.
+ *
+ * @example
+ * ```ts
+ * const { ok } = cliRunner(() => db);
+ * const accountId = (await ok(['accounts', 'create', '--name', 'Acme', '--plan', 'pro', '-q'])).trim();
+ * ```
+ */
+export function cliRunner(database: () => CliTestDatabase): {
+  run: (argv: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
+  ok: (argv: string[]) => Promise<string>;
+} {
+  const run = async (argv: string[]) => {
+    const db = database();
+    const out = capture(db.io());
+    const code = await runCli([...argv, '--schema', db.schema], out.io);
+    return { code, stdout: out.stdout(), stderr: out.stderr() };
+  };
+  const ok = async (argv: string[]) => {
+    const r = await run(argv);
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout;
+  };
+  return { run, ok };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAccount, getAccount, getAccountWindows, listAccounts } from './admin.js';
+import { createAccount, createApiKey, getAccount, getAccountWindows, listAccounts, listApiKeys, revokeApiKey, rotateApiKey } from './admin.js';
 import { isIpokitError } from './errors.js';
 import { referenceStore } from './testing/reference-store.js';
 
@@ -76,5 +76,88 @@ describe('getAccountWindows', () => {
     const acct = await createAccount(store, { name: 'Acme', plan: 'free' });
     const bad = await getAccountWindows(store, { accountId: acct.id }, { limits: { free: { perMinute: 0 } } }).catch((e: unknown) => e);
     expect(isIpokitError(bad, 'ERR:BADPARAM')).toBe(true);
+  });
+});
+
+describe('createApiKey with expiresAt', () => {
+  const T = Date.UTC(2026, 10, 24, 9);
+  const at = { now: () => new Date(T) };
+
+  it('stores the instant as an ISO string in UTC and returns it once with the key', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    const a = await createApiKey(store, { accountId: acct.id, label: 'a', expiresAt: '2026-11-25T00:00:00+05:30' }, at);
+    expect(a.expiresAt).toBe('2026-11-24T18:30:00.000Z');
+    const b = await createApiKey(store, { accountId: acct.id, label: 'b' }, at);
+    expect(b.expiresAt).toBeNull();
+    const c = await createApiKey(store, { accountId: acct.id, label: 'c', expiresAt: '2026-11-24T09:00:00.001Z' }, at);
+    expect(c.expiresAt).toBe('2026-11-24T09:00:00.001Z');
+    // (created at one instant: listed by id, which is random)
+    expect((await listApiKeys(store, { accountId: acct.id })).map((k) => [k.label, k.expiresAt, k.lastUsedAt]).sort()).toEqual([
+      ['a', '2026-11-24T18:30:00.000Z', null],
+      ['b', null, null],
+      ['c', '2026-11-24T09:00:00.001Z', null],
+    ]);
+  });
+
+  it('refuses an expiresAt that is not an instant with a zone, not after now, or past the year 9999 (ERR:BADPARAM expiresAt)', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    for (const expiresAt of ['2026-11-24T09:00:00Z', '2026-11-24T08:59:59.999Z', '2026-11-25', '2026-11-25T00:00:00', 'tomorrow', '', '2026-13-01T00:00:00Z', '+010000-01-01T00:00:00Z', 1_800_000_000_000 as unknown as string, null as unknown as string]) {
+      const err = await createApiKey(store, { accountId: acct.id, label: 'x', expiresAt }, at).catch((e: unknown) => e);
+      expect(isIpokitError(err, 'ERR:BADPARAM') && err.parameter, String(expiresAt)).toBe('expiresAt');
+    }
+    expect(await listApiKeys(store, { accountId: acct.id })).toEqual([]);
+  });
+});
+
+describe('rotateApiKey', () => {
+  const T = Date.UTC(2026, 10, 24, 9);
+  const at = (ms: number) => ({ now: () => new Date(T + ms) });
+
+  it('creates a key with the same account and label and ends the old one after the overlap (default one day)', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'free' });
+    const old = await createApiKey(store, { accountId: acct.id, label: 'server' }, at(0));
+    const next = await rotateApiKey(store, old.id, {}, at(1_000));
+    expect(next).toMatchObject({ accountId: acct.id, label: 'server', createdAt: new Date(T + 1_000).toISOString(), expiresAt: null });
+    expect(next.key).toMatch(/^ipk_[0-9A-Za-z]{32}$/);
+    expect(next.prefix).toBe(next.key.slice(0, 12));
+    const keys = await listApiKeys(store, { accountId: acct.id });
+    expect(keys.map((k) => [k.id, k.expiresAt])).toEqual([
+      [old.id, new Date(T + 1_000 + 86_400_000).toISOString()],
+      [next.id, null],
+    ]);
+    // free: no key is created, and the new key does not rotate, during the overlap
+    await expect(createApiKey(store, { accountId: acct.id, label: 'x' }, at(2_000))).rejects.toMatchObject({ code: 'ERR:PLAN' });
+    await expect(rotateApiKey(store, next.id, {}, at(2_000))).rejects.toMatchObject({ code: 'ERR:PLAN' });
+    await expect(rotateApiKey(store, old.id, { overlapSeconds: 0 }, at(2_000))).rejects.toMatchObject({ code: 'ERR:PLAN' });
+    // after it, both work again
+    const third = await rotateApiKey(store, next.id, { overlapSeconds: 0 }, at(1_000 + 86_400_000));
+    expect((await listApiKeys(store, { accountId: acct.id })).map((k) => k.expiresAt)).toEqual([
+      new Date(T + 1_000 + 86_400_000).toISOString(),
+      new Date(T + 1_000 + 86_400_000).toISOString(),
+      null,
+    ]);
+    expect(third.label).toBe('server');
+  });
+
+  it('is ERR:PLAN for a revoked or expired key, ERR:NOTFOUND for an unknown one, ERR:BADPARAM for an overlap outside 0 to 604,800 whole seconds', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });
+    const revoked = await createApiKey(store, { accountId: acct.id, label: 'r' }, at(0));
+    await revokeApiKey(store, revoked.id, at(0));
+    await expect(rotateApiKey(store, revoked.id, {}, at(1))).rejects.toMatchObject({ code: 'ERR:PLAN' });
+    const expiring = await createApiKey(store, { accountId: acct.id, label: 'e', expiresAt: new Date(T + 60_000).toISOString() }, at(0));
+    expect((await rotateApiKey(store, expiring.id, { overlapSeconds: 604_800 }, at(0))).label).toBe('e');
+    expect((await listApiKeys(store, { accountId: acct.id })).find((k) => k.id === expiring.id)?.expiresAt).toBe(new Date(T + 60_000).toISOString());
+    await expect(rotateApiKey(store, expiring.id, {}, at(60_000))).rejects.toMatchObject({ code: 'ERR:PLAN' });
+    await expect(rotateApiKey(store, 'key_nope', {}, at(0))).rejects.toMatchObject({ code: 'ERR:NOTFOUND' });
+    const live = await createApiKey(store, { accountId: acct.id, label: 'l' }, at(0));
+    for (const overlapSeconds of [-1, 604_801, 1.5, Number.NaN, Infinity, '60' as unknown as number]) {
+      const err = await rotateApiKey(store, live.id, { overlapSeconds }, at(0)).catch((e: unknown) => e);
+      expect(isIpokitError(err, 'ERR:BADPARAM') && err.parameter, String(overlapSeconds)).toBe('overlapSeconds');
+    }
+    expect((await listApiKeys(store, { accountId: acct.id })).filter((k) => k.label === 'l')).toHaveLength(1);
   });
 });

@@ -9,7 +9,7 @@ import { invalidateKeyCache } from './key-cache.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
 import { resolveOptions, type IpoRouterOptions } from './options.js';
 import { describeWindowsNow, drawnWindows, type AccountWindow } from './rate-limit.js';
-import type { AccountRecord, AccountStore, ActiveKeyLimits, DatasetConflict, IpoStore, Plan, RateLimiter, UsageRow } from './types.js';
+import type { AccountRecord, AccountStore, ActiveKeyLimits, ApiKeyRecord, DatasetConflict, IpoStore, Plan, RateLimiter, UsageRow } from './types.js';
 
 /** Active keys an account may hold, per plan. */
 export const MAX_ACTIVE_KEYS: ActiveKeyLimits = Object.freeze({ free: 1, paid: Infinity, pro: Infinity });
@@ -30,6 +30,10 @@ export interface ApiKeyInfo {
   label: string;
   createdAt: string;
   revokedAt: string | null;
+  /** From this instant on the key is refused; null: it never expires. */
+  expiresAt: string | null;
+  /** The last admitted request with the key, at most 60 s stale; null: never used. */
+  lastUsedAt: string | null;
 }
 
 /** A newly created key: the only time `key` is seen. */
@@ -40,7 +44,16 @@ export interface CreatedApiKey {
   label: string;
   accountId: string;
   createdAt: string;
+  expiresAt: string | null;
 }
+
+/** The longest overlap of {@link rotateApiKey}: 7 days, in seconds. */
+const MAX_OVERLAP_SECONDS = 604_800;
+/** The default overlap of {@link rotateApiKey}: 1 day, in seconds. */
+const DEFAULT_OVERLAP_SECONDS = 86_400;
+/** The instants `toISOString` writes with 4 year digits (which then compare as text): 0000 to 9999. */
+const YEAR_0 = -62_167_219_200_000;
+const YEAR_10000 = 253_402_300_800_000;
 
 const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
 
@@ -212,15 +225,19 @@ export async function listAccounts(store: AccountStore, input: { after?: string;
 
 /**
  * Changes an account's plan and/or GMP add-on. Moving an account with more than one
- * active key to the free plan is refused with `ERR:PLAN`. Takes effect at once for every
- * router built on this store object.
+ * active key (not revoked, not expired) to the free plan is refused with `ERR:PLAN`. Takes
+ * effect at once for every router built on this store object.
  *
  * @example
  * ```ts
  * await updateAccount(store, { accountId: acct.id, plan: 'paid' });
  * ```
  */
-export async function updateAccount(store: AccountStore, input: { accountId: string; plan?: Plan; gmpAddon?: boolean }): Promise<Account> {
+export async function updateAccount(
+  store: AccountStore,
+  input: { accountId: string; plan?: Plan; gmpAddon?: boolean },
+  options: AdminOptions = {},
+): Promise<Account> {
   const id = text('accountId', input?.accountId, 200);
   const patch: { plan?: Plan; gmpAddon?: boolean } = {};
   if (input.plan !== undefined) patch.plan = planOf(input.plan);
@@ -228,7 +245,7 @@ export async function updateAccount(store: AccountStore, input: { accountId: str
     if (typeof input.gmpAddon !== 'boolean') throw bad('gmpAddon', 'gmpAddon must be a boolean.');
     patch.gmpAddon = input.gmpAddon;
   }
-  const result = await storeCall(() => store.updateAccount({ id, ...patch, maxActiveKeys: MAX_ACTIVE_KEYS }));
+  const result = await storeCall(() => store.updateAccount({ id, ...patch, maxActiveKeys: MAX_ACTIVE_KEYS, now: clock(options) }));
   invalidateKeyCache(store);
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(id)}.`);
   if (result === 'too-many-keys') {
@@ -238,52 +255,108 @@ export async function updateAccount(store: AccountStore, input: { accountId: str
 }
 
 /**
- * Creates an API key for an account. The free plan holds at most one active key.
- * The returned `key` is shown only here: the store keeps its SHA-256 and prefix.
+ * Creates an API key for an account, optionally expiring at `expiresAt` (an ISO-8601
+ * instant after now: from then on the key is refused like a revoked one). The free plan
+ * holds at most one active key, so during a rotation's overlap it holds no new one. The
+ * returned `key` is shown only here: the store keeps its SHA-256 and prefix.
  *
  * @example
  * ```ts
  * const { key } = await createApiKey(store, { accountId: acct.id, label: 'prod server' });
+ * const trial = await createApiKey(store, { accountId: acct.id, label: 'trial', expiresAt: '2026-12-31T18:30:00Z' });
  * ```
  */
 export async function createApiKey(
   store: AccountStore,
-  input: { accountId: string; label: string },
+  input: { accountId: string; label: string; expiresAt?: string },
   options: AdminOptions = {},
 ): Promise<CreatedApiKey> {
   const accountId = text('accountId', input?.accountId, 200);
   const label = text('label', input.label, 100);
-  const key = generateApiKey();
-  const record = {
-    id: randomId('key'),
-    accountId,
-    hash: hashApiKey(key),
-    prefix: key.slice(0, KEY_PREFIX_LENGTH),
-    label,
-    createdAt: clock(options),
-    revokedAt: null,
-  };
-  const result = await storeCall(() => store.insertApiKey({ key: record, maxActiveKeys: MAX_ACTIVE_KEYS }));
+  const now = clockMs(options);
+  const expiresAt = input.expiresAt === undefined ? null : expiryOf(input.expiresAt, now);
+  const fresh = newKey(now);
+  const record: ApiKeyRecord = { ...fresh.record, accountId, label, revokedAt: null, expiresAt, lastUsedAt: null };
+  const result = await storeCall(() => store.insertApiKey({ key: record, maxActiveKeys: MAX_ACTIVE_KEYS, now: record.createdAt }));
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
   if (result === 'too-many-keys') {
-    throw new IpokitError('ERR:PLAN', 'The free plan allows one active key: revoke it or upgrade before creating another.');
+    throw new IpokitError(
+      'ERR:PLAN',
+      'The free plan allows one active key: revoke it (or wait for a rotated key to expire) or upgrade before creating another.',
+    );
   }
-  return { id: record.id, key, prefix: record.prefix, label, accountId, createdAt: record.createdAt };
+  return createdKey(record, fresh.key);
 }
 
 /**
- * Lists an account's keys, ordered by creation: labels and prefixes, never whole keys.
+ * Rotates a key: creates a new key with the same account and label, and makes the old one
+ * expire after `overlapSeconds` (0 to 604,800, default 86,400), or at its own `expiresAt`
+ * when that is earlier, so that clients can move to the new key meanwhile. Resolves to the
+ * new key as {@link createApiKey} does (its `key` shown only here). On the free plan the
+ * overlap is the one time an account holds two active keys. Rotating a revoked or expired
+ * key is `ERR:PLAN`; an unknown id `ERR:NOTFOUND`. Takes effect at once for every router
+ * built on this store object.
+ *
+ * @example
+ * ```ts
+ * const next = await rotateApiKey(store, old.id, { overlapSeconds: 3_600 }); // old.key works for one more hour
+ * ```
+ */
+export async function rotateApiKey(
+  store: AccountStore,
+  id: string,
+  input: { overlapSeconds?: number } = {},
+  options: AdminOptions = {},
+): Promise<CreatedApiKey> {
+  const keyId = text('id', id, 200);
+  if (input === null || typeof input !== 'object') throw bad('overlapSeconds', 'rotateApiKey takes { overlapSeconds? } as its third argument.');
+  const overlap = input.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+  if (typeof overlap !== 'number' || !Number.isInteger(overlap) || overlap < 0 || overlap > MAX_OVERLAP_SECONDS) {
+    throw bad('overlapSeconds', `overlapSeconds must be a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS} (7 days).`);
+  }
+  const now = clockMs(options);
+  const fresh = newKey(now);
+  const result = await storeCall(() =>
+    store.rotateApiKey({
+      id: keyId,
+      key: fresh.record,
+      now: fresh.record.createdAt,
+      overlapEndsAt: new Date(now + overlap * 1000).toISOString(),
+      maxActiveKeys: MAX_ACTIVE_KEYS,
+    }),
+  );
+  invalidateKeyCache(store);
+  if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No API key has the id ${JSON.stringify(keyId)}.`);
+  if (result === 'inactive') throw new IpokitError('ERR:PLAN', `The key ${JSON.stringify(keyId)} is revoked or expired: create a new key instead.`);
+  if (result === 'too-many-keys') {
+    throw new IpokitError('ERR:PLAN', 'The free plan allows one active key besides the one being rotated: wait for the last rotation\'s overlap to end.');
+  }
+  return createdKey(result, fresh.key);
+}
+
+/**
+ * Lists an account's keys, ordered by creation: labels, prefixes, expiry and last use,
+ * never whole keys.
  *
  * @example
  * ```ts
  * const keys = await listApiKeys(store, { accountId: acct.id });
+ * // [{ id, prefix, label, createdAt, revokedAt: null, expiresAt: null, lastUsedAt: '2026-11-24T09:14:05.120Z' }]
  * ```
  */
 export async function listApiKeys(store: AccountStore, input: { accountId: string }): Promise<ApiKeyInfo[]> {
   const accountId = text('accountId', input?.accountId, 200);
   const keys = await storeCall(() => store.listApiKeys(accountId));
   if (keys === null) throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
-  return keys.map((k) => ({ id: k.id, prefix: k.prefix, label: k.label, createdAt: k.createdAt, revokedAt: k.revokedAt }));
+  return keys.map((k) => ({
+    id: k.id,
+    prefix: k.prefix,
+    label: k.label,
+    createdAt: k.createdAt,
+    revokedAt: k.revokedAt,
+    expiresAt: k.expiresAt,
+    lastUsedAt: k.lastUsedAt,
+  }));
 }
 
 /**
@@ -366,7 +439,35 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
 }
 
 function clock(options: AdminOptions): string {
-  return (options.now ?? (() => new Date()))().toISOString();
+  return new Date(clockMs(options)).toISOString();
+}
+
+/** The admin clock's reading, refused when it is not a date `toISOString` writes with 4 year digits. */
+function clockMs(options: AdminOptions): number {
+  const ms = (options.now ?? (() => new Date()))().getTime();
+  if (!(ms >= YEAR_0 && ms < YEAR_10000)) throw bad('now', 'The now option must give a date of the years 0000 to 9999.');
+  return ms;
+}
+
+/** `expiresAt` as the stores keep it: the instant `toISOString` writes, after `now`. */
+function expiryOf(value: unknown, now: number): string {
+  // An instant: a date, a time and a zone (Z or an offset); Date.parse reads the rest.
+  const ms = typeof value === 'string' && ISO_INSTANT.test(value) ? Date.parse(value) : NaN;
+  if (!(ms < YEAR_10000)) throw bad('expiresAt', 'expiresAt must be an ISO-8601 instant with a zone, e.g. 2026-12-31T18:30:00Z, before the year 10000.');
+  if (ms <= now) throw bad('expiresAt', `expiresAt must be after now (${new Date(now).toISOString()}).`);
+  return new Date(ms).toISOString();
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** A new key's text and the part of its record that does not depend on the account. */
+function newKey(now: number): { key: string; record: Pick<ApiKeyRecord, 'id' | 'hash' | 'prefix' | 'createdAt'> } {
+  const key = generateApiKey();
+  return { key, record: { id: randomId('key'), hash: hashApiKey(key), prefix: key.slice(0, KEY_PREFIX_LENGTH), createdAt: new Date(now).toISOString() } };
+}
+
+function createdKey(record: ApiKeyRecord, key: string): CreatedApiKey {
+  return { id: record.id, key, prefix: record.prefix, label: record.label, accountId: record.accountId, createdAt: record.createdAt, expiresAt: record.expiresAt };
 }
 
 function planOf(plan: unknown): Plan {

@@ -5,7 +5,7 @@
 import { todayInIst, toIsoUtc } from './dates.js';
 import { IpokitError, isIpokitError, KEYLESS_INFO, WIRE_ERRORS, type WireErrorCode } from './errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from './gmp.js';
-import { lookupKey } from './key-cache.js';
+import { keyUseWrite, lookupKey } from './key-cache.js';
 import { openApiDocument } from './openapi.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
 import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
@@ -141,8 +141,8 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
     const key = apiKeyOf(req.headers);
     let grant: KeyGrant | null = null;
     if (key !== null) {
+      // (null also for a revoked key, and for an expired one: refused alike)
       grant = await guard(s, (call) => lookupKey(store, key, now, s.keyCacheTtlMs, call));
-      if (grant?.revoked === true) grant = null;
     }
     if (grant === null && (key !== null || route.kind !== 'list')) {
       const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false, now }), now, undefined);
@@ -160,9 +160,18 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
     rateHeaders = limited.headers;
     if (limited.refused !== undefined) return limited.refused;
 
+    // The key's last use, written once a minute at most, while the answer is looked up; a
+    // failed write is the operator's to see, not the client's.
+    const write = grant === null ? undefined : keyUseWrite(store, grant.keyId, now);
+    const used = write === undefined ? undefined : guard(s, write).catch((err: unknown) => s.onError(err instanceof StoreFailure ? err.cause : err));
+
     // 4-6. Parameters, plan, lookup.
-    const query = parseQuery(req.query);
-    return respond(200, await answer(store, s, route, query, grant, now), rateHeaders);
+    try {
+      const query = parseQuery(req.query);
+      return respond(200, await answer(store, s, route, query, grant, now), rateHeaders);
+    } finally {
+      if (used !== undefined) await used;
+    }
   } catch (err) {
     if (isIpokitError(err, 'ERR:BADPARAM')) {
       return error('ERR:BADPARAM', err.message, { parameter: err.parameter ?? 'unknown' }, rateHeaders);

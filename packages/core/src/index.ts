@@ -122,6 +122,7 @@ export {
   listAccounts,
   listApiKeys,
   revokeApiKey,
+  rotateApiKey,
   updateAccount,
   type Account,
   type AdminOptions,

@@ -1,8 +1,9 @@
 /**
  * Key lookups, cached per store object (docs/spec.md#keys). Only valid grants are cached, so a
- * key created a moment ago is found at once. Revocations and plan changes made through
- * the core's functions clear the store object's cache; another process sharing the store
- * sees them within `keyCacheTtlMs`.
+ * key created a moment ago is found at once. Revocations, rotations and plan changes made
+ * through the core's functions clear the store object's cache; another process sharing the
+ * store sees them within `keyCacheTtlMs`. A cached grant is checked against its `expiresAt`
+ * on every use, so no cache extends a key past it.
  */
 import { LRUCache } from 'lru-cache';
 import { hashApiKey } from './keys.js';
@@ -15,19 +16,27 @@ interface Entry {
   grant: KeyGrant;
   /** When the store was read, by the request clock. */
   at: number;
+  /** The grant's `expiresAt` in epoch ms (Infinity: never), parsed once. */
+  expires: number;
 }
 
 /** A store object's cache and its generation, which every invalidation moves on. */
 interface StoreCache {
   entries: LRUCache<string, Entry>;
   generation: number;
+  /** Key id -> when this process last wrote the key's `lastUsedAt`, by the request clock. */
+  uses: LRUCache<string, number>;
 }
+
+/** How often a process writes a key's `lastUsedAt` at most: once a minute. */
+export const KEY_USE_INTERVAL_MS = 60_000;
 
 const caches = new WeakMap<AccountStore, StoreCache>();
 
 /**
- * The grant of a sent key, or null when no stored key has its hash. Served from the
- * store object's cache while the entry is younger than `ttlMs` by the request clock.
+ * The grant of a sent key when it is valid at `now`: null when no stored key has its hash,
+ * or the key is revoked or expired (`now >= expiresAt`). Served from the store object's cache
+ * while the entry is younger than `ttlMs` by the request clock.
  *
  * A lookup that was under way when the cache was invalidated (a revocation or plan change
  * made meanwhile) answers its own request but is not cached: what it read may be older than
@@ -40,22 +49,54 @@ const caches = new WeakMap<AccountStore, StoreCache>();
  */
 export async function lookupKey(store: AccountStore, key: string, now: number, ttlMs: number, call?: StoreCallOptions): Promise<KeyGrant | null> {
   const hash = hashApiKey(key);
-  let cache = caches.get(store);
-  if (ttlMs > 0 && cache !== undefined) {
+  const cache = cacheOf(store);
+  if (ttlMs > 0) {
     const hit = cache.entries.get(hash);
     // A clock that went backwards also forces a fresh read.
-    if (hit !== undefined && now - hit.at < ttlMs && now >= hit.at) return hit.grant;
-  }
-  if (cache === undefined) {
-    cache = { entries: new LRUCache<string, Entry>({ max: KEY_CACHE_SIZE }), generation: 0 };
-    caches.set(store, cache);
+    if (hit !== undefined && now - hit.at < ttlMs && now >= hit.at) return now < hit.expires ? hit.grant : null;
   }
   const generation = cache.generation;
   const grant = await store.findApiKey(hash, call);
-  if (ttlMs > 0 && grant !== null && !grant.revoked && cache.generation === generation) {
-    cache.entries.set(hash, { grant, at: now });
+  if (grant === null || grant.revoked) return null;
+  const expires = grant.expiresAt === null ? Infinity : Date.parse(grant.expiresAt);
+  if (ttlMs > 0 && cache.generation === generation && now < expires) cache.entries.set(hash, { grant, at: now, expires });
+  return now < expires ? grant : null;
+}
+
+/**
+ * The write of a key's `lastUsedAt` that an admitted request using the key `keyId` at `now`
+ * owes, or undefined when none is due: the store is written at most once a minute per key
+ * from this store object (docs/spec.md#keys), so `lastUsedAt` is at most a minute stale and
+ * costs no write per request. A write that fails is owed again by the key's next request.
+ *
+ * @example
+ * ```ts
+ * const write = keyUseWrite(store, grant.keyId, now);
+ * if (write !== undefined) await write({ deadline: performance.now() + 1_000 });
+ * ```
+ */
+export function keyUseWrite(store: AccountStore, keyId: string, now: number): ((call?: StoreCallOptions) => Promise<void>) | undefined {
+  const uses = cacheOf(store).uses;
+  const last = uses.get(keyId);
+  if (last !== undefined && now - last < KEY_USE_INTERVAL_MS && now >= last) return undefined;
+  uses.set(keyId, now);
+  return async (call) => {
+    try {
+      await store.recordKeyUse({ id: keyId, at: new Date(now).toISOString() }, call);
+    } catch (err) {
+      if (uses.get(keyId) === now) uses.delete(keyId);
+      throw err;
+    }
+  };
+}
+
+function cacheOf(store: AccountStore): StoreCache {
+  let cache = caches.get(store);
+  if (cache === undefined) {
+    cache = { entries: new LRUCache<string, Entry>({ max: KEY_CACHE_SIZE }), generation: 0, uses: new LRUCache<string, number>({ max: KEY_CACHE_SIZE }) };
+    caches.set(store, cache);
   }
-  return grant;
+  return cache;
 }
 
 /**

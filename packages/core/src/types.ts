@@ -182,6 +182,10 @@ export interface ApiKeyRecord {
   label: string;
   createdAt: string;
   revokedAt: string | null;
+  /** The instant from which the key is refused, or null: it never expires (docs/spec.md#keys). */
+  expiresAt: string | null;
+  /** When an admitted request last used the key, at most 60 s stale, or null: never used. */
+  lastUsedAt: string | null;
 }
 
 /** What a key lookup yields: the key and its account's plan, read together. */
@@ -191,6 +195,8 @@ export interface KeyGrant {
   plan: Plan;
   gmpAddon: boolean;
   revoked: boolean;
+  /** The key's `expiresAt`: the core refuses the key from that instant on. */
+  expiresAt: string | null;
 }
 
 /** Largest number of active keys per plan, handed to the store for its atomic check. */
@@ -349,8 +355,8 @@ export interface StoreCallOptions {
  * `IpokitError` code `ERR:UNAVAILABLE` and the original error as `cause`; the core answers
  * them with 503. Times are epoch milliseconds unless named `...At` (ISO strings). Strings
  * compare by code point; `symbol` and `slug` lookups fold ASCII case only. The methods the
- * core calls while answering a request (`findApiKey`, `hitRateLimit`, `listIpos`,
- * `findIpo`, `gmpBuckets`) take a {@link StoreCallOptions} as a second argument: a backend
+ * core calls while answering a request (`findApiKey`, `recordKeyUse`, `hitRateLimit`,
+ * `listIpos`, `findIpo`, `gmpBuckets`) take a {@link StoreCallOptions} as a second argument: a backend
  * that can wait (for a connection, a lock) MUST honour its `deadline`.
  *
  * Run `testStore` from `@ipokit/core/testing` to check a whole store, or `testIpoStore`,
@@ -422,21 +428,44 @@ export interface AccountStore {
   /**
    * Changes plan and/or add-on. Atomically with the change, it MUST refuse (`'too-many-keys'`,
    * nothing changed) when the account would hold more active keys than `maxActiveKeys`
-   * allows for its new plan, even when keys are being created concurrently.
+   * allows for its new plan, even when keys are being created concurrently. A key is active
+   * at `now` when it is not revoked and its `expiresAt` is null or later than `now`
+   * (ISO strings as the core writes them, which compare as text).
    */
   updateAccount(input: {
     id: string;
     plan?: Plan;
     gmpAddon?: boolean;
     maxActiveKeys: ActiveKeyLimits;
+    now: string;
   }): Promise<AccountRecord | 'not-found' | 'too-many-keys'>;
 
   /**
    * Stores a new key for `key.accountId`. Atomically (two concurrent calls must not both
    * pass), it MUST refuse with `'too-many-keys'` when the account already holds
-   * `maxActiveKeys[plan]` active keys, and with `'not-found'` when the account is unknown.
+   * `maxActiveKeys[plan]` keys active at `now` (see {@link AccountStore.updateAccount}), and
+   * with `'not-found'` when the account is unknown.
    */
-  insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits }): Promise<'ok' | 'not-found' | 'too-many-keys'>;
+  insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits; now: string }): Promise<'ok' | 'not-found' | 'too-many-keys'>;
+
+  /**
+   * Rotates the key `id`, in one atomic step: stores a new key with `key`'s id, hash, prefix
+   * and `createdAt`, the old key's account and label, and no expiry, revocation or use;
+   * and sets the old key's `expiresAt` to the earlier of its own and `overlapEndsAt`.
+   * Resolves to the new key's record, or refuses, changing nothing: `'not-found'` when no
+   * key has this id, `'inactive'` when it is revoked or expired at `now`, `'too-many-keys'`
+   * when the account's other keys active at `now` already number `maxActiveKeys[plan]` (the
+   * new key takes the old one's place in the count, so a free account may rotate its one
+   * key, and holds two during the overlap). Concurrent calls and key creations are
+   * serialised as for {@link AccountStore.insertApiKey}.
+   */
+  rotateApiKey(input: {
+    id: string;
+    key: Pick<ApiKeyRecord, 'id' | 'hash' | 'prefix' | 'createdAt'>;
+    now: string;
+    overlapEndsAt: string;
+    maxActiveKeys: ActiveKeyLimits;
+  }): Promise<ApiKeyRecord | 'not-found' | 'inactive' | 'too-many-keys'>;
 
   /** The account's keys ordered by `createdAt`, then `id`; null when the account is unknown. */
   listApiKeys(accountId: string): Promise<ApiKeyRecord[] | null>;
@@ -446,6 +475,13 @@ export interface AccountStore {
    * false when no key has this id.
    */
   revokeApiKey(input: { id: string; at: string }): Promise<boolean>;
+
+  /**
+   * Records a use of the key: sets its `lastUsedAt` to `at` unless it already holds a later
+   * instant (several processes write their own uses). An unknown id is no error. The core
+   * calls it at most once a minute per key and process, never once per request.
+   */
+  recordKeyUse(input: { id: string; at: string }, call?: StoreCallOptions): Promise<void>;
 
   /** The key with this SHA-256 hex, with its account's current plan, or null. */
   findApiKey(hash: string, call?: StoreCallOptions): Promise<KeyGrant | null>;

@@ -37,8 +37,9 @@ async function main(): Promise<void> {
   for (const { key, ...account } of ACCOUNTS) {
     await store.insertAccount(account);
     const inserted = await store.insertApiKey({
-      key: { id: `key_${account.id}`, accountId: account.id, hash: hashApiKey(key), prefix: key.slice(0, 12), label: 'mp', createdAt: CREATED, revokedAt: null },
+      key: { id: `key_${account.id}`, accountId: account.id, hash: hashApiKey(key), prefix: key.slice(0, 12), label: 'mp', createdAt: CREATED, revokedAt: null, expiresAt: null, lastUsedAt: null },
       maxActiveKeys: { free: 1, paid: Infinity, pro: Infinity },
+      now: CREATED,
     });
     if (inserted !== 'ok') throw new Error(`key not inserted: ${inserted}`);
   }

@@ -1,7 +1,8 @@
 /**
- * Accounts and API keys of a memory store: Maps by id, keys also by hash, and a count of
- * each account's active keys so that the plan limits are checked in O(1) in the same
- * synchronous step as the change (which makes them atomic).
+ * Accounts and API keys of a memory store: Maps by id, keys also by hash and by account.
+ * The plan limits count an account's keys active at the given instant in the same
+ * synchronous step as the change (which makes them atomic); O(keys of the account), an
+ * operator's call, never a request's.
  */
 import { compareCodePoints } from '@ipokit/core/backend';
 import type { AccountRecord, ActiveKeyLimits, ApiKeyRecord, KeyGrant, Plan } from '@ipokit/core';
@@ -24,8 +25,6 @@ export class AccountTable {
   private keysByHash = new Map<string, string>();
   /** Account id -> ids of its keys, in insertion order. */
   private keysByAccount = new Map<string, string[]>();
-  /** Account id -> how many of its keys are not revoked. */
-  private activeKeys = new Map<string, number>();
 
   /**
    * Stores an account (a copy of it).
@@ -72,14 +71,14 @@ export class AccountTable {
    *
    * @example
    * ```ts
-   * table.updateAccount({ id: 'acct_1', plan: 'pro', maxActiveKeys: { free: 1, paid: Infinity, pro: Infinity } });
+   * table.updateAccount({ id: 'acct_1', plan: 'pro', maxActiveKeys: { free: 1, paid: Infinity, pro: Infinity }, now: new Date().toISOString() });
    * ```
    */
-  updateAccount(input: { id: string; plan?: Plan; gmpAddon?: boolean; maxActiveKeys: ActiveKeyLimits }): AccountRecord | 'not-found' | 'too-many-keys' {
+  updateAccount(input: { id: string; plan?: Plan; gmpAddon?: boolean; maxActiveKeys: ActiveKeyLimits; now: string }): AccountRecord | 'not-found' | 'too-many-keys' {
     const account = this.accounts.get(input.id);
     if (account === undefined) return 'not-found';
     const plan = input.plan ?? account.plan;
-    if (this.activeCount(account.id) > input.maxActiveKeys[plan]) return 'too-many-keys';
+    if (this.activeCount(account.id, input.now) > input.maxActiveKeys[plan]) return 'too-many-keys';
     const updated: AccountRecord = { ...account, plan, gmpAddon: input.gmpAddon ?? account.gmpAddon };
     this.accounts.set(account.id, updated);
     return updated;
@@ -87,28 +86,49 @@ export class AccountTable {
 
   /**
    * Stores a key (a copy of it) unless its account is unknown or already holds the
-   * active keys its plan allows (see `Store.insertApiKey`).
+   * keys active at `now` that its plan allows (see `Store.insertApiKey`).
    *
    * @example
    * ```ts
-   * table.insertApiKey({ key, maxActiveKeys: { free: 1, paid: Infinity, pro: Infinity } }); // 'ok'
+   * table.insertApiKey({ key, maxActiveKeys: { free: 1, paid: Infinity, pro: Infinity }, now: key.createdAt }); // 'ok'
    * ```
    */
-  insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits }): 'ok' | 'not-found' | 'too-many-keys' {
+  insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits; now: string }): 'ok' | 'not-found' | 'too-many-keys' {
     const key = input.key;
     const account = this.accounts.get(key.accountId);
     if (account === undefined) return 'not-found';
-    const active = this.activeCount(account.id);
-    if (key.revokedAt === null && active >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
-    const previous = this.keys.get(key.id);
-    if (previous !== undefined) this.forgetKey(previous);
-    this.keys.set(key.id, { ...key });
-    this.keysByHash.set(key.hash, key.id);
-    const ids = this.keysByAccount.get(account.id);
-    if (ids === undefined) this.keysByAccount.set(account.id, [key.id]);
-    else ids.push(key.id);
-    if (key.revokedAt === null) this.activeKeys.set(account.id, this.activeCount(account.id) + 1);
+    if (isActive(key, input.now) && this.activeCount(account.id, input.now) >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
+    this.storeKey(key);
     return 'ok';
+  }
+
+  /**
+   * Rotates a key: a new key of the old one's account and label, and the old key's expiry
+   * moved to `overlapEndsAt` when that is earlier (see `Store.rotateApiKey`).
+   *
+   * @example
+   * ```ts
+   * table.rotateApiKey({ id: 'key_1', key: { id: 'key_2', hash, prefix, createdAt: now }, now, overlapEndsAt, maxActiveKeys }); // the new record
+   * ```
+   */
+  rotateApiKey(input: {
+    id: string;
+    key: Pick<ApiKeyRecord, 'id' | 'hash' | 'prefix' | 'createdAt'>;
+    now: string;
+    overlapEndsAt: string;
+    maxActiveKeys: ActiveKeyLimits;
+  }): ApiKeyRecord | 'not-found' | 'inactive' | 'too-many-keys' {
+    const old = this.keys.get(input.id);
+    const account = old === undefined ? undefined : this.accounts.get(old.accountId);
+    if (old === undefined || account === undefined) return 'not-found';
+    if (!isActive(old, input.now)) return 'inactive';
+    // The new key takes the old one's place in the count.
+    if (this.activeCount(account.id, input.now) - 1 >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
+    const expiresAt = old.expiresAt !== null && old.expiresAt < input.overlapEndsAt ? old.expiresAt : input.overlapEndsAt;
+    this.keys.set(old.id, { ...old, expiresAt });
+    const created: ApiKeyRecord = { ...input.key, accountId: old.accountId, label: old.label, revokedAt: null, expiresAt: null, lastUsedAt: null };
+    this.storeKey(created);
+    return { ...created };
   }
 
   /**
@@ -141,11 +161,21 @@ export class AccountTable {
   revokeApiKey(input: { id: string; at: string }): boolean {
     const key = this.keys.get(input.id);
     if (key === undefined) return false;
-    if (key.revokedAt === null) {
-      this.keys.set(key.id, { ...key, revokedAt: input.at });
-      this.activeKeys.set(key.accountId, this.activeCount(key.accountId) - 1);
-    }
+    if (key.revokedAt === null) this.keys.set(key.id, { ...key, revokedAt: input.at });
     return true;
+  }
+
+  /**
+   * Sets a key's `lastUsedAt` to `at` unless it holds a later instant; an unknown id is ignored.
+   *
+   * @example
+   * ```ts
+   * table.recordKeyUse({ id: 'key_1', at: new Date().toISOString() });
+   * ```
+   */
+  recordKeyUse(input: { id: string; at: string }): void {
+    const key = this.keys.get(input.id);
+    if (key !== undefined && (key.lastUsedAt === null || key.lastUsedAt < input.at)) this.keys.set(key.id, { ...key, lastUsedAt: input.at });
   }
 
   /**
@@ -153,7 +183,7 @@ export class AccountTable {
    *
    * @example
    * ```ts
-   * table.findApiKey(hashApiKey(key)); // { keyId, accountId, plan, gmpAddon, revoked }
+   * table.findApiKey(hashApiKey(key)); // { keyId, accountId, plan, gmpAddon, revoked, expiresAt }
    * ```
    */
   findApiKey(hash: string): KeyGrant | null {
@@ -161,7 +191,7 @@ export class AccountTable {
     const key = id === undefined ? undefined : this.keys.get(id);
     const account = key === undefined ? undefined : this.accounts.get(key.accountId);
     if (key === undefined || account === undefined) return null;
-    return { keyId: key.id, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: key.revokedAt !== null };
+    return { keyId: key.id, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: key.revokedAt !== null, expiresAt: key.expiresAt };
   }
 
   /**
@@ -177,11 +207,27 @@ export class AccountTable {
     this.keys = new Map();
     this.keysByHash = new Map();
     this.keysByAccount = new Map();
-    this.activeKeys = new Map();
   }
 
-  private activeCount(accountId: string): number {
-    return this.activeKeys.get(accountId) ?? 0;
+  /** How many of the account's keys are active at `now`. */
+  private activeCount(accountId: string, now: string): number {
+    let n = 0;
+    for (const id of this.keysByAccount.get(accountId) ?? []) {
+      const key = this.keys.get(id);
+      if (key !== undefined && isActive(key, now)) n++;
+    }
+    return n;
+  }
+
+  /** Stores a key (a copy), replacing one with the same id. */
+  private storeKey(key: ApiKeyRecord): void {
+    const previous = this.keys.get(key.id);
+    if (previous !== undefined) this.forgetKey(previous);
+    this.keys.set(key.id, { ...key });
+    this.keysByHash.set(key.hash, key.id);
+    const ids = this.keysByAccount.get(key.accountId);
+    if (ids === undefined) this.keysByAccount.set(key.accountId, [key.id]);
+    else ids.push(key.id);
   }
 
   /** Undoes the bookkeeping of a key about to be replaced by one with the same id. */
@@ -193,6 +239,10 @@ export class AccountTable {
       const at = ids.indexOf(key.id);
       if (at >= 0) ids.splice(at, 1);
     }
-    if (key.revokedAt === null) this.activeKeys.set(key.accountId, this.activeCount(key.accountId) - 1);
   }
+}
+
+/** Not revoked, and not expired at `now` (ISO strings as the core writes them compare as text). */
+function isActive(key: ApiKeyRecord, now: string): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
 }

@@ -9,7 +9,7 @@
 import { IpokitError } from '@ipokit/core';
 import type {
   AccountRecord,
-  ActiveKeyLimits,
+  AccountStore,
   ApiKeyRecord,
   DatasetConflict,
   GmpBucket,
@@ -18,7 +18,6 @@ import type {
   IpoRow,
   KeyGrant,
   ListQuery,
-  Plan,
   RateLimitOutcome,
   RateLimitWindowState,
   RateLimitWindow,
@@ -164,14 +163,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       return accounts.listAccounts(input);
     },
 
-    async updateAccount(input: { id: string; plan?: Plan; gmpAddon?: boolean; maxActiveKeys: ActiveKeyLimits }): Promise<AccountRecord | 'not-found' | 'too-many-keys'> {
+    async updateAccount(input: Parameters<AccountStore['updateAccount']>[0]): Promise<AccountRecord | 'not-found' | 'too-many-keys'> {
       open();
       return accounts.updateAccount(input);
     },
 
-    async insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits }): Promise<'ok' | 'not-found' | 'too-many-keys'> {
+    async insertApiKey(input: Parameters<AccountStore['insertApiKey']>[0]): Promise<'ok' | 'not-found' | 'too-many-keys'> {
       open();
       return accounts.insertApiKey(input);
+    },
+
+    async rotateApiKey(input: Parameters<AccountStore['rotateApiKey']>[0]): Promise<ApiKeyRecord | 'not-found' | 'inactive' | 'too-many-keys'> {
+      open();
+      return accounts.rotateApiKey(input);
     },
 
     async listApiKeys(accountId: string): Promise<ApiKeyRecord[] | null> {
@@ -182,6 +186,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     async revokeApiKey(input: { id: string; at: string }): Promise<boolean> {
       open();
       return accounts.revokeApiKey(input);
+    },
+
+    async recordKeyUse(input: { id: string; at: string }): Promise<void> {
+      open();
+      accounts.recordKeyUse(input);
     },
 
     async findApiKey(hash: string): Promise<KeyGrant | null> {

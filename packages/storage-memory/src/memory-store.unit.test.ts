@@ -315,20 +315,21 @@ describe('memoryStore writes', () => {
 describe('memoryStore accounts and keys', () => {
   const limits = { free: 1, paid: 3, pro: Infinity };
   const account = (id: string, plan: 'free' | 'paid' | 'pro') => ({ id, name: id, plan, gmpAddon: false, createdAt: '2026-11-20T10:00:00.000Z' });
-  const key = (id: string, accountId: string, createdAt = '2026-11-20T10:00:00.000Z') => ({ id, accountId, hash: `h-${id}`, prefix: 'ipk_00000000', label: id, createdAt, revokedAt: null });
+  const key = (id: string, accountId: string, createdAt = '2026-11-20T10:00:00.000Z') => ({ id, accountId, hash: `h-${id}`, prefix: 'ipk_00000000', label: id, createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null });
+  const now = '2026-11-21T12:00:00.000Z';
 
   it('holds the active-key limits under concurrent inserts and plan changes', async () => {
     const store = memoryStore();
     await store.insertAccount(account('a', 'paid'));
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.insertApiKey({ key: key(`k${i}`, 'a'), maxActiveKeys: limits })));
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.insertApiKey({ key: key(`k${i}`, 'a'), maxActiveKeys: limits, now })));
     expect(results.filter((r) => r === 'ok')).toHaveLength(3);
-    expect(await store.updateAccount({ id: 'a', plan: 'free', maxActiveKeys: limits })).toBe('too-many-keys');
+    expect(await store.updateAccount({ id: 'a', plan: 'free', maxActiveKeys: limits, now })).toBe('too-many-keys');
     expect(await store.revokeApiKey({ id: 'k0', at: '2026-11-21T00:00:00.000Z' })).toBe(true);
     expect(await store.revokeApiKey({ id: 'k0', at: '2026-11-22T00:00:00.000Z' })).toBe(true);
     expect(await store.revokeApiKey({ id: 'k1', at: '2026-11-21T00:00:00.000Z' })).toBe(true);
-    expect(await store.updateAccount({ id: 'a', plan: 'free', maxActiveKeys: limits })).toMatchObject({ plan: 'free' });
-    expect(await store.insertApiKey({ key: key('k9', 'a'), maxActiveKeys: limits })).toBe('too-many-keys');
-    expect(await store.findApiKey('h-k0')).toEqual({ keyId: 'k0', accountId: 'a', plan: 'free', gmpAddon: false, revoked: true });
+    expect(await store.updateAccount({ id: 'a', plan: 'free', maxActiveKeys: limits, now })).toMatchObject({ plan: 'free' });
+    expect(await store.insertApiKey({ key: key('k9', 'a'), maxActiveKeys: limits, now })).toBe('too-many-keys');
+    expect(await store.findApiKey('h-k0')).toEqual({ keyId: 'k0', accountId: 'a', plan: 'free', gmpAddon: false, revoked: true, expiresAt: null });
     expect((await store.listApiKeys('a'))?.find((k) => k.id === 'k0')?.revokedAt).toBe('2026-11-21T00:00:00.000Z');
   });
 
@@ -336,7 +337,7 @@ describe('memoryStore accounts and keys', () => {
     const store = memoryStore();
     await store.insertAccount(account('a', 'pro'));
     for (const [id, at] of [['b', '2026-11-20T10:00:01.000Z'], ['\u{1F600}', '2026-11-20T10:00:00.000Z'], ['\uFFFD', '2026-11-20T10:00:00.000Z'], ['a', '2026-11-20T10:00:01.000Z']] as const) {
-      expect(await store.insertApiKey({ key: key(id, 'a', at), maxActiveKeys: limits })).toBe('ok');
+      expect(await store.insertApiKey({ key: key(id, 'a', at), maxActiveKeys: limits, now })).toBe('ok');
     }
     expect((await store.listApiKeys('a'))?.map((k) => k.id)).toEqual(['\uFFFD', '\u{1F600}', 'a', 'b']);
   });

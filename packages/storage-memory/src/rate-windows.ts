@@ -77,6 +77,8 @@ export class RateWindows {
   private sliding = new Map<number, Map<string, Window>>();
   /** Calendar windows per `ms + '/' + start`. */
   private periods = new Map<string, Period>();
+  /** The period a request last used, if still kept. */
+  private lastPeriod: Period | undefined;
   /** Usage per account, then per IST day. */
   private usage = new Map<string, Map<string, DayUsage>>();
   private hitsSinceSweep = 0;
@@ -137,7 +139,8 @@ export class RateWindows {
     const asked = input.windows;
     if (now > this.lastNow) this.lastNow = now;
     const n = asked.length;
-    const found: Array<Window | undefined> = new Array(n);
+    // Each window's record as found (a Window, a Period, or undefined) and its live count.
+    const found: Array<Window | Period | undefined> = new Array(n);
     const counts: number[] = new Array(n);
     let admitted = true;
     for (let i = 0; i < n; i++) {
@@ -150,7 +153,9 @@ export class RateWindows {
         counts[i] = g;
         live = w === undefined ? 0 : w.size - g;
       } else {
-        live = this.periods.get(periodId(a.ms, a.start))?.counts.get(a.key) ?? 0;
+        const period = this.period(a.ms, a.start);
+        found[i] = period;
+        live = period?.counts.get(a.key) ?? 0;
         counts[i] = live;
       }
       if (!(live < a.quota)) admitted = false;
@@ -160,7 +165,7 @@ export class RateWindows {
     for (let i = 0; i < n; i++) {
       const a = asked[i]!;
       if (a.start === undefined) {
-        states[i] = describe(found[i], counts[i]!, a.quota, admitted ? now : null);
+        states[i] = describe(found[i] as Window | undefined, counts[i]!, a.quota, admitted ? now : null);
       } else {
         const count = counts[i]! + (admitted ? 1 : 0);
         states[i] = { count, oldest: count > 0 ? a.start : null, blocking: count > 0 && count >= a.quota ? a.start : null };
@@ -172,21 +177,30 @@ export class RateWindows {
         const a = asked[i]!;
         if (a.start !== undefined) {
           if (namedBefore(asked, i)) continue;
-          const id = periodId(a.ms, a.start);
-          let period = this.periods.get(id);
-          if (period === undefined) this.periods.set(id, (period = { ms: a.ms, start: a.start, counts: new Map() }));
+          let period = found[i] as Period | undefined;
+          if (period === undefined) {
+            // (a window named twice found no period either time: the first charge made it)
+            period = this.period(a.ms, a.start);
+            if (period === undefined) {
+              period = { ms: a.ms, start: a.start, counts: new Map() };
+              this.periods.set(periodId(a.ms, a.start), period);
+              this.lastPeriod = period;
+            }
+          }
           period.counts.set(a.key, counts[i]! + 1);
           continue;
         }
-        let byKey = this.sliding.get(a.ms);
-        if (byKey === undefined) this.sliding.set(a.ms, (byKey = new Map()));
-        let w = byKey.get(a.key);
+        let w = found[i] as Window | undefined;
         if (w === undefined) {
-          w = { ring: new Float64Array(MIN_CAPACITY), head: 0, size: 0, gone: 0, goneAt: now, goneMs: a.ms, charged: 0 };
-          byKey.set(a.key, w);
-        } else if (w.charged === charge) {
-          continue;
+          let byKey = this.sliding.get(a.ms);
+          if (byKey === undefined) this.sliding.set(a.ms, (byKey = new Map()));
+          w = byKey.get(a.key);
+          if (w === undefined) {
+            w = { ring: new Float64Array(MIN_CAPACITY), head: 0, size: 0, gone: 0, goneAt: now, goneMs: a.ms, charged: 0 };
+            byKey.set(a.key, w);
+          }
         }
+        if (w.charged === charge) continue;
         w.charged = charge;
         append(w, counts[i]!, now, a.ms);
       }
@@ -194,6 +208,15 @@ export class RateWindows {
     if (input.usage !== undefined) this.count(input.usage, admitted);
     if (++this.hitsSinceSweep >= this.sweepAfter) this.sweep(now);
     return { admitted, windows: states };
+  }
+
+  /** The calendar period `(ms, start)`, or undefined; the last one used is kept at hand (all of a day's requests use it). */
+  private period(ms: number, start: number): Period | undefined {
+    const last = this.lastPeriod;
+    if (last !== undefined && last.start === start && last.ms === ms) return last;
+    const period = this.periods.get(periodId(ms, start));
+    if (period !== undefined) this.lastPeriod = period;
+    return period;
   }
 
   /**
@@ -207,7 +230,7 @@ export class RateWindows {
   peek(input: { now: number; windows: readonly RateLimitWindow[] }): RateLimitWindowState[] {
     return input.windows.map((a) => {
       if (a.start !== undefined) {
-        const count = this.periods.get(periodId(a.ms, a.start))?.counts.get(a.key) ?? 0;
+        const count = this.period(a.ms, a.start)?.counts.get(a.key) ?? 0;
         return { count, oldest: count > 0 ? a.start : null, blocking: count > 0 && count >= a.quota ? a.start : null };
       }
       const w = this.sliding.get(a.ms)?.get(a.key);
@@ -260,8 +283,10 @@ export class RateWindows {
       kept += byKey.size;
     }
     for (const [id, p] of this.periods) {
-      if (now >= p.start + 2 * p.ms) this.periods.delete(id);
-      else kept += p.counts.size;
+      if (now >= p.start + 2 * p.ms) {
+        this.periods.delete(id);
+        if (this.lastPeriod === p) this.lastPeriod = undefined;
+      } else kept += p.counts.size;
     }
     this.hitsSinceSweep = 0;
     this.sweepAfter = Math.max(this.sweepEvery, kept);
@@ -300,6 +325,7 @@ export class RateWindows {
   clear(): void {
     this.sliding = new Map();
     this.periods = new Map();
+    this.lastPeriod = undefined;
     this.usage = new Map();
     this.hitsSinceSweep = 0;
     this.sweepAfter = this.sweepEvery;

@@ -743,6 +743,159 @@ END
 $fn$;
 `,
   },
+  {
+    version: 5,
+    name: 'key expiry, rotation, last use',
+    // A key may now expire (docs/spec.md#keys): rotating a key stores a new one and gives the
+    // old one an expiry, the end of an overlap during which both work, so that clients can
+    // move to the new key without an outage. And a key records when it was last used (at
+    // most once a minute per key and process, by the core). Both are ISO strings as the core
+    // writes them (toISOString), which compare as instants when compared as text in code-point
+    // order: hence COLLATE "C", on the columns and wherever a parameter meets them.
+    //
+    // A key is active at an instant `now` when it is not revoked and its expires_at is null
+    // or later than now; the plan limits count the keys active at the caller's now (they
+    // counted the keys not revoked). The functions that check them take p_now, and are new
+    // functions with new names: those of migration 1 (insert_api_key, update_account) stay
+    // as they were, so that a process of the previous version (during a rolling deploy, or
+    // after a rollback) keeps creating keys and changing plans. It counts expired keys as
+    // active, which is only stricter (it may refuse what this version admits, never admit
+    // what this version refuses). That version does not know expiry at all, though: it
+    // reads a rotated key as valid after its overlap, until it is replaced; an overlap is
+    // far longer than a deploy.
+    //
+    // Every change of an account's keys that the limits check (insert, rotation) locks the
+    // account's row first, FOR UPDATE, as insert_api_key does: two concurrent calls cannot
+    // both pass. Each is one statement (a SELECT of one function), so the store needs no
+    // transaction of its own.
+    sql: (s) => `
+-- Nullable columns without a default: adding them rewrites nothing, and every key of before
+-- reads as one that never expires and was never used.
+ALTER TABLE ${s}.api_keys
+  -- the instant from which the key is refused; null: never
+  ADD COLUMN expires_at   text COLLATE "C",
+  -- when an admitted request last used the key (at most a minute stale); null: never
+  ADD COLUMN last_used_at text COLLATE "C";
+
+-- insert_api_key (migration 1) at p_now: the limit counts the keys active at p_now, and the
+-- key is stored as given (revoked, expiring, used). A key that is not itself active at p_now
+-- takes no place in the count, and is never refused for it (as in the memory store).
+CREATE FUNCTION ${s}.insert_api_key_at(
+  p_id text, p_account text, p_hash text, p_prefix text, p_label text, p_created text,
+  p_revoked text, p_expires text, p_last_used text, p_now text,
+  p_max_free float8, p_max_paid float8, p_max_pro float8
+) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_plan text;
+  v_active bigint;
+  v_max float8;
+BEGIN
+  SELECT a.plan INTO v_plan FROM ${s}.accounts AS a WHERE a.id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RETURN 'not-found'; END IF;
+  IF p_revoked IS NULL AND (p_expires IS NULL OR p_expires > p_now COLLATE "C") THEN
+    SELECT count(*) INTO v_active FROM ${s}.api_keys AS k
+      WHERE k.account_id = p_account AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > p_now COLLATE "C");
+    -- (a CASE inside IF ... THEN would end the condition at its own THEN)
+    v_max := CASE v_plan WHEN 'free' THEN p_max_free WHEN 'paid' THEN p_max_paid ELSE p_max_pro END;
+    IF v_active >= v_max THEN
+      RETURN 'too-many-keys';
+    END IF;
+  END IF;
+  INSERT INTO ${s}.api_keys (id, account_id, hash, prefix, label, created_at, revoked_at, expires_at, last_used_at)
+    VALUES (p_id, p_account, p_hash, p_prefix, p_label, p_created, p_revoked, p_expires, p_last_used);
+  RETURN 'ok';
+END
+$fn$;
+
+-- update_account (migration 1) at p_now: the new plan must allow the keys active at p_now.
+-- Refused, the row comes back unchanged with plan NULL as the marker; no row: no account.
+CREATE FUNCTION ${s}.update_account_at(
+  p_id text, p_plan text, p_gmp_addon boolean, p_now text, p_max_free float8, p_max_paid float8, p_max_pro float8
+) RETURNS SETOF ${s}.accounts LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_account ${s}.accounts;
+  v_active bigint;
+  v_plan text;
+  v_max float8;
+BEGIN
+  SELECT * INTO v_account FROM ${s}.accounts AS a WHERE a.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN RETURN; END IF;
+  v_plan := coalesce(p_plan, v_account.plan);
+  SELECT count(*) INTO v_active FROM ${s}.api_keys AS k
+    WHERE k.account_id = p_id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > p_now COLLATE "C");
+  v_max := CASE v_plan WHEN 'free' THEN p_max_free WHEN 'paid' THEN p_max_paid ELSE p_max_pro END;
+  IF v_active > v_max THEN
+    v_account.plan := NULL;
+    RETURN NEXT v_account;
+    RETURN;
+  END IF;
+  RETURN QUERY UPDATE ${s}.accounts AS a SET plan = v_plan, gmp_addon = coalesce(p_gmp_addon, a.gmp_addon)
+    WHERE a.id = p_id RETURNING a.*;
+END
+$fn$;
+
+-- Rotation of key p_id, in one step: a new key (p_new_id, p_hash, p_prefix, p_created) of the
+-- old key's account and label, neither revoked, expiring nor used; and the old key's expiry
+-- set to the earlier of its own and p_overlap_ends. One row: r_status 'ok' with the new key's
+-- account and label (the rest of it is the caller's input), or 'not-found', 'inactive' (the
+-- old key is revoked or expired at p_now) or 'too-many-keys' (the account's other keys active
+-- at p_now already number its plan's limit: the new key takes the old one's place), which
+-- change nothing.
+--
+-- The account's row is locked first, as insert_api_key_at locks it, so rotations and key
+-- creations of one account run one at a time. The key's account is read before that lock
+-- (a key never changes account), and the key again under it, FOR UPDATE: read committed, that
+-- statement sees every rotation that held the lock before (the old key's new expiry, the new
+-- key) and waits for a revocation under way (which locks the key's row alone).
+CREATE FUNCTION ${s}.rotate_api_key(
+  p_id text, p_new_id text, p_hash text, p_prefix text, p_created text, p_now text, p_overlap_ends text,
+  p_max_free float8, p_max_paid float8, p_max_pro float8
+) RETURNS TABLE (r_status text, r_account text, r_label text) LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_account text;
+  v_plan text;
+  v_key ${s}.api_keys;
+  v_active bigint;
+  v_max float8;
+BEGIN
+  SELECT k.account_id INTO v_account FROM ${s}.api_keys AS k WHERE k.id = p_id;
+  IF NOT FOUND THEN
+    r_status := 'not-found';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  SELECT a.plan INTO v_plan FROM ${s}.accounts AS a WHERE a.id = v_account FOR UPDATE;
+  SELECT * INTO v_key FROM ${s}.api_keys AS k WHERE k.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    r_status := 'not-found';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  IF v_key.revoked_at IS NOT NULL OR v_key.expires_at <= p_now COLLATE "C" THEN
+    r_status := 'inactive';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  SELECT count(*) INTO v_active FROM ${s}.api_keys AS k
+    WHERE k.account_id = v_account AND k.id <> p_id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > p_now COLLATE "C");
+  v_max := CASE v_plan WHEN 'free' THEN p_max_free WHEN 'paid' THEN p_max_paid ELSE p_max_pro END;
+  IF v_active >= v_max THEN
+    r_status := 'too-many-keys';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  INSERT INTO ${s}.api_keys (id, account_id, hash, prefix, label, created_at)
+    VALUES (p_new_id, v_account, p_hash, p_prefix, v_key.label, p_created);
+  UPDATE ${s}.api_keys AS k SET expires_at = least(coalesce(k.expires_at, p_overlap_ends COLLATE "C"), p_overlap_ends COLLATE "C")
+    WHERE k.id = p_id;
+  r_status := 'ok';
+  r_account := v_account;
+  r_label := v_key.label;
+  RETURN NEXT;
+END
+$fn$;
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

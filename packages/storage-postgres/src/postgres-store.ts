@@ -442,10 +442,12 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     },
 
     async updateAccount(input) {
-      const rows = await query<AccountRow>(`SELECT * FROM ${s}.update_account($1, $2, $3, $4, $5, $6)`, [
+      // (migration 5: the limit counts the keys active at `now`)
+      const rows = await query<AccountRow>(`SELECT * FROM ${s}.update_account_at($1, $2, $3, $4, $5, $6, $7)`, [
         input.id,
         input.plan ?? null,
         input.gmpAddon ?? null,
+        input.now,
         ...limits(input.maxActiveKeys),
       ]);
       const r = rows[0];
@@ -454,18 +456,41 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return accountOf(r);
     },
 
-    async insertApiKey({ key, maxActiveKeys }) {
+    async insertApiKey({ key, maxActiveKeys, now }) {
       const rows = await query<{ result: 'ok' | 'not-found' | 'too-many-keys' }>(
-        `SELECT ${s}.insert_api_key($1, $2, $3, $4, $5, $6, $7, $8, $9) AS result`,
-        [key.id, key.accountId, key.hash, key.prefix, key.label, key.createdAt, ...limits(maxActiveKeys)],
+        `SELECT ${s}.insert_api_key_at($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS result`,
+        [key.id, key.accountId, key.hash, key.prefix, key.label, key.createdAt, key.revokedAt, key.expiresAt, key.lastUsedAt, now, ...limits(maxActiveKeys)],
       );
       return rows[0]?.result ?? 'not-found';
+    },
+
+    async rotateApiKey({ id, key, now, overlapEndsAt, maxActiveKeys }) {
+      // One statement: the function checks and writes under the account's lock (migration 5)
+      // and names the new key's account and label; the rest of the record is the input's.
+      const rows = await query<{ r_status: 'ok' | 'not-found' | 'inactive' | 'too-many-keys'; r_account: string | null; r_label: string | null }>(
+        `SELECT r_status, r_account, r_label FROM ${s}.rotate_api_key($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [id, key.id, key.hash, key.prefix, key.createdAt, now, overlapEndsAt, ...limits(maxActiveKeys)],
+      );
+      const r = rows[0];
+      if (r === undefined) return 'not-found';
+      if (r.r_status !== 'ok') return r.r_status;
+      return {
+        id: key.id,
+        accountId: r.r_account!,
+        hash: key.hash,
+        prefix: key.prefix,
+        label: r.r_label!,
+        createdAt: key.createdAt,
+        revokedAt: null,
+        expiresAt: null,
+        lastUsedAt: null,
+      };
     },
 
     async listApiKeys(accountId) {
       // The account joined to its keys: no row means no account, a row of NULLs no keys.
       const rows = await query<Omit<KeyRow, 'id'> & { id: string | null }>(
-        `SELECT k.id, k.account_id, k.hash, k.prefix, k.label, k.created_at, k.revoked_at
+        `SELECT k.id, k.account_id, k.hash, k.prefix, k.label, k.created_at, k.revoked_at, k.expires_at, k.last_used_at
          FROM ${s}.accounts a LEFT JOIN ${s}.api_keys k ON k.account_id = a.id
          WHERE a.id = $1 ORDER BY k.created_at, k.id`,
         [accountId],
@@ -482,15 +507,27 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return rows.length > 0;
     },
 
+    async recordKeyUse({ id, at }, call) {
+      // On the request path (at most once a minute per key and process): within the call's
+      // deadline, as findApiKey. A later use recorded by another process is kept.
+      await query(
+        `UPDATE ${s}.api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`,
+        [id, at],
+        call,
+      );
+    },
+
     async findApiKey(hash, call): Promise<KeyGrant | null> {
-      const rows = await query<{ key_id: string; account_id: string; plan: Plan; gmp_addon: boolean; revoked: boolean }>(
-        `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.gmp_addon, k.revoked_at IS NOT NULL AS revoked
+      const rows = await query<{ key_id: string; account_id: string; plan: Plan; gmp_addon: boolean; revoked: boolean; expires_at: string | null }>(
+        `SELECT k.id AS key_id, a.id AS account_id, a.plan, a.gmp_addon, k.revoked_at IS NOT NULL AS revoked, k.expires_at
          FROM ${s}.api_keys k JOIN ${s}.accounts a ON a.id = k.account_id WHERE k.hash = $1`,
         [hash],
         call,
       );
       const r = rows[0];
-      return r === undefined ? null : { keyId: r.key_id, accountId: r.account_id, plan: r.plan, gmpAddon: r.gmp_addon, revoked: r.revoked };
+      return r === undefined
+        ? null
+        : { keyId: r.key_id, accountId: r.account_id, plan: r.plan, gmpAddon: r.gmp_addon, revoked: r.revoked, expiresAt: r.expires_at };
     },
 
     async hitRateLimit({ now, windows, usage }, call?: StoreCallOptions): Promise<RateLimitOutcome> {
@@ -668,6 +705,8 @@ interface KeyRow {
   label: string;
   created_at: string;
   revoked_at: string | null;
+  expires_at: string | null;
+  last_used_at: string | null;
 }
 
 /** Fails with `ERR:UNAVAILABLE`, saying to run `migrate()`, unless schema `s` is migrated far enough. */
@@ -840,6 +879,8 @@ function keyOf(r: KeyRow): ApiKeyRecord {
     label: r.label,
     createdAt: r.created_at,
     revokedAt: r.revoked_at,
+    expiresAt: r.expires_at,
+    lastUsedAt: r.last_used_at,
   };
 }
 

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { getUsage, importDataset, revokeApiKey, updateAccount } from '../admin.js';
+import { createApiKey, getUsage, importDataset, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from '../admin.js';
 import { openApiDocument, type OpenApiDocument, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '../openapi.js';
 import type { IpoRouterOptions, RateLimitHeaders } from '../options.js';
 import { decodeComponent, isOpenApiPath } from '../request.js';
@@ -107,7 +107,7 @@ export interface TestClock {
 }
 
 /** Store methods a check can make fail. */
-export type StoreMethod = 'findApiKey' | 'hitRateLimit' | 'listIpos' | 'findIpo' | 'gmpBuckets';
+export type StoreMethod = 'findApiKey' | 'recordKeyUse' | 'hitRateLimit' | 'listIpos' | 'findIpo' | 'gmpBuckets';
 
 /** A failure injected into the store the router sees: every call of `method` rejects or never settles. */
 export interface StoreFault {
@@ -727,6 +727,94 @@ function authChecks(): HttpCheck[] {
         await updateAccount(ctx.store, { accountId: ctx.fixture.accounts.proGmp, gmpAddon: false });
         expectError(await ctx.request('/ORBIT?includeGmp=true', { key: ctx.keys.proGmp }), 403);
         expectError(await ctx.request('/ORBIT/gmp', { key: ctx.keys.proGmp }), 403);
+      },
+    },
+    {
+      id: 'auth-key-expiry',
+      name: 'MUST refuse a key from its expiresAt on, on every route, as a revoked key, even while its grant is cached',
+      async fn(ctx) {
+        const t = ctx.clock.now();
+        const clock = { now: () => new Date(ctx.clock.now()) };
+        const { key } = await createApiKey(ctx.store, { accountId: ctx.fixture.accounts.paid, label: 'expiring', expiresAt: new Date(t + 10_000).toISOString() }, clock);
+        expect((await ctx.request('/ORBIT', { key })).status).toBe(200);
+        ctx.clock.set(t + 9_000); // read again (older than keyCacheTtlMs) and cached
+        expect((await ctx.request('?status=open', { key })).status).toBe(200);
+        ctx.clock.set(t + 9_999);
+        expect((await ctx.request('/ORBIT', { key })).status).toBe(200);
+        ctx.clock.set(t + 10_000); // the cached grant is 1 s old: still refused
+        const refused = await ctx.request('/ORBIT', { key });
+        expectError(refused, 401);
+        expect(refused.json).toEqual((await ctx.request('/ORBIT', { key: ctx.keys.revoked })).json);
+        expectError(await ctx.request('?status=open', { key }), 401);
+        expectError(await ctx.request('/ORBIT/gmp', { key }), 401);
+        ctx.clock.advance(3_600_000);
+        expectError(await ctx.request('/ORBIT', { key }), 401);
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
+      },
+    },
+    {
+      id: 'auth-rotate-overlap',
+      name: 'MUST accept both keys of a rotation during its overlap and refuse the old one from its end (at once with overlap 0), on the store the router uses',
+      async fn(ctx) {
+        const clock = { now: () => new Date(ctx.clock.now()) };
+        const old = ctx.keys.paid;
+        expect((await ctx.request('/ORBIT', { key: old })).status).toBe(200); // cached
+        const next = await rotateApiKey(ctx.store, ctx.fixture.keyIds.paid, { overlapSeconds: 60 }, clock);
+        expect((await ctx.request('/ORBIT', { key: next.key })).status).toBe(200);
+        expect((await ctx.request('/ORBIT', { key: old })).status).toBe(200);
+        ctx.clock.advance(59_999);
+        expect((await ctx.request('/ORBIT', { key: old })).status).toBe(200);
+        ctx.clock.advance(1);
+        expectError(await ctx.request('/ORBIT', { key: old }), 401);
+        expect((await ctx.request('/ORBIT', { key: next.key })).status).toBe(200); // cached
+        const third = await rotateApiKey(ctx.store, next.id, { overlapSeconds: 0 }, clock);
+        expectError(await ctx.request('/ORBIT', { key: next.key }), 401);
+        expect((await ctx.request('?status=open', { key: third.key })).status).toBe(200);
+      },
+    },
+    {
+      id: 'key-last-used',
+      name: 'MUST record lastUsedAt on the router clock for admitted requests only, at most 60 s stale, written at most once a minute per key',
+      options: { limits: { paid: { perMinute: GENEROUS, gmpPerMinute: GENEROUS, perHour: 3 } } },
+      async fn(ctx) {
+        const lastUsed = async (keyId: string) => (await listApiKeys(ctx.store, { accountId: ctx.fixture.accounts.paid })).find((k) => k.id === keyId)?.lastUsedAt;
+        const { paid, paid2 } = ctx.fixture.keyIds;
+        const iso = (ms: number) => new Date(ms).toISOString();
+        const t = ctx.clock.now();
+        expect(await lastUsed(paid)).toBeNull();
+        expect((await ctx.request('/NOPE', { key: ctx.keys.paid })).status).toBe(404); // admitted, then not found
+        expect(await lastUsed(paid)).toBe(iso(t));
+        expect(await lastUsed(paid2)).toBeNull();
+        ctx.clock.set(t + 30_000);
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid2 })).status).toBe(200); // another key: its own time
+        expect(await lastUsed(paid2)).toBe(iso(t + 30_000));
+        ctx.clock.set(t + 59_999); // no second write within the minute
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
+        expect(await lastUsed(paid)).toBe(iso(t));
+        ctx.clock.set(t + 60_000); // a write is due, but the request is refused: no use
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(429);
+        expect(await lastUsed(paid)).toBe(iso(t));
+        ctx.clock.set(t + 3_600_000); // the first hit has left the hour
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
+        expect(await lastUsed(paid)).toBe(iso(t + 3_600_000));
+        expect(await lastUsed(paid2)).toBe(iso(t + 30_000));
+      },
+    },
+    {
+      id: 'key-last-used-failure',
+      name: 'MUST answer a request whose lastUsedAt write fails, report the failure to onError, and write it with the key\'s next request',
+      expectsErrors: true,
+      async fn(ctx) {
+        const lastUsed = async () => (await listApiKeys(ctx.store, { accountId: ctx.fixture.accounts.paid })).find((k) => k.id === ctx.fixture.keyIds.paid)?.lastUsedAt;
+        ctx.fault({ method: 'recordKeyUse', mode: 'reject' });
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
+        expect(ctx.errors).toHaveLength(1);
+        expect(await lastUsed()).toBeNull();
+        ctx.fault(null);
+        ctx.clock.advance(1_000);
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
+        expect(await lastUsed()).toBe(new Date(ctx.clock.now()).toISOString());
+        expect(ctx.errors).toHaveLength(1);
       },
     },
     {

@@ -12,7 +12,7 @@ import { rateLimitModel } from './limiter-model.js';
 import { compareCodePoints } from '../status.js';
 import type {
   AccountRecord,
-  ActiveKeyLimits,
+  AccountStore,
   ApiKeyRecord,
   DatasetConflict,
   GmpBucket,
@@ -21,7 +21,6 @@ import type {
   IpoRow,
   KeyGrant,
   ListQuery,
-  Plan,
   RateLimitOutcome,
   RateLimitWindowState,
   RateLimitWindow,
@@ -48,8 +47,9 @@ export function referenceStore(): Store {
   const keys: ApiKeyRecord[] = [];
   const limiter = rateLimitModel();
 
-  const activeKeys = (accountId: string): number =>
-    keys.filter((k) => k.accountId === accountId && k.revokedAt === null).length;
+  // A key is active while it is neither revoked nor expired.
+  const active = (k: ApiKeyRecord, now: string): boolean => k.revokedAt === null && (k.expiresAt === null || compareCodePoints(k.expiresAt, now) > 0);
+  const activeKeys = (accountId: string, now: string): number => keys.filter((k) => k.accountId === accountId && active(k, now)).length;
 
   return {
     async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Promise<DatasetConflict[]> {
@@ -115,27 +115,35 @@ export function referenceStore(): Store {
         .map(copy);
     },
 
-    async updateAccount(input: {
-      id: string;
-      plan?: Plan;
-      gmpAddon?: boolean;
-      maxActiveKeys: ActiveKeyLimits;
-    }): Promise<AccountRecord | 'not-found' | 'too-many-keys'> {
+    async updateAccount(input: Parameters<AccountStore['updateAccount']>[0]): Promise<AccountRecord | 'not-found' | 'too-many-keys'> {
       const account = accounts.find((a) => a.id === input.id);
       if (account === undefined) return 'not-found';
       const plan = input.plan ?? account.plan;
-      if (activeKeys(account.id) > input.maxActiveKeys[plan]) return 'too-many-keys';
+      if (activeKeys(account.id, input.now) > input.maxActiveKeys[plan]) return 'too-many-keys';
       account.plan = plan;
       if (input.gmpAddon !== undefined) account.gmpAddon = input.gmpAddon;
       return copy(account);
     },
 
-    async insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits }): Promise<'ok' | 'not-found' | 'too-many-keys'> {
+    async insertApiKey(input: Parameters<AccountStore['insertApiKey']>[0]): Promise<'ok' | 'not-found' | 'too-many-keys'> {
       const account = accounts.find((a) => a.id === input.key.accountId);
       if (account === undefined) return 'not-found';
-      if (activeKeys(account.id) >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
+      if (activeKeys(account.id, input.now) >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
       keys.push(copy(input.key));
       return 'ok';
+    },
+
+    async rotateApiKey(input: Parameters<AccountStore['rotateApiKey']>[0]): Promise<ApiKeyRecord | 'not-found' | 'inactive' | 'too-many-keys'> {
+      const old = keys.find((k) => k.id === input.id);
+      const account = old === undefined ? undefined : accounts.find((a) => a.id === old.accountId);
+      if (old === undefined || account === undefined) return 'not-found';
+      if (!active(old, input.now)) return 'inactive';
+      const others = keys.filter((k) => k.accountId === account.id && k.id !== old.id && active(k, input.now)).length;
+      if (others >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
+      old.expiresAt = old.expiresAt === null || compareCodePoints(input.overlapEndsAt, old.expiresAt) < 0 ? input.overlapEndsAt : old.expiresAt;
+      const created: ApiKeyRecord = { ...input.key, accountId: account.id, label: old.label, revokedAt: null, expiresAt: null, lastUsedAt: null };
+      keys.push(copy(created));
+      return created;
     },
 
     async listApiKeys(accountId: string): Promise<ApiKeyRecord[] | null> {
@@ -153,11 +161,16 @@ export function referenceStore(): Store {
       return true;
     },
 
+    async recordKeyUse(input: { id: string; at: string }): Promise<void> {
+      const key = keys.find((k) => k.id === input.id);
+      if (key !== undefined && (key.lastUsedAt === null || compareCodePoints(key.lastUsedAt, input.at) < 0)) key.lastUsedAt = input.at;
+    },
+
     async findApiKey(hash: string): Promise<KeyGrant | null> {
       const key = keys.find((k) => k.hash === hash);
       const account = key === undefined ? undefined : accounts.find((a) => a.id === key.accountId);
       if (key === undefined || account === undefined) return null;
-      return { keyId: key.id, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: key.revokedAt !== null };
+      return { keyId: key.id, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: key.revokedAt !== null, expiresAt: key.expiresAt };
     },
 
     async hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }): Promise<RateLimitOutcome> {

@@ -37,6 +37,7 @@ import type {
   UsageRow,
 } from '../types.js';
 import { rateLimitModel } from './limiter-model.js';
+import { referenceStore } from './reference-store.js';
 import {
   ARBITRARY_DAYS,
   ARBITRARY_FIRST_DAY,
@@ -116,7 +117,7 @@ export function testStore(options: TestStoreOptions): void {
   const [check, withStore] = harness(options.createStore, options.destroyStore);
   describe(options.name ?? 'Store', () => {
     ipoStoreChecks(check, withStore);
-    accountStoreChecks(check);
+    accountStoreChecks(check, withStore);
     limiterChecks(check, withStore);
     describe('close', () => {
       check('close(), when the store has it, resolves', async (store) => {
@@ -143,7 +144,8 @@ export function testIpoStore(options: TestIpoStoreOptions): void {
 
 /**
  * The checks of the accounts and keys capability alone: accounts, listing, plan changes,
- * keys with the one-active-key rule under races, order and revocation.
+ * keys with the one-active-key rule under races, order, revocation, expiry, rotation and
+ * last use, and random sequences of them against the reference store.
  *
  * @example
  * ```ts
@@ -151,8 +153,8 @@ export function testIpoStore(options: TestIpoStoreOptions): void {
  * ```
  */
 export function testAccountStore(options: TestAccountStoreOptions): void {
-  const [check] = harness(options.createStore, options.destroyStore);
-  describe(options.name ?? 'AccountStore', () => accountStoreChecks(check));
+  const [check, withStore] = harness(options.createStore, options.destroyStore);
+  describe(options.name ?? 'AccountStore', () => accountStoreChecks(check, withStore));
 }
 
 /**
@@ -179,8 +181,8 @@ function ipoStoreChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>):
   describe('gmpBuckets', () => bucketChecks(check, withStore));
 }
 
-function accountStoreChecks(check: Check<AccountStore>): void {
-  describe('accounts and keys', () => accountChecks(check));
+function accountStoreChecks(check: Check<AccountStore>, withStore: WithStore<AccountStore>): void {
+  describe('accounts and keys', () => accountChecks(check, withStore));
 }
 
 function limiterChecks(check: Check<RateLimiter>, withStore: WithStore<RateLimiter>): void {
@@ -958,7 +960,7 @@ function bucketChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): v
 // ---------------------------------------------------------------------------------------
 // Accounts and keys
 
-function accountChecks(check: Check<AccountStore>): void {
+function accountChecks(check: Check<AccountStore>, withStore: WithStore<AccountStore>): void {
   const account = (id: string, plan: Plan, gmpAddon = false): AccountRecord => ({
     id,
     name: `Acme ${id} \u{1F600}`,
@@ -966,7 +968,7 @@ function accountChecks(check: Check<AccountStore>): void {
     gmpAddon,
     createdAt: '2026-11-20T10:00:00.000Z',
   });
-  const insertKey = (store: AccountStore, key: ApiKeyRecord, limits: ActiveKeyLimits = CORE_LIMITS) => store.insertApiKey({ key, maxActiveKeys: limits });
+  const insertKey = (store: AccountStore, key: ApiKeyRecord, limits: ActiveKeyLimits = CORE_LIMITS, now = KEY_NOW) => store.insertApiKey({ key, maxActiveKeys: limits, now });
   const activeCount = async (store: AccountStore, accountId: string) => ((await store.listApiKeys(accountId)) ?? []).filter((k) => k.revokedAt === null).length;
 
   check('insertAccount then getAccount returns it; an unknown id is null', async (store) => {
@@ -1005,16 +1007,16 @@ function accountChecks(check: Check<AccountStore>): void {
   check('updateAccount changes plan and add-on, each alone or both, and resolves to the account', async (store) => {
     const a = account('acct_1', 'free');
     await store.insertAccount(a);
-    expect(await store.updateAccount({ id: 'acct_1', plan: 'pro', maxActiveKeys: CORE_LIMITS })).toEqual({ ...a, plan: 'pro' });
-    expect(await store.updateAccount({ id: 'acct_1', gmpAddon: true, maxActiveKeys: CORE_LIMITS })).toEqual({ ...a, plan: 'pro', gmpAddon: true });
-    expect(await store.updateAccount({ id: 'acct_1', maxActiveKeys: CORE_LIMITS })).toEqual({ ...a, plan: 'pro', gmpAddon: true });
-    expect(await store.updateAccount({ id: 'acct_1', plan: 'paid', gmpAddon: false, maxActiveKeys: CORE_LIMITS })).toEqual({ ...a, plan: 'paid' });
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'pro', maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toEqual({ ...a, plan: 'pro' });
+    expect(await store.updateAccount({ id: 'acct_1', gmpAddon: true, maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toEqual({ ...a, plan: 'pro', gmpAddon: true });
+    expect(await store.updateAccount({ id: 'acct_1', maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toEqual({ ...a, plan: 'pro', gmpAddon: true });
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'paid', gmpAddon: false, maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toEqual({ ...a, plan: 'paid' });
     expect(await store.getAccount('acct_1')).toEqual({ ...a, plan: 'paid' });
   });
 
   check("updateAccount: 'not-found' for an unknown account", async (store) => {
     await store.insertAccount(account('acct_1', 'free'));
-    expect(await store.updateAccount({ id: 'acct_9', plan: 'pro', maxActiveKeys: CORE_LIMITS })).toBe('not-found');
+    expect(await store.updateAccount({ id: 'acct_9', plan: 'pro', maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toBe('not-found');
     expect(await store.getAccount('acct_9')).toBeNull();
   });
 
@@ -1023,19 +1025,19 @@ function accountChecks(check: Check<AccountStore>): void {
     await store.insertAccount(a);
     expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
     expect(await insertKey(store, apiKey('k2', 'acct_1'))).toBe('ok');
-    expect(await store.updateAccount({ id: 'acct_1', plan: 'free', gmpAddon: true, maxActiveKeys: CORE_LIMITS })).toBe('too-many-keys');
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'free', gmpAddon: true, maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toBe('too-many-keys');
     expect(await store.getAccount('acct_1')).toEqual(a);
     expect(await store.findApiKey(hashOf('k1'))).toMatchObject({ plan: 'paid', gmpAddon: false });
     expect(await store.revokeApiKey({ id: 'k1', at: '2026-11-20T11:00:00.000Z' })).toBe(true);
-    expect(await store.updateAccount({ id: 'acct_1', plan: 'free', maxActiveKeys: CORE_LIMITS })).toEqual({ ...a, plan: 'free' });
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'free', maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toEqual({ ...a, plan: 'free' });
 
     const b = account('acct_2', 'pro');
     await store.insertAccount(b);
     for (const id of ['p1', 'p2', 'p3', 'p4']) expect(await insertKey(store, apiKey(id, 'acct_2'), FINITE_LIMITS)).toBe('ok');
-    expect(await store.updateAccount({ id: 'acct_2', plan: 'paid', maxActiveKeys: FINITE_LIMITS })).toBe('too-many-keys');
-    expect(await store.updateAccount({ id: 'acct_2', plan: 'free', maxActiveKeys: FINITE_LIMITS })).toBe('too-many-keys');
+    expect(await store.updateAccount({ id: 'acct_2', plan: 'paid', maxActiveKeys: FINITE_LIMITS, now: KEY_NOW })).toBe('too-many-keys');
+    expect(await store.updateAccount({ id: 'acct_2', plan: 'free', maxActiveKeys: FINITE_LIMITS, now: KEY_NOW })).toBe('too-many-keys');
     expect(await store.revokeApiKey({ id: 'p2', at: '2026-11-20T11:00:00.000Z' })).toBe(true);
-    expect(await store.updateAccount({ id: 'acct_2', plan: 'paid', maxActiveKeys: FINITE_LIMITS })).toEqual({ ...b, plan: 'paid' });
+    expect(await store.updateAccount({ id: 'acct_2', plan: 'paid', maxActiveKeys: FINITE_LIMITS, now: KEY_NOW })).toEqual({ ...b, plan: 'paid' });
   });
 
   check("insertApiKey: 'not-found' for an unknown account, storing nothing", async (store) => {
@@ -1060,7 +1062,7 @@ function accountChecks(check: Check<AccountStore>): void {
     for (const id of ['k1', 'k2', 'k3']) expect(await insertKey(store, apiKey(id, 'acct_1'), FINITE_LIMITS)).toBe('ok');
     expect(await insertKey(store, apiKey('k4', 'acct_1'), FINITE_LIMITS)).toBe('too-many-keys');
     expect(await insertKey(store, apiKey('k5', 'acct_1'), CORE_LIMITS)).toBe('ok');
-    expect(await store.updateAccount({ id: 'acct_1', plan: 'pro', maxActiveKeys: CORE_LIMITS })).toMatchObject({ plan: 'pro' });
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'pro', maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toMatchObject({ plan: 'pro' });
     expect(await insertKey(store, apiKey('k6', 'acct_1'), FINITE_LIMITS)).toBe('ok'); // 4 active: pro allows 5
     expect(await insertKey(store, apiKey('k7', 'acct_1'), FINITE_LIMITS)).toBe('too-many-keys');
     expect(await activeCount(store, 'acct_1')).toBe(5);
@@ -1084,7 +1086,7 @@ function accountChecks(check: Check<AccountStore>): void {
       const id = `acct_${i}`;
       await store.insertAccount(account(id, 'paid'));
       expect(await insertKey(store, apiKey(`${id}_k1`, id))).toBe('ok');
-      const update = () => store.updateAccount({ id, plan: 'free', maxActiveKeys: CORE_LIMITS });
+      const update = () => store.updateAccount({ id, plan: 'free', maxActiveKeys: CORE_LIMITS, now: KEY_NOW });
       const insert = () => insertKey(store, apiKey(`${id}_k2`, id));
       const [u, k] = first === 'update' ? await Promise.all([update(), insert()]) : (await Promise.all([insert(), update()])).reverse();
       const moved = typeof u === 'object';
@@ -1131,15 +1133,204 @@ function accountChecks(check: Check<AccountStore>): void {
   check('findApiKey: the key with the current plan of its account, revoked after revocation; null for an unknown hash', async (store) => {
     await store.insertAccount(account('acct_1', 'free'));
     expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
-    const grant = { keyId: 'k1', accountId: 'acct_1', plan: 'free', gmpAddon: false, revoked: false };
+    const grant = { keyId: 'k1', accountId: 'acct_1', plan: 'free', gmpAddon: false, revoked: false, expiresAt: null };
     expect(await store.findApiKey(hashOf('k1'))).toEqual(grant);
     expect(await store.findApiKey(hashOf('k2'))).toBeNull();
     expect(await store.findApiKey(hashOf('k1').toUpperCase())).toBeNull();
-    expect(await store.updateAccount({ id: 'acct_1', plan: 'pro', gmpAddon: true, maxActiveKeys: CORE_LIMITS })).toMatchObject({ plan: 'pro' });
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'pro', gmpAddon: true, maxActiveKeys: CORE_LIMITS, now: KEY_NOW })).toMatchObject({ plan: 'pro' });
     expect(await store.findApiKey(hashOf('k1'))).toEqual({ ...grant, plan: 'pro', gmpAddon: true });
     expect(await store.revokeApiKey({ id: 'k1', at: '2026-11-20T11:00:00.000Z' })).toBe(true);
     expect(await store.findApiKey(hashOf('k1'))).toEqual({ ...grant, plan: 'pro', gmpAddon: true, revoked: true });
   });
+
+  // Key expiry, rotation and last use (docs/spec.md#keys).
+  const at = (minutes: number) => new Date(Date.parse(KEY_NOW) + minutes * MINUTE).toISOString();
+  const rotate = (store: AccountStore, id: string, newId: string, now: string, overlapEndsAt: string, limits: ActiveKeyLimits = CORE_LIMITS) => {
+    const { hash, prefix } = apiKey(newId, '');
+    return store.rotateApiKey({ id, key: { id: newId, hash, prefix, createdAt: now }, now, overlapEndsAt, maxActiveKeys: limits });
+  };
+
+  check('a key expired at now is not active: insertApiKey and updateAccount count the keys active at their now', async (store) => {
+    await store.insertAccount(account('acct_1', 'free'));
+    expect(await insertKey(store, apiKey('k1', 'acct_1', at(-60), at(10)))).toBe('ok');
+    expect(await insertKey(store, apiKey('k2', 'acct_1', at(0)), CORE_LIMITS, at(0))).toBe('too-many-keys');
+    expect(await insertKey(store, apiKey('k2', 'acct_1', at(9)), CORE_LIMITS, at(9))).toBe('too-many-keys');
+    // from expiresAt on (equal included) the key is expired
+    expect(await insertKey(store, apiKey('k2', 'acct_1', at(10)), CORE_LIMITS, at(10))).toBe('ok');
+    expect((await store.listApiKeys('acct_1'))?.map((k) => [k.id, k.expiresAt])).toEqual([['k1', at(10)], ['k2', null]]);
+
+    const b = account('acct_2', 'paid');
+    await store.insertAccount(b);
+    expect(await insertKey(store, apiKey('p1', 'acct_2', at(0), at(30)))).toBe('ok');
+    expect(await insertKey(store, apiKey('p2', 'acct_2'))).toBe('ok');
+    expect(await store.updateAccount({ id: 'acct_2', plan: 'free', maxActiveKeys: CORE_LIMITS, now: at(29) })).toBe('too-many-keys');
+    expect(await store.updateAccount({ id: 'acct_2', plan: 'free', maxActiveKeys: CORE_LIMITS, now: at(30) })).toEqual({ ...b, plan: 'free' });
+    // an expired key stays listed and found, with its expiry (the core refuses it)
+    expect(await store.findApiKey(hashOf('p1'))).toEqual({ keyId: 'p1', accountId: 'acct_2', plan: 'free', gmpAddon: false, revoked: false, expiresAt: at(30) });
+  });
+
+  check('rotateApiKey: a new key with the old one\'s account and label; the old key expires at the earlier of its own expiry and the overlap\'s end', async (store) => {
+    await store.insertAccount(account('acct_1', 'paid'));
+    expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
+    expect(await insertKey(store, apiKey('k2', 'acct_1', '2026-11-20T10:00:00.000Z', at(5)))).toBe('ok');
+    const created = await rotate(store, 'k1', 'n1', at(0), at(60));
+    const expected = { ...apiKey('n1', 'acct_1', at(0)), label: apiKey('k1', '').label };
+    expect(created).toEqual(expected);
+    expect(await rotate(store, 'k2', 'n2', at(1), at(61))).toEqual({ ...apiKey('n2', 'acct_1', at(1)), label: apiKey('k2', '').label });
+    const keys = await store.listApiKeys('acct_1');
+    expect(keys?.map((k) => [k.id, k.expiresAt, k.revokedAt])).toEqual([
+      ['k1', at(60), null],
+      ['k2', at(5), null],
+      ['n1', null, null],
+      ['n2', null, null],
+    ]);
+    expect(keys?.find((k) => k.id === 'n1')).toEqual(expected);
+    expect(await store.findApiKey(hashOf('n1'))).toEqual({ keyId: 'n1', accountId: 'acct_1', plan: 'paid', gmpAddon: false, revoked: false, expiresAt: null });
+    expect(await store.findApiKey(hashOf('k1'))).toMatchObject({ keyId: 'k1', revoked: false, expiresAt: at(60) });
+    // a shorter overlap moves the expiry earlier again; a longer one never later
+    expect(await rotate(store, 'k1', 'n3', at(2), at(30))).toMatchObject({ id: 'n3' });
+    expect(await rotate(store, 'k1', 'n4', at(3), at(90))).toMatchObject({ id: 'n4' });
+    expect((await store.listApiKeys('acct_1'))?.find((k) => k.id === 'k1')?.expiresAt).toBe(at(30));
+  });
+
+  check("rotateApiKey: 'not-found' for an unknown key, 'inactive' for a revoked or expired one, changing nothing", async (store) => {
+    await store.insertAccount(account('acct_1', 'pro'));
+    expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
+    expect(await insertKey(store, apiKey('k2', 'acct_1', '2026-11-20T10:00:00.000Z', at(10)))).toBe('ok');
+    expect(await store.revokeApiKey({ id: 'k1', at: at(-1) })).toBe(true);
+    const before = await store.listApiKeys('acct_1');
+    expect(await rotate(store, 'nope', 'n1', at(0), at(60))).toBe('not-found');
+    expect(await rotate(store, 'K2', 'n1', at(0), at(60))).toBe('not-found');
+    expect(await rotate(store, 'k1', 'n1', at(0), at(60))).toBe('inactive');
+    expect(await rotate(store, 'k2', 'n1', at(10), at(60))).toBe('inactive');
+    expect(await rotate(store, 'k2', 'n1', at(11), at(60))).toBe('inactive');
+    expect(await store.listApiKeys('acct_1')).toEqual(before);
+    expect(await store.findApiKey(hashOf('n1'))).toBeNull();
+    expect(await rotate(store, 'k2', 'n1', at(9), at(60))).toMatchObject({ id: 'n1' });
+  });
+
+  check('rotateApiKey on free: the one key rotates; during the overlap no key rotates again and none is created; after it, both can', async (store) => {
+    const a = account('acct_1', 'free');
+    await store.insertAccount(a);
+    expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
+    expect(await rotate(store, 'k1', 'n1', at(0), at(60))).toMatchObject({ id: 'n1', accountId: 'acct_1' });
+    expect(await rotate(store, 'k1', 'n2', at(1), at(61))).toBe('too-many-keys');
+    expect(await rotate(store, 'n1', 'n2', at(1), at(61))).toBe('too-many-keys');
+    expect(await insertKey(store, apiKey('n2', 'acct_1', at(1)), CORE_LIMITS, at(1))).toBe('too-many-keys');
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'paid', maxActiveKeys: CORE_LIMITS, now: at(1) })).toEqual({ ...a, plan: 'paid' });
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'free', maxActiveKeys: CORE_LIMITS, now: at(1) })).toBe('too-many-keys');
+    expect(await store.updateAccount({ id: 'acct_1', plan: 'free', maxActiveKeys: CORE_LIMITS, now: at(60) })).toEqual(a);
+    expect(await rotate(store, 'k1', 'n2', at(60), at(120))).toBe('inactive');
+    expect(await rotate(store, 'n1', 'n2', at(60), at(120))).toMatchObject({ id: 'n2' });
+    expect((await store.listApiKeys('acct_1'))?.map((k) => [k.id, k.expiresAt])).toEqual([['k1', at(60)], ['n1', at(120)], ['n2', null]]);
+    // limits as given: a plan of 2 keys holding 2 rotates one, then neither during the overlap
+    await store.insertAccount(account('acct_2', 'paid'));
+    const two = { ...FINITE_LIMITS, paid: 2 };
+    expect(await insertKey(store, apiKey('p1', 'acct_2'), two)).toBe('ok');
+    expect(await insertKey(store, apiKey('p2', 'acct_2'), two)).toBe('ok');
+    expect(await rotate(store, 'p1', 'q1', at(0), at(60), two)).toMatchObject({ id: 'q1' });
+    expect(await rotate(store, 'p2', 'q2', at(1), at(60), two)).toBe('too-many-keys');
+    expect(await rotate(store, 'q1', 'q2', at(1), at(60), two)).toBe('too-many-keys');
+    expect(await store.revokeApiKey({ id: 'p1', at: at(2) })).toBe(true);
+    expect(await rotate(store, 'p2', 'q2', at(2), at(60), two)).toMatchObject({ id: 'q2' });
+  });
+
+  check('concurrent rotations of one free key, and a rotation racing a key creation: exactly one succeeds', async (store) => {
+    await store.insertAccount(account('acct_1', 'free'));
+    expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => rotate(store, 'k1', `n${i}`, at(0), at(60))));
+    expect(results.filter((r) => typeof r === 'object')).toHaveLength(1);
+    expect(results.filter((r) => r === 'too-many-keys')).toHaveLength(9);
+    expect(await activeCount(store, 'acct_1')).toBe(2);
+    for (const [i, first] of (['rotate', 'insert', 'rotate', 'insert'] as const).entries()) {
+      const id = `acct_r${i}`;
+      await store.insertAccount(account(id, 'free'));
+      expect(await insertKey(store, apiKey(`${id}_k1`, id))).toBe('ok');
+      const r = () => rotate(store, `${id}_k1`, `${id}_n1`, at(0), at(60));
+      const k = () => insertKey(store, apiKey(`${id}_k2`, id, at(0)), CORE_LIMITS, at(0));
+      const [rotated, inserted] = first === 'rotate' ? await Promise.all([r(), k()]) : ((await Promise.all([k(), r()])).reverse() as [Awaited<ReturnType<typeof r>>, Awaited<ReturnType<typeof k>>]);
+      expect([typeof rotated === 'object', inserted === 'ok'].filter(Boolean)).toHaveLength(1);
+      expect(typeof rotated === 'object' ? inserted : rotated).toBe('too-many-keys');
+    }
+  });
+
+  check('recordKeyUse keeps the latest instant whatever the order; an unknown id is no error', async (store) => {
+    await store.insertAccount(account('acct_1', 'pro'));
+    expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
+    expect(await insertKey(store, apiKey('k2', 'acct_1'))).toBe('ok');
+    const lastUsed = async () => (await store.listApiKeys('acct_1'))?.map((k) => k.lastUsedAt);
+    expect(await lastUsed()).toEqual([null, null]);
+    await store.recordKeyUse({ id: 'k1', at: at(5) });
+    expect(await lastUsed()).toEqual([at(5), null]);
+    await store.recordKeyUse({ id: 'k1', at: at(3) });
+    await Promise.all([at(7), at(6), at(9), at(8)].map((t) => store.recordKeyUse({ id: 'k2', at: t })));
+    expect(await lastUsed()).toEqual([at(5), at(9)]);
+    await store.recordKeyUse({ id: 'nope', at: at(10) });
+    await store.recordKeyUse({ id: 'K1', at: at(10) });
+    expect(await lastUsed()).toEqual([at(5), at(9)]);
+    // a use changes nothing else, revoked keys included
+    expect(await store.revokeApiKey({ id: 'k1', at: at(6) })).toBe(true);
+    await store.recordKeyUse({ id: 'k1', at: at(7) });
+    expect((await store.listApiKeys('acct_1'))?.[0]).toEqual({ ...apiKey('k1', 'acct_1'), revokedAt: at(6), lastUsedAt: at(7) });
+  });
+
+  it(
+    'agrees with referenceStore on random key creations, rotations, revocations, plan moves and uses at moving instants (property)',
+    async () => {
+      const op = fc.oneof(
+        fc.record({ kind: fc.constant('insert' as const), account: fc.nat(1), expires: fc.option(fc.integer({ min: 1, max: 30 }), { nil: null }) }),
+        fc.record({ kind: fc.constant('rotate' as const), key: fc.nat(12), overlap: fc.integer({ min: 0, max: 30 }) }),
+        fc.record({ kind: fc.constant('revoke' as const), key: fc.nat(12) }),
+        fc.record({ kind: fc.constant('plan' as const), account: fc.nat(1), plan: fc.constantFrom<Plan>('free', 'paid', 'pro') }),
+        fc.record({ kind: fc.constant('use' as const), key: fc.nat(12), minutes: fc.integer({ min: -5, max: 5 }) }),
+        fc.record({ kind: fc.constant('wait' as const), minutes: fc.integer({ min: 0, max: 20 }) }),
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), async (ops) => {
+          await withStore(async (store) => {
+            const model = referenceStore();
+            let minute = 0;
+            let made = 0;
+            const ids: string[] = [];
+            for (const s of [store, model]) {
+              await s.insertAccount(account('acct_0', 'free'));
+              await s.insertAccount(account('acct_1', 'paid'));
+            }
+            for (const o of ops) {
+              const now = at(minute);
+              const both = async <T>(call: (s: AccountStore) => Promise<T>): Promise<T> => {
+                const [got, want] = [await call(store), await call(model)];
+                expect(got, JSON.stringify({ o, now })).toEqual(want);
+                return got;
+              };
+              if (o.kind === 'wait') minute += o.minutes;
+              else if (o.kind === 'insert') {
+                const key = apiKey(`k${made++}`, `acct_${o.account}`, now, o.expires === null ? null : at(minute + o.expires));
+                if ((await both((s) => s.insertApiKey({ key, maxActiveKeys: FINITE_LIMITS, now }))) === 'ok') ids.push(key.id);
+              } else if (o.kind === 'rotate') {
+                const id = ids[o.key % Math.max(ids.length, 1)] ?? 'none';
+                const result = await both((s) => rotate(s, id, `k${made}`, now, at(minute + o.overlap), FINITE_LIMITS));
+                made++;
+                if (typeof result === 'object') ids.push(result.id);
+              } else if (o.kind === 'revoke') {
+                const id = ids[o.key % Math.max(ids.length, 1)] ?? 'none';
+                await both((s) => s.revokeApiKey({ id, at: now }));
+              } else if (o.kind === 'plan') {
+                await both((s) => s.updateAccount({ id: `acct_${o.account}`, plan: o.plan, maxActiveKeys: FINITE_LIMITS, now }));
+              } else {
+                const id = ids[o.key % Math.max(ids.length, 1)] ?? 'none';
+                await both(async (s) => s.recordKeyUse({ id, at: at(minute + o.minutes) }));
+              }
+            }
+            for (const accountId of ['acct_0', 'acct_1']) expect(await store.listApiKeys(accountId)).toEqual(await model.listApiKeys(accountId));
+            for (const id of ids) expect(await store.findApiKey(hashOf(id))).toEqual(await model.findApiKey(hashOf(id)));
+          });
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    PROPERTY_TIMEOUT,
+  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1583,9 +1774,12 @@ function sortConflicts(conflicts: readonly DatasetConflict[]): DatasetConflict[]
   return [...conflicts].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
-function apiKey(id: string, accountId: string, createdAt = '2026-11-20T10:00:00.000Z'): ApiKeyRecord {
-  return { id, accountId, hash: hashOf(id), prefix: `ipk_${id}`.slice(0, 12).padEnd(12, '0'), label: `label ${id} \u{1F600}`, createdAt, revokedAt: null };
+function apiKey(id: string, accountId: string, createdAt = '2026-11-20T10:00:00.000Z', expiresAt: string | null = null): ApiKeyRecord {
+  return { id, accountId, hash: hashOf(id), prefix: `ipk_${id}`.slice(0, 12).padEnd(12, '0'), label: `label ${id} \u{1F600}`, createdAt, revokedAt: null, expiresAt, lastUsedAt: null };
 }
+
+/** The instant the account checks count active keys at, unless they say otherwise. */
+const KEY_NOW = '2026-11-20T12:00:00.000Z';
 
 function hashOf(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
