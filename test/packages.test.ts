@@ -26,8 +26,8 @@ const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SLOW = 600_000;
 const PACKAGES = ['core', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'cli'] as const;
-/** Every published package: the ones above and @ipokit/client. */
-const ALL_PACKAGES = [...PACKAGES, 'client'] as const;
+/** Every published package: the ones above, @ipokit/client and @ipokit/dashboard. */
+const ALL_PACKAGES = [...PACKAGES, 'client', 'dashboard'] as const;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const TSUP = join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js');
 const REPOSITORY = 'git+https://github.com/ipokit/ipokit.git';
@@ -67,9 +67,9 @@ const EXPORTS: Record<string, string[]> = {
   '@ipokit/core': ['createIpoHandler', 'importDataset', 'createAccount', 'createApiKey', 'listApiKeys', 'revokeApiKey', 'openApiDocument', 'IpokitError', 'validateDataset'],
   '@ipokit/storage-memory': ['memoryStore'],
   '@ipokit/storage-postgres': ['postgresStore', 'migrate'],
-  '@ipokit/express': ['ipoRouter'],
-  '@ipokit/koa': ['ipoRouter'],
-  '@ipokit/fetch': ['ipoHandler'],
+  '@ipokit/express': ['ipoRouter', 'accountRouter'],
+  '@ipokit/koa': ['ipoRouter', 'accountRouter'],
+  '@ipokit/fetch': ['ipoHandler', 'accountRouter'],
   '@ipokit/cli': ['runCli'],
 };
 
@@ -131,7 +131,14 @@ const core = modules['@ipokit/core'];
   const res = await fetch('http://127.0.0.1:' + server.address().port + '/ipos/ORBIT', { headers: { 'x-api-key': key } });
   const body = await res.json();
   server.close();
-  console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol }));
+  // the dashboard (an ES module) loads from CommonJS too
+  const accountApp = express();
+  accountApp.use('/account', modules['@ipokit/express'].accountRouter(store, { account: () => acct.id, dashboard: true }));
+  const accountServer = http.createServer(accountApp);
+  await new Promise((r) => accountServer.listen(0, '127.0.0.1', r));
+  const page = await fetch('http://127.0.0.1:' + accountServer.address().port + '/account/-/dashboard/');
+  accountServer.close();
+  console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol, dashboard: page.status + ' ' + page.headers.get('content-type') }));
 })();
 `;
 
@@ -192,6 +199,9 @@ describe('the packages as installed from their tarballs', () => {
       const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
       tarballs[name] = join(tmp, info!.filename);
     }
+    // The dashboard's dist/ is what prepare built (its build.mjs, no tsup): packed as it is.
+    const { stdout } = await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: join(ROOT, 'packages', 'dashboard') });
+    tarballs.dashboard = join(tmp, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
     project = join(tmp, 'project');
     await run('mkdir', ['-p', project]);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
@@ -262,7 +272,7 @@ describe('the packages as installed from their tarballs', () => {
   it('require as CommonJS and serve', async () => {
     await writeFile(join(project, 'cjs.cjs'), CJS_SCRIPT);
     const { stdout } = await run(process.execPath, ['cjs.cjs'], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT' });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', dashboard: '200 text/html; charset=utf-8' });
   });
 
   it('type-check in a strict consumer, ESM and CommonJS', async () => {
@@ -296,11 +306,18 @@ describe('the packages as installed from their tarballs', () => {
     expect((bad as { code?: number }).code).toBe(2);
   });
 
-  it.each(PACKAGES)('%s passes publint and arethetypeswrong', async (name) => {
+  it.each([...PACKAGES, 'dashboard'] as const)('%s passes publint and arethetypeswrong', async (name) => {
     const dir = join(ROOT, 'packages', name);
     const { messages } = await publint({ pkgDir: dir, level: 'suggestion', strict: true });
     expect(messages).toEqual([]);
-    const attw = await run(process.execPath, [join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js'), tarballs[name]!, '--format', 'json'], {
+    const cli = join(ROOT, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
+    if (name === 'dashboard') {
+      // ESM only (the adapters load it with import(), from CommonJS too): the esm-only
+      // profile, which exits non-zero on any problem it does not ignore.
+      await expect(run(process.execPath, [cli, tarballs[name]!, '--profile', 'esm-only'])).resolves.toBeDefined();
+      return;
+    }
+    const attw = await run(process.execPath, [cli, tarballs[name]!, '--format', 'json'], {
       maxBuffer: 64 * 1024 * 1024,
     }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '{}' }));
     const report = JSON.parse(attw.stdout) as { problems?: unknown };

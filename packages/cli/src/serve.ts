@@ -232,6 +232,9 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
     out(`  free  ${running.keys.free}`);
     out(`  paid  ${running.keys.paid}`);
     out(`  pro   ${running.keys.pro}   (with the GMP add-on)`);
+    if (running.dashboardUrl !== null) {
+      out(`Account dashboard: ${running.dashboardUrl} (signs this browser in as the demo pro account; ?plan=free or paid for the others)`);
+    }
   } else {
     out("No demo key was created (--demo-keys makes one per plan). Use your own, from 'ipokit keys create':");
     out('  export KEY=ipk_...');

@@ -71,6 +71,42 @@ describe.each(setups)('the demo on $name', ({ framework, database }) => {
       await db?.close();
     }
   }, 120_000);
+
+  it('serves the account dashboard for the demo accounts behind its one-line sign-in', async () => {
+    const db = database ? await openCliTestDatabase('server_dash') : undefined;
+    const demo = await startServer({
+      port: 0,
+      now: () => new Date(NOW),
+      framework,
+      demoKeys: true,
+      seedEmptyDatabase: true,
+      ...(db === undefined ? {} : { database: { client: db.client, schema: db.schema, close: async () => undefined } }),
+    });
+    try {
+      const base = demo.url.replace('localhost', '127.0.0.1');
+      expect(demo.dashboardUrl).toBe(`${demo.url}/demo/sign-in`);
+      // not signed in: the page loads, its data does not
+      expect((await fetch(`${base}/account/-/dashboard/`)).status).toBe(200);
+      expect((await fetch(`${base}/account/`)).status).toBe(401);
+      for (const [query, plan] of [['', 'pro'], ['?plan=free', 'free'], ['?plan=paid', 'paid']] as const) {
+        const signIn = await fetch(`${base}/demo/sign-in${query}`, { redirect: 'manual' });
+        expect(signIn.status).toBe(303);
+        expect(signIn.headers.get('location')).toBe('/account/-/dashboard/');
+        const cookie = signIn.headers.get('set-cookie')!;
+        expect(cookie).toMatch(/HttpOnly/);
+        const me = await fetch(`${base}/account/`, { headers: { cookie: cookie.split(';')[0]! } });
+        const body = (await me.json()) as { account: { plan: string; name: string }; keys: Array<{ label: string }> };
+        expect(body.account).toMatchObject({ plan, name: `ipokit demo (${plan})` });
+        expect(body.keys.map((k) => k.label)).toEqual([`demo ${plan} key`]);
+      }
+      expect((await fetch(`${base}/demo/sign-in?plan=admin`, { redirect: 'manual' })).status).toBe(400);
+      // a forged cookie signs in nobody
+      expect((await fetch(`${base}/account/`, { headers: { cookie: 'ipokit_demo_plan=acct_other' } })).status).toBe(401);
+    } finally {
+      await demo.close();
+      await db?.close();
+    }
+  }, 120_000);
 });
 
 describe('startServer: the OpenAPI document', () => {

@@ -21,8 +21,8 @@ import {
   type Plan,
   type Store,
 } from '@ipokit/core';
-import { ipoRouter } from '@ipokit/express';
-import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
+import { accountRouter, ipoRouter } from '@ipokit/express';
+import { accountRouter as koaAccountRouter, ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
 import { observeAccounts, requestRecords, withAccessLog, type AccessLogEntry, type RequestListener } from './access-log.js';
@@ -94,6 +94,13 @@ export const DEMO_ACCOUNT_NAMES: Readonly<Record<Plan, string>> = Object.freeze(
   pro: 'ipokit demo (pro)',
 });
 
+/** Where the demo's account router answers, its dashboard page, and the sign-in that sets the demo's cookie. */
+export const DEMO_ACCOUNT_MOUNT = '/account';
+export const DEMO_SIGN_IN_PATH = '/demo/sign-in';
+/** The demo's sign-in cookie: the plan of the demo account signed in as. */
+const DEMO_COOKIE = 'ipokit_demo_plan';
+const COOKIE_VALUE = new RegExp(`(?:^|;\\s*)${DEMO_COOKIE}=([^;]*)`);
+
 /** A started server. */
 export interface RunningServer {
   server: Server;
@@ -105,6 +112,12 @@ export interface RunningServer {
   openapiUrl: string | null;
   /** The demo keys, when they were created. */
   keys: DemoKeys | null;
+  /**
+   * With the demo keys, the demo's sign-in: opening it signs the browser in as the demo pro
+   * account (a cookie; `?plan=free` or `paid` for the others) and shows the account
+   * dashboard at `/account/-/dashboard/`. Null without demo keys.
+   */
+  dashboardUrl: string | null;
   /** What is served: the generated dataset, the file, or what PostgreSQL already held. */
   source: 'generated' | 'file' | 'stored';
   /** IPOs in the store when serving began. */
@@ -154,6 +167,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let source: RunningServer['source'];
   let ipoCount: number;
   let keys: DemoKeys | null = null;
+  let demoAccounts: Record<Plan, string> | null = null;
   let server: Server | undefined;
   let sample: string | null;
   const database = options.database;
@@ -183,10 +197,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     ipoCount = database === undefined ? await countMemory(store, now()) : await countIpos(database.client, database.schema);
     if (options.demoKeys ?? database === undefined) {
-      keys = await createDemoKeys(store, database === undefined ? undefined : (name) => findAccountByName(database.client, database.schema, name));
+      ({ keys, accounts: demoAccounts } = await createDemoKeys(store, database === undefined ? undefined : (name) => findAccountByName(database.client, database.schema, name)));
     }
     sample = await pickSample(store, now());
-    server = await listen(handlerFor(store, { ...options, mount, now }), options.port, options.host ?? '127.0.0.1', options.connectionLimits);
+    server = await listen(handlerFor(store, { ...options, mount, now, demoAccounts }), options.port, options.host ?? '127.0.0.1', options.connectionLimits);
   } catch (err) {
     await release().catch(() => undefined);
     throw err;
@@ -208,6 +222,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     mount,
     openapiUrl: options.router?.openapi === false ? null : `${api}/-/openapi.json`,
     keys,
+    dashboardUrl: demoAccounts === null ? null : `${url}${DEMO_SIGN_IN_PATH}`,
     source,
     ipoCount,
     curls,
@@ -219,7 +234,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 /** What {@link handlerFor} needs of the options. */
-type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | 'router' | 'accessLog'> & { mount: string; now: () => Date };
+type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | 'router' | 'accessLog'> & {
+  mount: string;
+  now: () => Date;
+  /** The demo accounts: with them, the account router and dashboard at /account and the demo's sign-in. */
+  demoAccounts?: Record<Plan, string> | null;
+};
 
 /**
  * The request listener: the health checks first (outside the mount, no key, no window),
@@ -244,6 +264,7 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
     health: [HEALTH_PATHS.live, HEALTH_PATHS.ready],
   };
   const trustProxy = options.trustProxy ?? 0;
+  const demo = options.demoAccounts === undefined || options.demoAccounts === null ? null : demoSignIn(options.demoAccounts);
   const note = (address: string | undefined) => {
     const record = logged ? requestRecords.getStore() : undefined;
     if (record !== undefined) record.address = address ?? null;
@@ -268,6 +289,16 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
       if (ctx.path !== '/' || mount === '/') return next();
       ctx.body = home;
     });
+    if (demo !== null) {
+      app.use(async (ctx, next) => {
+        if (ctx.method !== 'GET' || ctx.path !== DEMO_SIGN_IN_PATH) return next();
+        const answer = demo.signIn(ctx.querystring);
+        ctx.status = answer.status;
+        ctx.set(answer.headers);
+        ctx.body = answer.body;
+      });
+      app.use(koaAccountRouter(routerStore, { ...routerOptions, prefix: DEMO_ACCOUNT_MOUNT, dashboard: true, account: (ctx) => demo.account(ctx.headers.cookie) }));
+    }
     app.use(koaIpoRouter(routerStore, { ...routerOptions, prefix: mount === '/' ? '' : mount }));
     listener = app.callback();
   } else {
@@ -286,6 +317,14 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
       app.get('/', (_req, res) => {
         res.json(home);
       });
+    }
+    if (demo !== null) {
+      app.get(DEMO_SIGN_IN_PATH, (req, res) => {
+        const answer = demo.signIn(new URL(req.originalUrl, 'http://x').search.slice(1));
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body);
+      });
+      app.use(DEMO_ACCOUNT_MOUNT, accountRouter(routerStore, { ...routerOptions, dashboard: true, account: (req) => demo.account(req.headers.cookie) }));
     }
     app.use(mount, ipoRouter(routerStore, routerOptions));
     listener = app;
@@ -356,7 +395,8 @@ async function countMemory(store: Store, at: Date): Promise<number> {
  * again, and the free plan holds one active key) and its plan put back if it was changed.
  * Without `findAccount` (memory, which starts empty) the accounts are created.
  */
-async function createDemoKeys(store: Store, findAccount?: (name: string) => Promise<string | null>): Promise<DemoKeys> {
+async function createDemoKeys(store: Store, findAccount?: (name: string) => Promise<string | null>): Promise<{ keys: DemoKeys; accounts: Record<Plan, string> }> {
+  const accounts = {} as Record<Plan, string>;
   const make = async (plan: Plan, gmpAddon: boolean) => {
     const name = DEMO_ACCOUNT_NAMES[plan];
     const label = `demo ${plan} key`;
@@ -370,6 +410,7 @@ async function createDemoKeys(store: Store, findAccount?: (name: string) => Prom
       const account = await store.getAccount(accountId);
       if (account !== null && (account.plan !== plan || account.gmpAddon !== gmpAddon)) await updateAccount(store, { accountId, plan, gmpAddon });
     }
+    accounts[plan] = accountId;
     try {
       return (await createApiKey(store, { accountId, label })).key;
     } catch (err) {
@@ -381,7 +422,43 @@ async function createDemoKeys(store: Store, findAccount?: (name: string) => Prom
       );
     }
   };
-  return { free: await make('free', false), paid: await make('paid', false), pro: await make('pro', true) };
+  const keys = { free: await make('free', false), paid: await make('paid', false), pro: await make('pro', true) };
+  return { keys, accounts };
+}
+
+/**
+ * The demo's one-line sign-in, standing in for an app's own login: `GET /demo/sign-in`
+ * sets a cookie naming a demo plan (`?plan=free|paid|pro`, default pro) and redirects to
+ * the dashboard; the account router reads the cookie back as that plan's demo account. It
+ * can sign in as the demo accounts only. A real app uses its own login here.
+ */
+function demoSignIn(accounts: Record<Plan, string>): {
+  signIn: (query: string) => { status: number; headers: Record<string, string>; body: string };
+  account: (cookie: string | undefined) => string | null;
+} {
+  const planOf = (text: string | null | undefined): Plan | null => (text === 'free' || text === 'paid' || text === 'pro' ? text : null);
+  return {
+    signIn: (query): { status: number; headers: Record<string, string>; body: string } => {
+      const asked = new URLSearchParams(query).get('plan');
+      const plan = asked === null ? 'pro' : planOf(asked);
+      if (plan === null) return { status: 400, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: 'plan must be free, paid or pro.\n' };
+      return {
+        status: 303,
+        headers: {
+          'Set-Cookie': `${DEMO_COOKIE}=${plan}; Path=/; HttpOnly; SameSite=Lax`,
+          Location: `${DEMO_ACCOUNT_MOUNT}/-/dashboard/`,
+          'Cache-Control': 'no-store',
+          'Content-Type': 'text/plain; charset=utf-8',
+        },
+        body: `Signed in as the demo ${plan} account: ${DEMO_ACCOUNT_MOUNT}/-/dashboard/\n`,
+      };
+    },
+    account: (cookie) => {
+      const value = COOKIE_VALUE.exec(cookie ?? '')?.[1];
+      const plan = planOf(value);
+      return plan === null ? null : accounts[plan];
+    },
+  };
 }
 
 /** The oldest account with this name, by SQL on the accounts table: the store has no lookup by name. */

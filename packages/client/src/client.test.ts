@@ -608,7 +608,7 @@ describe('types', () => {
     expectTypeOf(client.get).returns.resolves.toEqualTypeOf<Ipo>();
     expectTypeOf(client.gmp).returns.resolves.toEqualTypeOf<GmpSeries>();
     expectTypeOf(client.all).returns.toEqualTypeOf<AsyncGenerator<Ipo, void, undefined>>();
-    expectTypeOf<ApiErrorCode>().toEqualTypeOf<Exclude<ErrorCode, 'ERR:DATASET'>>();
+    expectTypeOf<ApiErrorCode>().toEqualTypeOf<Exclude<ErrorCode, 'ERR:DATASET' | 'ERR:TOOLARGE' | 'ERR:MEDIATYPE'>>();
     expectTypeOf<IpokitApiError['meta']>().toEqualTypeOf<ApiErrorMeta | undefined>();
     // Every meta of @ipokit/core fits; a 429's window and quota (newer servers) are optional.
     expectTypeOf<ErrorBody['meta']>().toExtend<IpokitApiError['meta']>();

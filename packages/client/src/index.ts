@@ -69,7 +69,7 @@ export interface RateLimitMeta {
 export type ApiErrorMeta = { parameter: string } | RateLimitMeta;
 
 /** The codes of the contract's error bodies (docs/spec.md#errors). */
-export type ApiErrorCode = Exclude<ErrorCode, 'ERR:DATASET'>;
+export type ApiErrorCode = Exclude<ErrorCode, 'ERR:DATASET' | 'ERR:TOOLARGE' | 'ERR:MEDIATYPE'>;
 
 /**
  * The code of an {@link IpokitApiError}: one of the contract's codes, or `ERR:UNEXPECTED` when

@@ -32,3 +32,4 @@ export { datasetConflictError } from './admin.js';
 // Requests and error bodies, for adapters.
 export { decodeComponent, decodeQueryComponent, parseQuery, routePath, type Route } from './request.js';
 export { errorBody } from './serialize.js';
+export { parsedAccountBody, readAccountBody } from './account-handler.js';

@@ -9,7 +9,9 @@ export type ErrorCode =
   | 'ERR:PLAN'
   | 'ERR:NOTFOUND'
   | 'ERR:METHOD'
+  | 'ERR:TOOLARGE'
   | 'ERR:URITOOLONG'
+  | 'ERR:MEDIATYPE'
   | 'ERR:RATELIMIT'
   | 'ERR:INTERNAL'
   | 'ERR:UNAVAILABLE'
@@ -34,7 +36,9 @@ export const WIRE_ERRORS: Readonly<Record<WireErrorCode, { readonly status: numb
   'ERR:PLAN': { status: 403, title: 'Forbidden' },
   'ERR:NOTFOUND': { status: 404, title: 'Not Found' },
   'ERR:METHOD': { status: 405, title: 'Method Not Allowed' },
+  'ERR:TOOLARGE': { status: 413, title: 'Content Too Large' },
   'ERR:URITOOLONG': { status: 414, title: 'URI Too Long' },
+  'ERR:MEDIATYPE': { status: 415, title: 'Unsupported Media Type' },
   'ERR:RATELIMIT': { status: 429, title: 'Too Many Requests' },
   'ERR:INTERNAL': { status: 500, title: 'Internal Server Error' },
   'ERR:UNAVAILABLE': { status: 503, title: 'Service Unavailable' },

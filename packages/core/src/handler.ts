@@ -93,7 +93,7 @@ const OPENAPI_CACHE_SIZE = 16;
  * map is bounded: a mount matched ignoring case (`/IPOS`, `/Ipos`) or a mount with a
  * parameter could otherwise grow it without end.
  */
-function openApiCache(s: ResolvedOptions): (mount: string) => string {
+export function openApiCache(s: ResolvedOptions): (mount: string) => string {
   const cache = new Map<string, string>();
   return (mount) => {
     let text = cache.get(mount);
@@ -107,9 +107,21 @@ function openApiCache(s: ResolvedOptions): (mount: string) => string {
 }
 
 /** A failure of the store (or its timeout): answered 503. */
-class StoreFailure extends Error {}
+export class StoreFailure extends Error {}
 
-async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: ResolvedOptions, openApiText: (mount: string) => string, req: HandlerRequest): Promise<HandlerResponse> {
+/**
+ * Answers one request of the three routes. With `signedIn` (the account router's IPO
+ * routes, docs/spec.md#account-router) the request is the signed-in account's: no key is
+ * read, its grant is `signedIn`, and its usage is counted under that grant's `keyId`.
+ */
+export async function handle(
+  store: IpoStore & AccountStore,
+  limiter: RateLimiter,
+  s: ResolvedOptions,
+  openApiText: (mount: string) => string,
+  req: HandlerRequest,
+  signedIn?: KeyGrant,
+): Promise<HandlerResponse> {
   let rateHeaders: Record<string, string> = {};
   try {
     const now = s.now().getTime();
@@ -138,8 +150,8 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
 
     // 2. Key.
     const address = normalizeClientAddress(req.clientAddress);
-    const key = apiKeyOf(req.headers);
-    let grant: KeyGrant | null = null;
+    const key = signedIn === undefined ? apiKeyOf(req.headers) : null;
+    let grant: KeyGrant | null = signedIn ?? null;
     if (key !== null) {
       // (null also for a revoked key, and for an expired one: refused alike)
       grant = await guard(s, (call) => lookupKey(store, key, now, s.keyCacheTtlMs, call));
@@ -162,7 +174,7 @@ async function handle(store: IpoStore & AccountStore, limiter: RateLimiter, s: R
 
     // The key's last use, written once a minute at most, while the answer is looked up; a
     // failed write is the operator's to see, not the client's.
-    const write = grant === null ? undefined : keyUseWrite(store, grant.keyId, now);
+    const write = grant === null || signedIn !== undefined ? undefined : keyUseWrite(store, grant.keyId, now);
     const used = write === undefined ? undefined : guard(s, write).catch((err: unknown) => s.onError(err instanceof StoreFailure ? err.cause : err));
 
     // 4-6. Parameters, plan, lookup.
@@ -310,7 +322,7 @@ const PENDING_PROMISE = Promise.resolve(PENDING);
  * is told the deadline, so that a call still waiting then never starts (its request has
  * been answered 503) and a limiter records no hit after it.
  */
-async function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => Promise<T>): Promise<T> {
+export async function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => Promise<T>): Promise<T> {
   let pending: Promise<T>;
   try {
     pending = Promise.resolve(call({ deadline: performance.now() + s.storeTimeoutMs }));
@@ -350,15 +362,15 @@ function planError(detail: string): IpokitError {
 }
 
 /** The answer of an error: its status and title come from the code (`WIRE_ERRORS`). */
-function error(code: WireErrorCode, detail: string, meta?: ErrorBody['meta'], headers: Record<string, string> = {}): HandlerResponse {
+export function error(code: WireErrorCode, detail: string, meta?: ErrorBody['meta'], headers: Record<string, string> = {}): HandlerResponse {
   return json(WIRE_ERRORS[code].status, errorBody(code, detail, meta), headers);
 }
 
-function json(status: number, body: unknown, extra: Record<string, string>): HandlerResponse {
+export function json(status: number, body: unknown, extra: Record<string, string>): HandlerResponse {
   return respond(status, JSON.stringify(body), extra);
 }
 
-function respond(status: number, text: string, extra: Record<string, string>): HandlerResponse {
+export function respond(status: number, text: string, extra: Record<string, string>): HandlerResponse {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',
     'Cache-Control': 'private, no-store',
@@ -379,7 +391,7 @@ const SCRATCH = new Uint8Array(16 * 1024);
  * units (a 32-character URL: 80 ns against 140 ns; a 150 KB list body: 8 us against
  * 430 us) and than TextEncoder.encode, which allocates the whole copy (400 ns, 180 us).
  */
-function utf8Length(text: string): number {
+export function utf8Length(text: string): number {
   let bytes = 0;
   for (let read = 0; read < text.length; ) {
     // A surrogate pair is never split: encodeInto reads one only when all 4 bytes fit.

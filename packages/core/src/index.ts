@@ -79,6 +79,19 @@ export {
   type IpoHandler,
   type IpoRouterArgs,
 } from './handler.js';
+// The account holder's routes the adapters wrap (docs/spec.md#account-router).
+export {
+  createAccountHandler,
+  DASHBOARD_KEY_ID,
+  MAX_ACCOUNT_BODY_BYTES,
+  type AccountHandler,
+  type AccountHandlerOptions,
+  type AccountRequest,
+  type AccountRequestBody,
+  type AccountRouterArgs,
+  type DashboardAsset,
+  type DashboardAssets,
+} from './account-handler.js';
 export {
   DEFAULT_OPTIONS,
   resolveOptions,

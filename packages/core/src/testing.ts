@@ -113,3 +113,4 @@ export {
   type StatusCounts,
 } from './testing/fuzz.js';
 export { testFuzz, type TestFuzzOptions } from './testing/fuzz-suite.js';
+export { accountChecks, testAccountRouter, type AccountHttpTarget, type AccountTargetOptions, type TestAccountRouterOptions } from './testing/account-suite.js';

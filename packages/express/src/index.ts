@@ -2,9 +2,10 @@
  * @ipokit/express: the ipokit IPO API as Express middleware (Express 4.18+ and 5).
  */
 import type { NextFunction, Request, Response } from 'express';
-import { createIpoHandler, type IpoRouterArgs } from '@ipokit/core';
+import { createAccountHandler, createIpoHandler, IpokitError, type AccountHandlerOptions, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
 
-export type { IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
+export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
 
 /** An Express middleware function, as `app.use` takes it. */
 export type IpoRequestHandler = (req: Request, res: Response, next: NextFunction) => void;
@@ -25,33 +26,76 @@ export type IpoRequestHandler = (req: Request, res: Response, next: NextFunction
  * app.listen(3000);
  * ```
  */
-const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
-
 export function ipoRouter(...args: IpoRouterArgs): IpoRequestHandler {
   const handle = createIpoHandler(...args);
   return (req, res, next) => {
-    // req.url is the target below the mount; req.originalUrl is the target as sent.
-    // Node keeps an absolute-form target (`GET http://host/ipos/X`, RFC 9112 3.2.2) as is.
-    let url = req.url.replace(ABSOLUTE_FORM, '');
-    const sent = req.originalUrl.replace(ABSOLUTE_FORM, '');
-    // Express 4 strips the slash after the mount too (`/ipos//gmp` -> `/gmp`): put it back.
-    const mount = sent.endsWith(url) ? sent.slice(0, sent.length - url.length) : '';
-    if (mount.endsWith('/')) url = sent.slice(mount.length - 1);
-    const q = url.indexOf('?');
-    handle({
-      method: req.method,
-      url: req.originalUrl,
-      path: q < 0 ? url : url.slice(0, q),
-      query: q < 0 ? '' : url.slice(q + 1),
-      headers: req.headers,
-      clientAddress: req.ip,
-    }).then((result) => {
-      // Something else answered meanwhile (a timeout middleware), or the client left: the
-      // answer has nowhere to go, and that is no error.
-      if (res.headersSent || res.writableEnded || res.destroyed) return;
-      // Write the core's bytes as they are: res.send would add an ETag and answer 304s.
-      res.writeHead(result.status, result.headers);
-      res.end(result.body);
-    }, next);
+    handle(requestOf(req)).then((result) => send(res, result), next);
   };
+}
+
+/** Options of {@link accountRouter}: the IPO router's (for its IPO routes), who is signed in, and the dashboard. */
+export interface AccountRouterOptions extends IpoRouterOptions {
+  /**
+   * The signed-in account's id, from your app's own login (a session, a cookie, a token),
+   * or null when nobody is signed in (answered 401). ipokit never sees a password.
+   */
+  account: (req: Request) => string | null | undefined | Promise<string | null | undefined>;
+  /** Serve the dashboard page at `{mount}/-/dashboard/` (default false). */
+  dashboard?: boolean;
+}
+
+/**
+ * The account holder's routes (docs/spec.md#account-router) as Express middleware, behind
+ * your app's login: the account with its windows, its keys (create, revoke, rotate), its
+ * usage, the IPO routes answered for it without a key, and with `dashboard: true` the
+ * dashboard page. A body your app parsed already (`express.json()`) is taken as parsed.
+ *
+ * @example
+ * ```ts
+ * app.use('/account', requireLogin, accountRouter(store, {
+ *   account: (req) => req.session.accountId ?? null, // your login
+ *   dashboard: true, // the page at /account/-/dashboard/
+ * }));
+ * ```
+ */
+export function accountRouter(...[store, options]: AccountRouterArgs<AccountRouterOptions>): IpoRequestHandler {
+  const { account, dashboard, ...core } = options ?? ({} as Partial<AccountRouterOptions>);
+  if (typeof account !== 'function') {
+    throw new IpokitError('ERR:BADPARAM', 'accountRouter needs the option account: (req) => the signed-in account id, or null.', { parameter: 'account' });
+  }
+  const handlerOptions: AccountHandlerOptions = dashboard === true ? { ...core, dashboardAssets: import('@ipokit/dashboard').then((m) => m.dashboardAssets) } : core;
+  const handle = createAccountHandler(...([store, handlerOptions] as IpoRouterArgs<AccountHandlerOptions>));
+  return (req, res, next) => {
+    (async () => {
+      const request = requestOf(req);
+      const accountId = (await account(req)) ?? null;
+      // A body the app's parser read (its stream ended) is taken as parsed; else read here.
+      const body = req.method !== 'POST' ? null : req.readableEnded ? parsedAccountBody((req as { body?: unknown }).body) : await readAccountBody(req);
+      return handle({ ...request, accountId, body });
+    })().then((result) => send(res, result), next);
+  };
+}
+
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
+
+/** The request as the core takes it: the target as sent, and its path and query below the mount. */
+function requestOf(req: Request): HandlerRequest {
+  // req.url is the target below the mount; req.originalUrl is the target as sent.
+  // Node keeps an absolute-form target (`GET http://host/ipos/X`, RFC 9112 3.2.2) as is.
+  let url = req.url.replace(ABSOLUTE_FORM, '');
+  const sent = req.originalUrl.replace(ABSOLUTE_FORM, '');
+  // Express 4 strips the slash after the mount too (`/ipos//gmp` -> `/gmp`): put it back.
+  const mount = sent.endsWith(url) ? sent.slice(0, sent.length - url.length) : '';
+  if (mount.endsWith('/')) url = sent.slice(mount.length - 1);
+  const q = url.indexOf('?');
+  return { method: req.method, url: req.originalUrl, path: q < 0 ? url : url.slice(0, q), query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, clientAddress: req.ip };
+}
+
+function send(res: Response, result: HandlerResponse): void {
+  // Something else answered meanwhile (a timeout middleware), or the client left: the
+  // answer has nowhere to go, and that is no error.
+  if (res.headersSent || res.writableEnded || res.destroyed) return;
+  // Write the core's bytes as they are: res.send would add an ETag and answer 304s.
+  res.writeHead(result.status, result.headers);
+  res.end(result.body);
 }

@@ -6,8 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import express4 from 'express4';
-import type { HttpTarget, StartedTarget } from '@ipokit/core/testing';
-import { ipoRouter } from './index.js';
+import type { AccountHttpTarget, HttpTarget, StartedTarget } from '@ipokit/core/testing';
+import { accountRouter, ipoRouter } from './index.js';
 
 /** The Express versions the adapter supports, each as a way to create an app. */
 export const EXPRESS_VERSIONS = [
@@ -52,6 +52,28 @@ export function expressTarget(framework: { name: string; create: () => Express }
         res.status(404).type('text/plain').send('app 404');
       });
       return listen(app, '/ipos');
+    },
+  };
+}
+
+/**
+ * The account suite's target on one Express version: the account router at /account,
+ * signing in the account the `x-test-account` header names; with `parseJson` after
+ * `express.json()`.
+ *
+ * @example
+ * ```ts
+ * testAccountRouter({ target: expressAccountTarget(EXPRESS_VERSIONS[0]!), createStore: () => memoryStore() });
+ * ```
+ */
+export function expressAccountTarget(framework: { name: string; create: () => Express }): AccountHttpTarget {
+  return {
+    name: framework.name,
+    start: (store, options, { parseJson }) => {
+      const app = framework.create();
+      if (parseJson) app.use(express.json());
+      app.use('/account', accountRouter(store, { ...options, account: (req) => req.get('x-test-account') ?? null }));
+      return listen(app, '/account');
     },
   };
 }

@@ -3,10 +3,20 @@
  * for Hono (on Node with `@hono/node-server`), Bun, Deno, Cloudflare Workers and anything
  * else that speaks `Request` and `Response`.
  */
-import { createIpoHandler, IpokitError, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
-import { errorBody } from '@ipokit/core/backend';
+import {
+  createAccountHandler,
+  createIpoHandler,
+  IpokitError,
+  type AccountHandlerOptions,
+  type AccountRouterArgs,
+  type HandlerRequest,
+  type HandlerResponse,
+  type IpoRouterArgs,
+  type IpoRouterOptions,
+} from '@ipokit/core';
+import { errorBody, readAccountBody } from '@ipokit/core/backend';
 
-export type { IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
+export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
 
 /**
  * Options of the fetch handler: the core's, the path it answers under and where the
@@ -78,29 +88,89 @@ export function ipoHandler<Context extends unknown[] = []>(...[store, options = 
   const mount = normalizePrefix(prefix);
   // The store and options are as IpoRouterArgs pairs them; only this adapter's options were taken out.
   const handle = createIpoHandler(...([store, coreOptions] as IpoRouterArgs));
-  const outside = outsideAnswer(mount);
+  const outside = outsideAnswer(mount, 'the IPO API');
   return async (request, ...context) => {
-    const target = requestTarget(request.url);
-    const q = target.indexOf('?');
-    let path = q < 0 ? target : target.slice(0, q);
-    if (mount !== '') {
-      const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
-      if (!under) return new Response(request.method === 'HEAD' ? null : outside.body, { status: 404, headers: { ...outside.headers } });
-      path = path.slice(mount.length) || '/';
-    }
-    const result = await handle({
-      method: request.method,
-      url: target,
-      path,
-      query: q < 0 ? '' : target.slice(q + 1),
-      // The core reads no other header (HandlerRequest); Headers.get joins repeated lines
-      // with ', ' as Node does, so a repeated key reads as it does under Express.
-      headers: { 'x-api-key': request.headers.get('x-api-key') ?? undefined },
-      clientAddress: clientAddress?.(request, ...context),
-    });
-    // HEAD: the core's headers as they are, Content-Length of the GET body included.
-    return new Response(request.method === 'HEAD' ? null : result.body, { status: result.status, headers: result.headers });
+    const r = requestOf(request, mount, clientAddress?.(request, ...context));
+    if (r === null) return new Response(request.method === 'HEAD' ? null : outside.body, { status: 404, headers: { ...outside.headers } });
+    return responseOf(request, await handle(r));
   };
+}
+
+/** Options of {@link accountRouter}: the fetch handler's, who is signed in, and the dashboard. */
+export interface FetchAccountRouterOptions<Context extends unknown[] = []> extends FetchIpoHandlerOptions<Context> {
+  /**
+   * The signed-in account's id, from your app's own login (a session cookie, a token), or
+   * null when nobody is signed in (answered 401). ipokit never sees a password.
+   */
+  account: (request: Request, ...context: Context) => string | null | undefined | Promise<string | null | undefined>;
+  /** Serve the dashboard page at `{prefix}/-/dashboard/` (default false). */
+  dashboard?: boolean;
+}
+
+/**
+ * The account holder's routes (docs/spec.md#account-router) as a fetch handler, behind your
+ * app's login: the account with its windows, its keys (create, revoke, rotate), its usage,
+ * the IPO routes answered for it without a key, and with `dashboard: true` the dashboard
+ * page. The same status, headers and bytes as the Express and Koa account routers.
+ *
+ * @example
+ * ```ts
+ * const account = accountRouter(store, {
+ *   prefix: '/account',
+ *   account: (request) => sessionAccount(request), // your login: the account id or null
+ *   dashboard: true, // the page at /account/-/dashboard/
+ * });
+ * app.all('/account/*', (c) => account(c.req.raw, c));
+ * ```
+ */
+export function accountRouter<Context extends unknown[] = []>(...[store, options]: AccountRouterArgs<FetchAccountRouterOptions<Context>>): FetchIpoHandler<Context> {
+  const { prefix, clientAddress, account, dashboard, ...core } = options ?? ({} as Partial<FetchAccountRouterOptions<Context>>);
+  if (typeof account !== 'function') {
+    throw new IpokitError('ERR:BADPARAM', 'accountRouter needs the option account: (request, ...context) => the signed-in account id, or null.', { parameter: 'account' });
+  }
+  if (clientAddress !== undefined && typeof clientAddress !== 'function') {
+    throw new IpokitError('ERR:BADPARAM', 'accountRouter option clientAddress must be a function (request, ...context) => string | undefined.', { parameter: 'clientAddress' });
+  }
+  const mount = normalizePrefix(prefix);
+  const handlerOptions: AccountHandlerOptions = dashboard === true ? { ...core, dashboardAssets: import('@ipokit/dashboard').then((m) => m.dashboardAssets) } : core;
+  const handle = createAccountHandler(...([store, handlerOptions] as IpoRouterArgs<AccountHandlerOptions>));
+  const outside = outsideAnswer(mount, 'the account router');
+  return async (request, ...context) => {
+    const r = requestOf(request, mount, clientAddress?.(request, ...context), true);
+    if (r === null) return new Response(request.method === 'HEAD' ? null : outside.body, { status: 404, headers: { ...outside.headers } });
+    const accountId = (await account(request, ...context)) ?? null;
+    const body = request.method === 'POST' && request.body !== null ? await readAccountBody(request.body as unknown as AsyncIterable<Uint8Array>) : null;
+    return responseOf(request, await handle({ ...r, accountId, body }));
+  };
+}
+
+/** The request as the core takes it, or null when it is outside the prefix. */
+function requestOf(request: Request, mount: string, clientAddress: string | undefined, account = false): HandlerRequest | null {
+  const target = requestTarget(request.url);
+  const q = target.indexOf('?');
+  let path = q < 0 ? target : target.slice(0, q);
+  if (mount !== '') {
+    const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
+    if (!under) return null;
+    path = path.slice(mount.length) || '/';
+  }
+  return {
+    method: request.method,
+    url: target,
+    path,
+    query: q < 0 ? '' : target.slice(q + 1),
+    // The core reads no other headers (the account routes: Content-Type too); Headers.get
+    // joins repeated lines with ', ' as Node does, so a repeated key reads as under Express.
+    headers: account
+      ? { 'x-api-key': request.headers.get('x-api-key') ?? undefined, 'content-type': request.headers.get('content-type') ?? undefined }
+      : { 'x-api-key': request.headers.get('x-api-key') ?? undefined },
+    clientAddress,
+  };
+}
+
+/** HEAD: the core's headers as they are, Content-Length of the GET body included, and no body; 204: no body. */
+function responseOf(request: Request, result: HandlerResponse): Response {
+  return new Response(request.method === 'HEAD' || result.status === 204 ? null : result.body, { status: result.status, headers: result.headers });
 }
 
 /**
@@ -114,8 +184,8 @@ function requestTarget(url: string): string {
 }
 
 /** The 404 of a request outside the prefix, built once: it never changes. */
-function outsideAnswer(mount: string): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify(errorBody('ERR:NOTFOUND', `No such route: the IPO API answers under ${mount}.`));
+function outsideAnswer(mount: string, what: string): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify(errorBody('ERR:NOTFOUND', `No such route: ${what} answers under ${mount}.`));
   return {
     body,
     headers: {

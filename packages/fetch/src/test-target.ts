@@ -10,10 +10,10 @@ import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
-import type { HttpTarget, KnownBug, StartedTarget } from '@ipokit/core/testing';
+import type { AccountHttpTarget, HttpTarget, KnownBug, StartedTarget } from '@ipokit/core/testing';
 // Straight from the source file, as scripts/fuzz.ts imports it: @ipokit/core/testing loads vitest.
 import { describeRequest, generatedRequest } from '../../core/src/testing/fuzz.js';
-import { ipoHandler } from './index.js';
+import { accountRouter, ipoHandler } from './index.js';
 
 /**
  * The handler alone as the server's fetch callback, with `prefix: '/ipos'` (matched
@@ -28,6 +28,31 @@ export const fetchTarget: HttpTarget = {
   name: 'fetch handler on @hono/node-server',
   start: (store, options) => serveFetch(bareHandler(store, options), '/ipos'),
   startInApp: (store, options) => serveFetch(honoApp(store, options, true).fetch, '/ipos'),
+};
+
+/**
+ * The account suite's target: `accountRouter` under a Hono route, `app.all('/account/*')`
+ * (and `/account` itself), signing in the account the `x-test-account` header names.
+ *
+ * @example
+ * ```ts
+ * testAccountRouter({ target: fetchAccountTarget, createStore: () => memoryStore() });
+ * ```
+ */
+export const fetchAccountTarget: AccountHttpTarget = {
+  name: 'fetch accountRouter under hono',
+  start: (store, options) => {
+    const handle = accountRouter<[Context]>(store, {
+      ...options,
+      prefix: '/account',
+      account: (request: Request) => request.headers.get('x-test-account'),
+      clientAddress: (_request: Request, c: Context) => getConnInfo(c).remote.address,
+    });
+    const app = new Hono();
+    app.all('/account', (c) => handle(c.req.raw, c));
+    app.all('/account/*', (c) => handle(c.req.raw, c));
+    return serveFetch(app.fetch, '/account');
+  },
 };
 
 /**

@@ -2,9 +2,20 @@
  * @ipokit/koa: the ipokit IPO API as Koa middleware (Koa 2.13+ and 3).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { createIpoHandler, IpokitError, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import {
+  createAccountHandler,
+  createIpoHandler,
+  IpokitError,
+  type AccountHandlerOptions,
+  type AccountRouterArgs,
+  type HandlerRequest,
+  type HandlerResponse,
+  type IpoRouterArgs,
+  type IpoRouterOptions,
+} from '@ipokit/core';
+import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
 
-export type { IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
+export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
 
 /** Options of the Koa router: the core's, plus the path it answers under. */
 export interface KoaIpoRouterOptions extends IpoRouterOptions {
@@ -29,6 +40,8 @@ export interface KoaContextLike {
   ip: string;
   status: number;
   body: unknown;
+  /** Koa's request; `body` is set by a body parser (koa-bodyparser), if the app has one. */
+  request?: { body?: unknown };
 }
 
 /** A Koa middleware function, as `app.use` takes it. */
@@ -56,39 +69,86 @@ export function ipoRouter(...[store, options = {}]: IpoRouterArgs<KoaIpoRouterOp
   // The store and options are as IpoRouterArgs pairs them; only the prefix was taken out.
   const handle = createIpoHandler(...([store, coreOptions] as IpoRouterArgs));
   return async (ctx, next) => {
-    // The target as sent, not Koa's parsed ctx.path/ctx.querystring (url.parse drops a
-    // `#...` and reads `\` as `/` in some targets), so Koa and Express read the same request.
-    const target = (ctx.req.url ?? '/').replace(ABSOLUTE_FORM, '');
-    const q = target.indexOf('?');
-    let path = q < 0 ? target : target.slice(0, q);
-    if (mount !== '') {
-      const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
-      if (!under) return void (await next());
-      path = path.slice(mount.length) || '/';
-    }
-    const result = await handle({
-      method: ctx.method,
-      url: ctx.originalUrl,
-      path,
-      query: q < 0 ? '' : target.slice(q + 1),
-      headers: ctx.headers,
-      clientAddress: ctx.ip,
-    });
-    // Something else answered meanwhile (a timeout middleware), or the client left: the
-    // answer has nowhere to go, and that is no error.
-    const { res } = ctx;
-    if (res.headersSent || res.writableEnded || res.destroyed) return;
-    // Status and headers before the body, so Koa keeps our Content-Type. The headers go
-    // straight to Node's response (what ctx.set does, without its per-header dispatch);
-    // Content-Length is left to Koa, which measures the string body itself (and sends
-    // that length, without a body, for HEAD).
-    ctx.status = result.status;
-    const { headers } = result;
-    for (const name in headers) {
-      if (name !== 'Content-Length') res.setHeader(name, headers[name]!);
-    }
-    ctx.body = result.body;
+    const request = requestOf(ctx, mount);
+    if (request === null) return void (await next());
+    send(ctx, await handle(request));
   };
+}
+
+/** Options of {@link accountRouter}: the Koa router's, who is signed in, and the dashboard. */
+export interface KoaAccountRouterOptions extends KoaIpoRouterOptions {
+  /**
+   * The signed-in account's id, from your app's own login (a session, a cookie, a token),
+   * or null when nobody is signed in (answered 401). ipokit never sees a password.
+   */
+  account: (ctx: KoaContextLike) => string | null | undefined | Promise<string | null | undefined>;
+  /** Serve the dashboard page at `{prefix}/-/dashboard/` (default false). */
+  dashboard?: boolean;
+}
+
+/**
+ * The account holder's routes (docs/spec.md#account-router) as Koa middleware, behind your
+ * app's login: the account with its windows, its keys (create, revoke, rotate), its usage,
+ * the IPO routes answered for it without a key, and with `dashboard: true` the dashboard
+ * page. A body your app parsed already (koa-bodyparser) is taken as parsed.
+ *
+ * @example
+ * ```ts
+ * app.use(accountRouter(store, {
+ *   prefix: '/account',
+ *   account: (ctx) => ctx.state.user?.accountId ?? null, // your login
+ *   dashboard: true, // the page at /account/-/dashboard/
+ * }));
+ * ```
+ */
+export function accountRouter(...[store, options]: AccountRouterArgs<KoaAccountRouterOptions>): IpoMiddleware {
+  const { prefix, account, dashboard, ...core } = options ?? ({} as Partial<KoaAccountRouterOptions>);
+  if (typeof account !== 'function') {
+    throw new IpokitError('ERR:BADPARAM', 'accountRouter needs the option account: (ctx) => the signed-in account id, or null.', { parameter: 'account' });
+  }
+  const mount = normalizePrefix(prefix);
+  const handlerOptions: AccountHandlerOptions = dashboard === true ? { ...core, dashboardAssets: import('@ipokit/dashboard').then((m) => m.dashboardAssets) } : core;
+  const handle = createAccountHandler(...([store, handlerOptions] as IpoRouterArgs<AccountHandlerOptions>));
+  return async (ctx, next) => {
+    const request = requestOf(ctx, mount);
+    if (request === null) return void (await next());
+    const accountId = (await account(ctx)) ?? null;
+    // A body the app's parser read (its stream ended) is taken as parsed; else read here.
+    const body = ctx.method !== 'POST' ? null : ctx.req.readableEnded ? parsedAccountBody(ctx.request?.body) : await readAccountBody(ctx.req);
+    send(ctx, await handle({ ...request, accountId, body }));
+  };
+}
+
+/** The request as the core takes it, or null when it is outside the prefix. */
+function requestOf(ctx: KoaContextLike, mount: string): HandlerRequest | null {
+  // The target as sent, not Koa's parsed ctx.path/ctx.querystring (url.parse drops a
+  // `#...` and reads `\` as `/` in some targets), so Koa and Express read the same request.
+  const target = (ctx.req.url ?? '/').replace(ABSOLUTE_FORM, '');
+  const q = target.indexOf('?');
+  let path = q < 0 ? target : target.slice(0, q);
+  if (mount !== '') {
+    const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
+    if (!under) return null;
+    path = path.slice(mount.length) || '/';
+  }
+  return { method: ctx.method, url: ctx.originalUrl, path, query: q < 0 ? '' : target.slice(q + 1), headers: ctx.headers, clientAddress: ctx.ip };
+}
+
+function send(ctx: KoaContextLike, result: HandlerResponse): void {
+  // Something else answered meanwhile (a timeout middleware), or the client left: the
+  // answer has nowhere to go, and that is no error.
+  const { res } = ctx;
+  if (res.headersSent || res.writableEnded || res.destroyed) return;
+  // Status and headers before the body, so Koa keeps our Content-Type. The headers go
+  // straight to Node's response (what ctx.set does, without its per-header dispatch);
+  // Content-Length is left to Koa, which measures the string body itself (and sends
+  // that length, without a body, for HEAD).
+  ctx.status = result.status;
+  const { headers } = result;
+  for (const name in headers) {
+    if (name !== 'Content-Length') res.setHeader(name, headers[name]!);
+  }
+  ctx.body = result.status === 204 ? null : result.body;
 }
 
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Koa2 from 'koa2';
 import mount from 'koa-mount';
-import type { HttpTarget, StartedTarget } from '@ipokit/core/testing';
-import { ipoRouter, type KoaContextLike } from './index.js';
+import type { AccountHttpTarget, HttpTarget, StartedTarget } from '@ipokit/core/testing';
+import { accountRouter, ipoRouter, type KoaContextLike } from './index.js';
 
 /** The Koa versions the adapter supports, each as a way to create an app. */
 export const KOA_VERSIONS = [
@@ -47,6 +47,50 @@ export function koaTargets(only?: 'koa 3'): HttpTarget[] {
     startInApp: (store, options) => listen(inApp(new Koa(), mount('/ipos', ipoRouter(store, options))), '/ipos'),
   };
   return only === 'koa 3' ? [prefixed[0]!] : [...prefixed, mounted];
+}
+
+/**
+ * The account suite's targets: each Koa version with `prefix: '/account'`, signing in the
+ * account the `x-test-account` header names; with `parseJson` after a JSON body parser
+ * that sets `ctx.request.body` as koa-bodyparser does.
+ *
+ * @example
+ * ```ts
+ * for (const target of koaAccountTargets()) testAccountRouter({ target, createStore: () => memoryStore() });
+ * ```
+ */
+export function koaAccountTargets(): AccountHttpTarget[] {
+  return KOA_VERSIONS.map((framework) => ({
+    name: framework.name,
+    start: (store, options, { parseJson }) => {
+      const app = framework.create();
+      if (parseJson) app.use(jsonBodyParser);
+      app.use(accountRouter(store, { ...options, prefix: '/account', account: (ctx) => headerOf(ctx, 'x-test-account') }));
+      return listen(app, '/account');
+    },
+  }));
+}
+
+function headerOf(ctx: KoaContextLike, name: string): string | null {
+  const value = ctx.headers[name];
+  return typeof value === 'string' ? value : null;
+}
+
+/** What koa-bodyparser does for JSON, in a few lines: parse an application/json body into `ctx.request.body`. */
+async function jsonBodyParser(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  if (ctx.method === 'POST' && ctx.is('application/json') !== false && ctx.is('application/json') !== null) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    try {
+      (ctx.request as { body?: unknown }).body = text === '' ? {} : JSON.parse(text);
+    } catch {
+      ctx.status = 400;
+      ctx.body = 'bad json';
+      return;
+    }
+  }
+  await next();
 }
 
 /** The app of {@link HttpTarget.startInApp}, around `router`. */

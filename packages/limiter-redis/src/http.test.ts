@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { RateLimiter } from '@ipokit/core';
-import { testHttp } from '@ipokit/core/testing';
+import { testAccountRouter, testHttp } from '@ipokit/core/testing';
 import { memoryStore } from '@ipokit/storage-memory';
-import { EXPRESS_VERSIONS, expressTarget } from '../../express/src/test-target.js';
+import { EXPRESS_VERSIONS, expressAccountTarget, expressTarget } from '../../express/src/test-target.js';
 import { redisLimiter } from './index.js';
 import { deleteKeysUnder, randomPrefix, REDIS_URL } from './test-redis.js';
 
@@ -18,20 +18,32 @@ describe.skipIf(!REDIS_URL)('HTTP suite with the limiter on the Redis at REDIS_U
   afterAll(() => client?.quit());
 
   const prefixes = new Map<RateLimiter, string>();
-  testHttp({
-    target: { ...expressTarget(EXPRESS_VERSIONS[0]!), name: 'express 5, memoryStore, redisLimiter (ioredis)' },
-    createStore: () => memoryStore(),
-    destroyStore: (s) => s.close?.(),
+  /** A limiter per check under its own prefix, and its keys deleted after it. */
+  const limiters = (name: string) => ({
     createLimiter: () => {
-      const prefix = randomPrefix('http');
+      const prefix = randomPrefix(name);
       const limiter = redisLimiter({ client, prefix });
       prefixes.set(limiter, prefix);
       return limiter;
     },
-    destroyLimiter: async (limiter) => {
+    destroyLimiter: async (limiter: RateLimiter) => {
       await limiter.close?.();
       await deleteKeysUnder(client, prefixes.get(limiter)!);
       prefixes.delete(limiter);
     },
+  });
+  testHttp({
+    target: { ...expressTarget(EXPRESS_VERSIONS[0]!), name: 'express 5, memoryStore, redisLimiter (ioredis)' },
+    createStore: () => memoryStore(),
+    destroyStore: (s) => s.close?.(),
+    ...limiters('http'),
+  });
+
+  // The account router with its windows and usage in Redis.
+  testAccountRouter({
+    target: { ...expressAccountTarget(EXPRESS_VERSIONS[0]!), name: 'express 5, memoryStore, redisLimiter (ioredis)' },
+    createStore: () => memoryStore(),
+    destroyStore: (s) => s.close?.(),
+    ...limiters('account'),
   });
 });

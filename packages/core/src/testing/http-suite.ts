@@ -2920,7 +2920,8 @@ function faultyStore<S extends object>(store: S, state: { fault: StoreFault | nu
   });
 }
 
-function toResult(status: number, headers: Record<string, string>, text: string): HttpResult {
+/** A response as the checks see it: the body also parsed as JSON when it is JSON. */
+export function toResult(status: number, headers: Record<string, string>, text: string): HttpResult {
   let json: unknown;
   try {
     json = text === '' ? undefined : JSON.parse(text);

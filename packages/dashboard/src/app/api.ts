@@ -1,0 +1,206 @@
+/**
+ * The account API as the dashboard calls it. The page lives at `{mount}/-/dashboard/`, so the
+ * API root is two levels up (`../../`): relative URLs keep the dashboard working under any
+ * mount, and the host app's login cookie goes along as for any same-origin request.
+ */
+
+export type Plan = 'free' | 'paid' | 'pro';
+export type WindowName = 'minute' | 'hour' | 'day' | 'gmp-minute' | 'gmp-day';
+export type IpoStatus = 'upcoming' | 'open' | 'closed' | 'listed' | 'announced';
+export type UsageRoute = 'list' | 'ipo' | 'gmp';
+
+export interface Account {
+  id: string;
+  name: string;
+  plan: Plan;
+  gmpAddon: boolean;
+}
+
+export interface RateWindow {
+  name: WindowName;
+  quota: number;
+  seconds: number;
+  remaining: number;
+  /** Whole seconds until the window has room again (0 when it holds nothing). */
+  reset: number;
+}
+
+export interface Key {
+  id: string;
+  prefix: string;
+  label: string;
+  createdAt: string;
+  revokedAt: string | null;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface Overview {
+  account: Account;
+  windows: RateWindow[];
+  keys: Key[];
+}
+
+/** A key as created: the only time its whole text (`key`) is seen. */
+export interface CreatedKey {
+  id: string;
+  key: string;
+  prefix: string;
+  label: string;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export interface UsageRow {
+  day: string;
+  keyId: string;
+  route: UsageRoute;
+  admitted: number;
+  refused: number;
+}
+
+export interface GmpSnapshot {
+  lastUpdatedAt: string;
+  aggregations: Record<GmpField, number | null>;
+  sources: Array<{ name: string; gmpPrice: number }>;
+}
+
+export interface Ipo {
+  id: string;
+  name: string;
+  symbol: string | null;
+  slug: string;
+  type: 'EQ' | 'SME' | 'DEBT';
+  isSme: boolean;
+  exchanges: Array<'nse' | 'bse'>;
+  infoUrl: string | null;
+  nseInfoUrl: string | null;
+  prospectusUrl: string | null;
+  logo: string | null;
+  startDate: string | null;
+  endDate: string | null;
+  listingDate: string | null;
+  priceRange: string | null;
+  minQty: number | null;
+  lotSize: number | null;
+  minAmount: number | null;
+  issueSize: string | null;
+  listingGain: string | null;
+  status: IpoStatus;
+  schedule: Array<{ event: string; date: string }>;
+  about: string | null;
+  strengths: string[];
+  risks: string[];
+  mediaCoverageLinks: string[];
+  gmp?: GmpSnapshot | null;
+}
+
+export interface IpoList {
+  meta: { count: number; countOnPage: number; totalPages: number; page: number; limit: number; info?: string };
+  ipos: Ipo[];
+}
+
+export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'] as const;
+export const GMP_FIELDS = ['mean', 'median', 'min', 'max', 'mode'] as const;
+export type GmpInterval = (typeof GMP_INTERVALS)[number];
+export type GmpField = (typeof GMP_FIELDS)[number];
+
+export interface GmpSeries {
+  ipoId: string;
+  symbol: string | null;
+  interval: GmpInterval;
+  field: GmpField;
+  series: Array<{ timestamp: string; price: number | null }>;
+  meta: { from: string; to: string; count: number };
+}
+
+/** An answer other than 2xx, with the error body of the contract (section 7) when there was one. */
+export class ApiError extends Error {
+  constructor(
+    /** HTTP status; 0 when the server could not be reached. */
+    readonly status: number,
+    /** e.g. `ERR:PLAN`; `ERR:NETWORK` when the server could not be reached. */
+    readonly code: string,
+    message: string,
+    /** Seconds, from `Retry-After` (429). */
+    readonly retryAfter: number | null = null,
+    /** The parameter a 400 names. */
+    readonly parameter: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+// The app swaps every page for "You are not signed in" on the first 401, wherever it came from.
+let signedOut: () => void = () => undefined;
+
+export function onSignedOut(listener: () => void): void {
+  signedOut = listener;
+}
+
+const ROOT = new URL('../../', location.href);
+
+export interface CallOptions {
+  method?: 'GET' | 'POST';
+  /** Sent as JSON; a POST always sends a body, so that it carries `Content-Type: application/json`. */
+  body?: object;
+  signal?: AbortSignal;
+}
+
+/**
+ * Calls the account API at `path` (relative to the mount: `''`, `'keys'`, `'ipos?status=open'`)
+ * and resolves to the JSON answer (undefined for a 204), or rejects with an {@link ApiError}.
+ */
+export async function call<T>(path: string, options: CallOptions = {}): Promise<T> {
+  const method = options.method ?? 'GET';
+  const init: RequestInit = { method, headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'same-origin' };
+  if (method === 'POST') {
+    init.headers = { Accept: 'application/json', 'Content-Type': 'application/json' };
+    init.body = JSON.stringify(options.body ?? {});
+  }
+  if (options.signal !== undefined) init.signal = options.signal;
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, ROOT), init);
+  } catch (err) {
+    if (err instanceof DOMException && err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'ERR:NETWORK', 'The server could not be reached: check the connection, then retry.');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  const body = parse(text);
+  if (res.ok && body !== undefined) return body as T;
+  const error = toError(res, body);
+  if (error.status === 401) signedOut();
+  throw error;
+}
+
+export function isAbort(err: unknown): boolean {
+  return err instanceof DOMException && err.name === 'AbortError';
+}
+
+function parse(text: string): unknown {
+  try {
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    return undefined;
+  }
+}
+
+function toError(res: Response, body: unknown): ApiError {
+  const e = isRecord(body) ? body : {};
+  const meta = isRecord(e['meta']) ? e['meta'] : {};
+  const retry = Number(res.headers.get('Retry-After') ?? meta['expiresIn']);
+  const detail = typeof e['detail'] === 'string' ? e['detail'] : `The server answered ${res.status} ${res.statusText}.`;
+  return new ApiError(
+    res.status,
+    typeof e['code'] === 'string' ? e['code'] : `HTTP ${res.status}`,
+    detail,
+    Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : null,
+    typeof meta['parameter'] === 'string' ? meta['parameter'] : null,
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,220 @@
+import { useState } from 'preact/hooks';
+import { call, type Ipo, type IpoList, type IpoStatus } from '../api.js';
+import { formatCount, formatDay } from '../format.js';
+import { useLoad } from '../hooks.js';
+import { href, navigate, type Route } from '../route.js';
+import { ErrorNote, Loading, PageTitle, TableBox } from '../ui.js';
+
+const STATUSES: ReadonlyArray<{ value: IpoStatus; label: string }> = [
+  { value: 'open', label: 'Open' },
+  { value: 'upcoming', label: 'Upcoming' },
+  { value: 'closed', label: 'Closed' },
+  { value: 'listed', label: 'Listed' },
+  { value: 'announced', label: 'Announced' },
+];
+const TYPES = [
+  { value: 'EQ', label: 'Mainboard (EQ)' },
+  { value: 'SME', label: 'SME' },
+  { value: 'DEBT', label: 'Debt' },
+] as const;
+const LIMITS = ['10', '25', '50', '100'];
+
+/** The list's filters, as the hash query and the API both spell them. */
+interface Filters {
+  status: string;
+  type: string;
+  source: string;
+  year: string;
+  startDate: string;
+  endDate: string;
+  limit: string;
+  page: string;
+}
+
+/** The list query the "All IPOs" link of an IPO page goes back to. */
+export let lastListHash = '#/ipos';
+
+function filtersOf(query: URLSearchParams): Filters {
+  const get = (name: string) => query.get(name) ?? '';
+  return {
+    status: get('status') || 'open',
+    type: get('type'),
+    source: get('source'),
+    year: get('year'),
+    startDate: get('startDate'),
+    endDate: get('endDate'),
+    limit: get('limit') || '25',
+    page: get('page') || '1',
+  };
+}
+
+function queryOf(f: Filters): Record<string, string> {
+  return { ...f };
+}
+
+export function IposPage({ route }: { route: Route }) {
+  const filters = filtersOf(route.query);
+  const search = new URLSearchParams(Object.entries(queryOf(filters)).filter(([, v]) => v !== '')).toString();
+  lastListHash = href('/ipos', queryOf(filters));
+  const list = useLoad((signal) => call<IpoList>(`ipos?${search}`, { signal }), [search]);
+  return (
+    <>
+      <PageTitle>IPOs</PageTitle>
+      <FilterForm key={search} filters={filters} />
+      {list.error !== undefined && <ErrorNote error={list.error} onRetry={list.reload} />}
+      {list.data === undefined ? (
+        list.error === undefined && <Loading />
+      ) : (
+        <Results list={list.data} filters={filters} loading={list.loading} />
+      )}
+    </>
+  );
+}
+
+function FilterForm({ filters }: { filters: Filters }) {
+  const [f, setF] = useState(filters);
+  const set = (name: keyof Filters) => (event: Event) => {
+    const value = (event.currentTarget as HTMLInputElement | HTMLSelectElement).value;
+    setF((old) => ({ ...old, [name]: value }));
+  };
+  const types = f.type === '' ? [] : f.type.split(',');
+  const toggleType = (value: string, on: boolean) => {
+    const next = TYPES.map((t) => t.value).filter((t) => (t === value ? on : types.includes(t)));
+    setF((old) => ({ ...old, type: next.join(',') }));
+  };
+  const submit = (event: Event) => {
+    event.preventDefault();
+    navigate('/ipos', queryOf({ ...f, page: '1' }));
+  };
+  return (
+    <form class="form filters" onSubmit={submit} aria-label="Filters">
+      <div class="field">
+        <label for="f-status">Status</label>
+        <select id="f-status" required value={f.status} onChange={set('status')}>
+          {STATUSES.map((s) => (
+            <option key={s.value} value={s.value}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="f-source">Exchange</label>
+        <select id="f-source" value={f.source} onChange={set('source')}>
+          <option value="">Any</option>
+          <option value="nse">NSE</option>
+          <option value="bse">BSE</option>
+        </select>
+      </div>
+      <div class="field">
+        <label for="f-year">Year opened</label>
+        <input id="f-year" inputMode="numeric" pattern="[0-9]{4}" maxLength={4} placeholder="e.g. 2026" value={f.year} onInput={set('year')} aria-describedby="f-year-hint" />
+        <span id="f-year-hint" class="sr-only">
+          Four digits
+        </span>
+      </div>
+      <div class="field">
+        <label for="f-limit">Per page</label>
+        <select id="f-limit" value={f.limit} onChange={set('limit')}>
+          {(LIMITS.includes(f.limit) ? LIMITS : [f.limit, ...LIMITS]).map((l) => (
+            <option key={l} value={l}>
+              {l}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field date">
+        <label for="f-start">Opens on or after</label>
+        <input id="f-start" type="date" value={f.startDate} onInput={set('startDate')} />
+      </div>
+      <div class="field date">
+        <label for="f-end">Closes on or before</label>
+        <input id="f-end" type="date" value={f.endDate} onInput={set('endDate')} />
+      </div>
+      <fieldset class="field checks">
+        <legend>Type</legend>
+        {TYPES.map((t) => (
+          <label key={t.value} class="check">
+            <input type="checkbox" checked={types.includes(t.value)} onChange={(e) => toggleType(t.value, e.currentTarget.checked)} />
+            {t.label}
+          </label>
+        ))}
+      </fieldset>
+      <div class="form-actions">
+        <button type="submit" class="button primary">
+          Show IPOs
+        </button>
+        <a class="button" href="#/ipos">
+          Clear filters
+        </a>
+      </div>
+    </form>
+  );
+}
+
+function Results({ list, filters, loading }: { list: IpoList; filters: Filters; loading: boolean }) {
+  const { meta, ipos } = list;
+  const page = meta.page;
+  const go = (n: number) => navigate('/ipos', queryOf({ ...filters, page: String(n) }));
+  return (
+    <section aria-labelledby="results-heading" aria-busy={loading}>
+      <h2 id="results-heading">
+        {formatCount(meta.count)} {meta.count === 1 ? 'IPO' : 'IPOs'}
+      </h2>
+      {meta.limit < Number(filters.limit) && <p class="muted small">The plan shows at most {meta.limit} per page.</p>}
+      {ipos.length === 0 ? <p>{meta.count === 0 ? 'No IPO matches these filters.' : 'This page is past the last one.'}</p> : <IpoTable ipos={ipos} />}
+      {meta.totalPages > 1 && (
+        <nav class="pager" aria-label="Pages">
+          <button type="button" class="button" disabled={page <= 1} onClick={() => go(Math.min(page - 1, meta.totalPages))}>
+            Previous<span class="sr-only"> page</span>
+          </button>
+          <span>
+            Page {formatCount(page)} of {formatCount(meta.totalPages)}
+          </span>
+          <button type="button" class="button" disabled={page >= meta.totalPages} onClick={() => go(page + 1)}>
+            Next<span class="sr-only"> page</span>
+          </button>
+        </nav>
+      )}
+    </section>
+  );
+}
+
+function IpoTable({ ipos }: { ipos: Ipo[] }) {
+  return (
+    <TableBox label="IPOs">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Symbol</th>
+            <th scope="col">Type</th>
+            <th scope="col">Exchanges</th>
+            <th scope="col">Opens</th>
+            <th scope="col">Closes</th>
+            <th scope="col">Listing</th>
+            <th scope="col">Price band (₹)</th>
+            <th scope="col">Issue size</th>
+          </tr>
+        </thead>
+        <tbody>
+          {ipos.map((ipo) => (
+            <tr key={ipo.id}>
+              <th scope="row">
+                <a href={href(`/ipos/${encodeURIComponent(ipo.id)}`)}>{ipo.name}</a>
+              </th>
+              <td>{ipo.symbol ?? '—'}</td>
+              <td>{ipo.type}</td>
+              <td>{ipo.exchanges.map((e) => e.toUpperCase()).join(', ') || '—'}</td>
+              <td class="nowrap">{ipo.startDate === null ? '—' : formatDay(ipo.startDate)}</td>
+              <td class="nowrap">{ipo.endDate === null ? '—' : formatDay(ipo.endDate)}</td>
+              <td class="nowrap">{ipo.listingDate === null ? '—' : formatDay(ipo.listingDate)}</td>
+              <td class="nowrap">{ipo.priceRange?.replace('-', ' – ') ?? '—'}</td>
+              <td>{ipo.issueSize ?? '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
+  );
+}

@@ -1,0 +1,117 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useRef } from 'preact/hooks';
+import type { ApiError } from './api.js';
+import { formatInstant } from './format.js';
+
+/** An error near the action that caused it; `role="alert"` so that screen readers say it at once. */
+export function ErrorNote({ error, onRetry }: { error: ApiError; onRetry?: () => void }) {
+  return (
+    <div class="note error" role="alert">
+      <p>
+        {error.status === 429 ? (
+          <>
+            Too many requests: a rate-limit window of this account is full.
+            {error.retryAfter !== null && ` Retry in ${error.retryAfter} s.`}
+          </>
+        ) : (
+          error.message
+        )}
+      </p>
+      {onRetry !== undefined && (
+        <button type="button" class="button" onClick={onRetry}>
+          Retry
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p class="muted" role="status">
+      {label}
+    </p>
+  );
+}
+
+export function Time({ iso, empty = '—' }: { iso: string | null; empty?: string }) {
+  return iso === null ? <span class="muted">{empty}</span> : <time dateTime={iso}>{formatInstant(iso)}</time>;
+}
+
+/** A table that scrolls inside its own box on narrow screens; the box is focusable so the keyboard can scroll it. */
+export function TableBox({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // A focusable region is how keyboard users scroll a box without controls in it.
+    <div class="table-box" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
+export function PageTitle({ children }: { children: ComponentChildren }) {
+  // Focused on every page change (tabIndex -1), so that a screen reader starts at the new page.
+  return (
+    <h1 id="page-title" tabIndex={-1}>
+      {children}
+    </h1>
+  );
+}
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A modal `<dialog>`: the rest of the page is inert while it is open, Tab and Shift+Tab cycle
+ * through its controls, Escape closes it, and focus goes back where it was when it closes.
+ * Mount it to open it; `onClose` unmounts it.
+ */
+export function Dialog({ title, onClose, children, wide = false }: { title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const closeRef = useRef(onClose);
+  closeRef.current = onClose;
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog === null) return;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    dialog.showModal();
+    dialog.querySelector<HTMLElement>('[data-autofocus]')?.focus();
+    return () => {
+      if (dialog.open) dialog.close();
+      // The opener may be gone (a revoked key loses its buttons): then start again at the page title.
+      const back = opener?.isConnected === true ? opener : document.getElementById('page-title');
+      back?.focus();
+    };
+  }, []);
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key !== 'Tab' || ref.current === null) return;
+    const items = [...ref.current.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.getClientRects().length > 0);
+    const first = items[0];
+    const last = items[items.length - 1];
+    if (first === undefined || last === undefined) return;
+    const active = document.activeElement;
+    if (event.shiftKey && (active === first || !ref.current.contains(active))) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && (active === last || !ref.current.contains(active))) {
+      event.preventDefault();
+      first.focus();
+    }
+  };
+  return (
+    <dialog
+      ref={ref}
+      class={wide ? 'dialog wide' : 'dialog'}
+      aria-labelledby={titleId}
+      onKeyDown={onKeyDown}
+      onCancel={(event) => {
+        // Escape: let the parent unmount it, so its state and the DOM agree.
+        event.preventDefault();
+        closeRef.current();
+      }}
+      onClose={() => closeRef.current()}
+    >
+      <h2 id={titleId}>{title}</h2>
+      {children}
+    </dialog>
+  );
+}

@@ -1,0 +1,6 @@
+import { testAccountRouter } from '@ipokit/core/testing';
+import { memoryStore } from '@ipokit/storage-memory';
+import { fetchAccountTarget } from './test-target.js';
+
+// The account router's suite on the fetch adapter under Hono (docs/spec.md#account-router).
+testAccountRouter({ target: fetchAccountTarget, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
