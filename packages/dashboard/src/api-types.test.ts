@@ -1,0 +1,46 @@
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
+import type {
+  AccountWindow,
+  ApiKeyInfo,
+  GmpSeries as CoreGmpSeries,
+  GmpSnapshot as CoreGmpSnapshot,
+  Ipo as CoreIpo,
+  IpoStatus as CoreIpoStatus,
+  ListResponse,
+  Plan as CorePlan,
+  RateWindowName,
+  UsageRow as CoreUsageRow,
+} from '@ipokit/core';
+import { GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS } from '@ipokit/core';
+
+import type { Account, CreatedKey, GmpSeries, GmpSnapshot, Ipo, IpoList, IpoStatus, Key, Plan, RateWindow, UsageRow, WindowName } from './app/api.js';
+
+// The dashboard restates the wire types it reads (the app is built for the browser apart from
+// the packages' sources): each is pinned here to the core's own, so that a change to the API's
+// shapes fails this test until the dashboard follows (checked by tsc through tsconfig.test.json,
+// and by vitest's expectTypeOf).
+describe("the dashboard's wire types are the core's", () => {
+  it('as types', () => {
+    expectTypeOf<Plan>().toEqualTypeOf<CorePlan>();
+    expectTypeOf<WindowName>().toEqualTypeOf<RateWindowName>();
+    expectTypeOf<IpoStatus>().toEqualTypeOf<CoreIpoStatus>();
+    expectTypeOf<RateWindow>().toEqualTypeOf<AccountWindow>();
+    expectTypeOf<Key>().toEqualTypeOf<ApiKeyInfo>();
+    expectTypeOf<UsageRow>().toEqualTypeOf<CoreUsageRow>();
+    expectTypeOf<Ipo>().toEqualTypeOf<CoreIpo>();
+    expectTypeOf<GmpSnapshot>().toEqualTypeOf<CoreGmpSnapshot>();
+    expectTypeOf<GmpSeries>().toEqualTypeOf<CoreGmpSeries>();
+    expectTypeOf<IpoList>().toEqualTypeOf<ListResponse>();
+    expectTypeOf<Account>().toEqualTypeOf<{ id: string; name: string; plan: CorePlan; gmpAddon: boolean }>();
+    expectTypeOf<CreatedKey>().toEqualTypeOf<{ id: string; key: string; prefix: string; label: string; createdAt: string; expiresAt: string | null }>();
+  });
+
+  it('as values', async () => {
+    // (the module finds the API from the page's address when it loads)
+    vi.stubGlobal('location', { href: 'http://127.0.0.1/account/-/dashboard/' });
+    const { GMP_FIELDS, GMP_INTERVALS } = await import('./app/api.js');
+    expect(GMP_INTERVALS).toEqual(CORE_INTERVALS);
+    expect(GMP_FIELDS).toEqual(CORE_FIELDS);
+    vi.unstubAllGlobals();
+  });
+});
