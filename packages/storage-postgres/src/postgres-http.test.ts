@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { testAccountRouter, testHttp } from '@ipokit/core/testing';
 import { EXPRESS_VERSIONS, expressAccountTarget, expressTarget } from '../../express/src/test-target.js';
+import { fetchAccountTarget } from '../../fetch/src/test-target.js';
 import { koaAccountTargets, koaTargets } from '../../koa/src/test-target.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -20,8 +21,8 @@ for (const target of [expressTarget(EXPRESS_VERSIONS[0]!), ...koaTargets('koa 3'
   });
 }
 
-// The account router's suite on the PostgreSQL store, through Express 5 and Koa 3.
-for (const target of [expressAccountTarget(EXPRESS_VERSIONS[0]!), koaAccountTargets()[0]!]) {
+// The account router's suite on the PostgreSQL store, through Express 5, Koa 3 and the fetch adapter.
+for (const target of [expressAccountTarget(EXPRESS_VERSIONS[0]!), koaAccountTargets()[0]!, fetchAccountTarget]) {
   testAccountRouter({
     target: { ...target, name: `${target.name} on postgresStore (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})` },
     createStore: () => db.emptyStore(),
