@@ -59,6 +59,8 @@ export type {
   UsageCharge,
   UsageRoute,
   UsageRow,
+  WebhookRecord,
+  WebhookStore,
 } from './types.js';
 
 // Errors (docs/spec.md#errors).
@@ -143,6 +145,9 @@ export {
   type CreatedApiKey,
 } from './admin.js';
 export type { AccountWindow } from './rate-limit.js';
+// Webhook endpoints (CONTRACT 15; the delivery is being built).
+export { createWebhook, deleteWebhook, DEFAULT_WEBHOOK_PLANS, listWebhooks, type WebhookInfo, type WebhookOptions } from './webhooks.js';
+export { EVENT_TYPES, type EventType } from './events.js';
 export {
   createDatasetChecker,
   validateDataset,

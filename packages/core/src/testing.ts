@@ -113,4 +113,5 @@ export {
   type StatusCounts,
 } from './testing/fuzz.js';
 export { testFuzz, type TestFuzzOptions } from './testing/fuzz-suite.js';
+export { testWebhookStore, type TestWebhookStoreOptions } from './testing/webhook-suite.js';
 export { accountChecks, testAccountRouter, type AccountHttpTarget, type AccountTargetOptions, type TestAccountRouterOptions } from './testing/account-suite.js';

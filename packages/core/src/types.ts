@@ -530,6 +530,44 @@ export interface RateLimiter {
   close?(): Promise<void>;
 }
 
+/**
+ * A webhook endpoint as stored (docs/spec.md#webhooks): where an account wants events sent,
+ * which, and the secret that signs them (kept, since every delivery is signed with it).
+ */
+export interface WebhookRecord {
+  /** `wh_` + 20 base62 characters. */
+  id: string;
+  accountId: string;
+  /** An absolute `http:` or `https:` URL. */
+  url: string;
+  /** The event types sent there: at least one, each once, in the order of `EVENT_TYPES`. */
+  events: string[];
+  description: string | null;
+  /** `whsec_` + the base64 of 24 random bytes. */
+  secret: string;
+  createdAt: string;
+  /** Set when deliveries failed for 5 days without a success; null while it is enabled. */
+  disabledAt: string | null;
+}
+
+/**
+ * Webhook endpoints, per account: a capability of its own, beside {@link AccountStore}.
+ * See {@link Store} for the common rules.
+ */
+export interface WebhookStore {
+  /** Stores a new endpoint; `'not-found'` (nothing stored) when its account is unknown. */
+  insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'>;
+
+  /** The account's endpoints ordered by `createdAt`, then `id`; null when the account is unknown. */
+  listWebhooks(accountId: string): Promise<WebhookRecord[] | null>;
+
+  /** The endpoint with this id, or null. */
+  getWebhook(id: string): Promise<WebhookRecord | null>;
+
+  /** Deletes the endpoint; false when no endpoint has this id. */
+  deleteWebhook(id: string): Promise<boolean>;
+}
+
 /** A source's price in a dataset snapshot: rupees with at most 2 decimals, or null. */
 export interface DatasetSource {
   name: string;

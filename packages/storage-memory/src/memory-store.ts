@@ -25,8 +25,11 @@ import type {
   UsageRow,
   SnapshotRecord,
   Store,
+  WebhookRecord,
+  WebhookStore,
 } from '@ipokit/core';
 import { AccountTable } from './account-table.js';
+import { WebhookTable } from './webhook-table.js';
 import { IpoTable } from './ipo-table.js';
 import { DEFAULT_SWEEP_EVERY, RateWindows } from './rate-windows.js';
 import { SnapshotTable } from './snapshot-table.js';
@@ -81,7 +84,7 @@ export interface MemoryStoreOptions {
  * app.use('/ipos', ipoRouter(store));
  * ```
  */
-export function memoryStore(options: MemoryStoreOptions = {}): Store {
+export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookStore {
   const sweepEvery = options.rateLimitSweepEvery ?? DEFAULT_SWEEP_EVERY;
   if (!Number.isSafeInteger(sweepEvery) || sweepEvery < 1) {
     throw new IpokitError('ERR:BADPARAM', 'rateLimitSweepEvery must be a whole number of at least 1.', { parameter: 'rateLimitSweepEvery' });
@@ -89,6 +92,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const ipos = new IpoTable();
   const snapshots = new SnapshotTable();
   const accounts = new AccountTable();
+  const webhooks = new WebhookTable();
   const windows = new RateWindows(sweepEvery);
   let closed = false;
   // Requests sweep the windows as they come; this frees those of clients that stopped coming
@@ -213,6 +217,28 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       return windows.readUsage(query);
     },
 
+    async insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'> {
+      open();
+      if (accounts.getAccount(webhook.accountId) === null) return 'not-found';
+      webhooks.insert(webhook);
+      return 'ok';
+    },
+
+    async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
+      open();
+      return accounts.getAccount(accountId) === null ? null : webhooks.list(accountId);
+    },
+
+    async getWebhook(id: string): Promise<WebhookRecord | null> {
+      open();
+      return webhooks.get(id);
+    },
+
+    async deleteWebhook(id: string): Promise<boolean> {
+      open();
+      return webhooks.delete(id);
+    },
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
@@ -220,6 +246,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       ipos.clear();
       snapshots.clear();
       accounts.clear();
+      webhooks.clear();
       windows.clear();
     },
   };

@@ -28,6 +28,8 @@ import type {
   Store,
   UsageCharge,
   UsageRow,
+  WebhookRecord,
+  WebhookStore,
 } from '../types.js';
 
 /**
@@ -40,11 +42,12 @@ import type {
  * testStore({ name: 'referenceStore', createStore: () => referenceStore() });
  * ```
  */
-export function referenceStore(): Store {
+export function referenceStore(): Store & WebhookStore {
   let ipos: IpoRecord[] = [];
   let snapshots: SnapshotRecord[] = [];
   const accounts: AccountRecord[] = [];
   const keys: ApiKeyRecord[] = [];
+  let webhooks: WebhookRecord[] = [];
   const limiter = rateLimitModel();
 
   // A key is active while it is neither revoked nor expired.
@@ -183,6 +186,31 @@ export function referenceStore(): Store {
 
     async readUsage(query: { accountId: string; from: string; to: string; keyId?: string }): Promise<UsageRow[]> {
       return limiter.readUsage(query);
+    },
+
+    async insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'> {
+      if (!accounts.some((a) => a.id === webhook.accountId)) return 'not-found';
+      webhooks.push(copy(webhook));
+      return 'ok';
+    },
+
+    async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
+      if (!accounts.some((a) => a.id === accountId)) return null;
+      return webhooks
+        .filter((w) => w.accountId === accountId)
+        .sort((a, b) => compareCodePoints(a.createdAt, b.createdAt) || compareCodePoints(a.id, b.id))
+        .map(copy);
+    },
+
+    async getWebhook(id: string): Promise<WebhookRecord | null> {
+      const found = webhooks.find((w) => w.id === id);
+      return found === undefined ? null : copy(found);
+    },
+
+    async deleteWebhook(id: string): Promise<boolean> {
+      const before = webhooks.length;
+      webhooks = webhooks.filter((w) => w.id !== id);
+      return webhooks.length < before;
     },
 
     async close(): Promise<void> {},

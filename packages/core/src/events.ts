@@ -1,0 +1,182 @@
+/**
+ * The rules of events and webhook delivery that every backend and worker shares (CONTRACT 15,
+ * to be written up in docs/spec.md#webhooks when the capability lands): the event types, when
+ * an IPO's derived status changes without any write (at an IST midnight), the id of such a
+ * change (the same in every process), the Standard Webhooks signature, and the retry
+ * schedule. Pure, and on Web APIs only (`crypto.subtle`, `crypto.getRandomValues`).
+ */
+import { addDays, DAY_MS } from './dates.js';
+import { hashApiKey } from './keys.js';
+import { istDayStart } from './rate-limit.js';
+import { deriveStatus } from './status.js';
+import type { IpoDates, IpoStatus } from './types.js';
+
+/** Every event type, in the order the contract lists them. */
+export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const;
+
+/** One of {@link EVENT_TYPES}. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A change of an IPO's derived status on an IST day: `from` the day before, `to` on `day`. */
+export interface StatusChange {
+  day: string;
+  from: IpoStatus;
+  to: IpoStatus;
+}
+
+/**
+ * The IST days on which the IPO's derived status changes as the days pass (no write needed),
+ * ascending: the status on `day` differs from the status on the day before. Only the dates
+ * can move it, so only the days they name (and the day after the closing date) are looked at.
+ *
+ * @example
+ * ```ts
+ * statusChanges({ startDate: '2026-11-20', endDate: '2026-11-24', listingDate: '2026-11-27' });
+ * // [{ day: '2026-11-20', from: 'upcoming', to: 'open' }, { day: '2026-11-25', from: 'open', to: 'closed' },
+ * //  { day: '2026-11-27', from: 'closed', to: 'listed' }]
+ * ```
+ */
+export function statusChanges(ipo: IpoDates): StatusChange[] {
+  const closing = ipo.endDate ?? ipo.startDate;
+  const candidates = new Set<string>();
+  for (const day of [ipo.startDate, closing === null ? null : addDays(closing, 1), ipo.listingDate]) if (day !== null) candidates.add(day);
+  const changes: StatusChange[] = [];
+  for (const day of [...candidates].sort()) {
+    const from = deriveStatus(ipo, addDays(day, -1));
+    const to = deriveStatus(ipo, day);
+    if (from !== to) changes.push({ day, from, to });
+  }
+  return changes;
+}
+
+/**
+ * The status changes that happen at the IST midnights in `(after, upTo]` (epoch ms), each
+ * with its IPO id and the instant it happens at, in order of that instant, then IPO id.
+ * A scheduler calls it with the last instant it covered and now.
+ *
+ * @example
+ * ```ts
+ * dueStatusChanges(ipos, lastRun, Date.now()); // [{ ipoId, at, day, from, to }, ...]
+ * ```
+ */
+export function dueStatusChanges(
+  ipos: Iterable<IpoDates & { id: string }>,
+  after: number,
+  upTo: number,
+): Array<StatusChange & { ipoId: string; at: number }> {
+  const due: Array<StatusChange & { ipoId: string; at: number }> = [];
+  for (const ipo of ipos) {
+    for (const change of statusChanges(ipo)) {
+      const at = dayStartMs(change.day);
+      if (at > after && at <= upTo) due.push({ ...change, ipoId: ipo.id, at });
+    }
+  }
+  return due.sort((a, b) => a.at - b.at || (a.ipoId < b.ipoId ? -1 : a.ipoId > b.ipoId ? 1 : 0));
+}
+
+/**
+ * The first instant after `now` (epoch ms) at which some IPO's derived status changes: the
+ * 00:00 IST that starts the day of the change. Null when none will.
+ *
+ * @example
+ * ```ts
+ * nextStatusChangeAt(ipos, Date.now()); // 1764441000000 (a day start, 18:30 UTC), or null
+ * ```
+ */
+export function nextStatusChangeAt(ipos: Iterable<IpoDates>, now: number): number | null {
+  let next: number | null = null;
+  for (const ipo of ipos) {
+    for (const change of statusChanges(ipo)) {
+      const at = dayStartMs(change.day);
+      if (at > now && (next === null || at < next)) next = at;
+    }
+  }
+  return next;
+}
+
+/**
+ * The id of a status change's event: from the IPO id, the new status and the IST day, so
+ * that every process that finds the change names it alike and it is sent once.
+ *
+ * @example
+ * ```ts
+ * statusChangeEventId('2026000001', 'open', '2026-11-20'); // 'evt_sc_' + 32 hex digits
+ * ```
+ */
+export function statusChangeEventId(ipoId: string, to: IpoStatus, day: string): string {
+  return `evt_sc_${hashApiKey(`${ipoId}\u0000${to}\u0000${day}`).slice(0, 32)}`;
+}
+
+/** The instant an IST day starts: 00:00 IST, 18:30 UTC the day before. */
+function dayStartMs(day: string): number {
+  // (noon UTC of the day is inside that IST day)
+  return istDayStart(Date.parse(`${day}T12:00:00Z`));
+}
+
+/** The waits before each retry of a failed delivery: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+
+/** How long an endpoint may fail without a success before it is disabled: 5 days. */
+export const WEBHOOK_DISABLE_AFTER_MS = 5 * DAY_MS;
+
+/**
+ * When a delivery that has failed `attempts` times (the last at `lastAt`) is tried next, or
+ * null when it has had all its retries.
+ *
+ * @example
+ * ```ts
+ * nextAttemptAt(1, t); // t + 5_000
+ * nextAttemptAt(8, t); // null: the first attempt and 7 retries all failed
+ * ```
+ */
+export function nextAttemptAt(attempts: number, lastAt: number): number | null {
+  const delay = WEBHOOK_RETRY_DELAYS_MS[attempts - 1];
+  return delay === undefined ? null : lastAt + delay;
+}
+
+/** The prefix of a webhook signing secret. */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+/**
+ * A new signing secret: `whsec_` and the base64 of 24 random bytes.
+ *
+ * @example
+ * ```ts
+ * generateWebhookSecret(); // 'whsec_...' (38 characters)
+ * ```
+ */
+export function generateWebhookSecret(): string {
+  return WEBHOOK_SECRET_PREFIX + toBase64(crypto.getRandomValues(new Uint8Array(24)));
+}
+
+/**
+ * The Standard Webhooks signature header of a delivery: `v1,` and the base64 HMAC-SHA256 of
+ * `id.timestamp.body`, keyed by the secret's bytes (the base64 after `whsec_`). `timestamp`
+ * is Unix seconds.
+ *
+ * @example
+ * ```ts
+ * const signature = await signWebhook({ id: 'msg_1', timestamp: 1764000000, body: '{"type":"gmp.snapshot"}', secret });
+ * // headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': '1764000000', 'webhook-signature': signature }
+ * ```
+ */
+export async function signWebhook(input: { id: string; timestamp: number; body: string; secret: string }): Promise<string> {
+  const { secret } = input;
+  if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) throw new TypeError('A webhook secret starts with whsec_.');
+  const key = await crypto.subtle.importKey('raw', fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${input.id}.${input.timestamp}.${input.body}`));
+  return `v1,${toBase64(new Uint8Array(mac))}`;
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+function fromBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
