@@ -314,9 +314,6 @@ const WINDOW_WORDS: Readonly<Record<RateWindowName, string>> = {
   'gmp-day': 'GMP daily (IST day)',
 };
 
-const PENDING = Symbol('pending');
-const PENDING_PROMISE = Promise.resolve(PENDING);
-
 /**
  * Runs a store call with the timeout; any failure becomes a {@link StoreFailure}. The store
  * is told the deadline, so that a call still waiting then never starts (its request has
@@ -324,14 +321,29 @@ const PENDING_PROMISE = Promise.resolve(PENDING);
  */
 export async function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => Promise<T>): Promise<T> {
   let pending: Promise<T>;
+  // A store that has already answered (in memory) needs no timer: the reaction to a settled
+  // promise is queued at once, before this function's own continuation after one turn.
+  const early: { settled: boolean; failed: boolean; value: unknown } = { settled: false, failed: false, value: undefined };
   try {
     pending = Promise.resolve(call({ deadline: performance.now() + s.storeTimeoutMs }));
-    // A store that has already answered (in memory) needs no timer: a settled promise
-    // wins the race against PENDING, whose reaction is queued after its own.
-    const first = await Promise.race([pending, PENDING_PROMISE]);
-    if (first !== PENDING) return first as T;
   } catch (err) {
     throw new StoreFailure('store call failed', { cause: err });
+  }
+  pending.then(
+    (value) => {
+      early.settled = true;
+      early.value = value;
+    },
+    (err: unknown) => {
+      early.settled = true;
+      early.failed = true;
+      early.value = err;
+    },
+  );
+  await undefined;
+  if (early.settled) {
+    if (early.failed) throw new StoreFailure('store call failed', { cause: early.value });
+    return early.value as T;
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
