@@ -4,13 +4,13 @@
  * dashboard's static files. Like {@link createIpoHandler}, one handler every adapter calls;
  * the adapter says who is signed in (the host app's login) and hands over the body it read.
  */
-import { createApiKey, getAccount, getAccountWindows, getUsage, listApiKeys, revokeApiKey, rotateApiKey, type CreatedApiKey } from './admin.js';
+import { createApiKey, getAccountWindows, getUsage, listApiKeys, revokeApiKey, rotateApiKey, type CreatedApiKey } from './admin.js';
 import { addDays, isCalendarDate, todayInIst } from './dates.js';
 import { IpokitError, isIpokitError } from './errors.js';
 import { error, guard, handle, json, openApiCache, respond, StoreFailure, type HandlerRequest, type HandlerResponse, type IpoRouterArgs } from './handler.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
 import { decodeComponent, parseQuery } from './request.js';
-import type { AccountStore, IpoStore, KeyGrant, RateLimiter, Store } from './types.js';
+import type { AccountRecord, AccountStore, IpoStore, KeyGrant, RateLimiter, Store } from './types.js';
 
 /** The largest request body the account routes read: 10 KB. */
 export const MAX_ACCOUNT_BODY_BYTES = 10_240;
@@ -118,7 +118,7 @@ async function route(c: Context, req: AccountRequest): Promise<HandlerResponse> 
     // One trailing slash is no different path (`/keys/` is `/keys`).
     if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
     const [first = '', ...rest] = segments;
-    if (segments.length === 1 && first === '') return await methods(req, GET, () => signedIn(c, req, (account) => overview(c, account.id)));
+    if (segments.length === 1 && first === '') return await methods(req, GET, () => signedIn(c, req, (account) => overview(c, account)));
     if (first === 'keys' && rest.length === 0) {
       if (req.method === 'POST') return await signedIn(c, req, (account) => createKey(account.id, req, c));
       return await methods(req, 'GET, HEAD, POST', () => signedIn(c, req, async (account) => json(200, { keys: await listApiKeys(c.store, { accountId: account.id }) }, {})));
@@ -169,7 +169,7 @@ async function methods(req: AccountRequest, allow: string, answer: () => Promise
 }
 
 /** Runs `answer` for the signed-in account; 401 when nobody is signed in or the account is gone. */
-async function signedIn(c: Context, req: AccountRequest, answer: (account: { id: string; plan: KeyGrant['plan']; gmpAddon: boolean }) => Promise<HandlerResponse>): Promise<HandlerResponse> {
+async function signedIn(c: Context, req: AccountRequest, answer: (account: AccountRecord) => Promise<HandlerResponse>): Promise<HandlerResponse> {
   const id = req.accountId;
   if (id === null) throw new IpokitError('ERR:INVLDKEY', 'Nobody is signed in: sign in to the app, then retry.');
   const account = await guard(c.s, () => c.store.getAccount(id));
@@ -177,8 +177,8 @@ async function signedIn(c: Context, req: AccountRequest, answer: (account: { id:
   return answer(account);
 }
 
-async function overview(c: Context, accountId: string): Promise<HandlerResponse> {
-  const account = await getAccount(c.store, accountId);
+async function overview(c: Context, account: AccountRecord): Promise<HandlerResponse> {
+  const accountId = account.id;
   const windows = await getAccountWindows(c.store, { accountId }, { ...pick(c.options), limiter: c.limiter });
   const keys = await listApiKeys(c.store, { accountId });
   return json(200, { account: { id: account.id, name: account.name, plan: account.plan, gmpAddon: account.gmpAddon }, windows, keys }, {});
@@ -255,13 +255,10 @@ function postBody(req: AccountRequest, allowed: readonly string[]): Record<strin
 /** The IPO routes for the signed-in account: the keyed API's handler with its grant. */
 async function ipoRoutes(c: Context, req: AccountRequest, rest: string[]): Promise<HandlerResponse> {
   const path = `/${rest.join('/')}`;
-  const id = req.accountId;
-  // Not signed in: as the keyed API answers a request without a key, but with the 401 of this router.
-  if (id === null) throw new IpokitError('ERR:INVLDKEY', 'Nobody is signed in: sign in to the app, then retry.');
-  const account = await guard(c.s, () => c.store.getAccount(id));
-  if (account === null) throw new IpokitError('ERR:INVLDKEY', 'The signed-in account does not exist (any more): sign in again.');
-  const grant: KeyGrant = { keyId: DASHBOARD_KEY_ID, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: false, expiresAt: null };
-  return handle(c.store, c.limiter, c.s, c.openApiText, { ...req, path }, grant);
+  return signedIn(c, req, (account) => {
+    const grant: KeyGrant = { keyId: DASHBOARD_KEY_ID, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: false, expiresAt: null };
+    return handle(c.store, c.limiter, c.s, c.openApiText, { ...req, path }, grant);
+  });
 }
 
 /** The dashboard's files, GET and HEAD, whoever is signed in (they hold no data). */

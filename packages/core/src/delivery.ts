@@ -1,5 +1,5 @@
 /**
- * One delivery attempt of a webhook message (CONTRACT 15): a signed `POST` per Standard
+ * One delivery attempt of a webhook message (docs/spec.md#not-yet-built): a signed `POST` per Standard
  * Webhooks, answered within the timeout with a 2xx or counted as failed; redirects are not
  * followed, and only `https:` is sent to unless insecure URLs are allowed. On `fetch`, so it
  * runs wherever the core does. The worker that schedules attempts builds on it.
@@ -37,7 +37,7 @@ export interface DeliveryAttempt {
  *
  * @example
  * ```ts
- * const outcome = await deliverWebhook({ url, secret, id: 'msg_1', timestamp: Math.floor(Date.now() / 1000), body });
+ * const outcome = await deliverWebhook({ url, secret, id: 'msg_1', timestamp: Math.floor(now / 1000), body }); // now: the injected clock's reading
  * if (!outcome.ok) console.log(outcome.status, outcome.error); // e.g. 500 'answered 500'
  * ```
  */

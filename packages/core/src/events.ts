@@ -1,6 +1,6 @@
 /**
- * The rules of events and webhook delivery that every backend and worker shares (CONTRACT 15,
- * to be written up in docs/spec.md#webhooks when the capability lands): the event types, when
+ * The rules of events and webhook delivery that every backend and worker shares
+ * (docs/spec.md#not-yet-built; a Webhooks section of its own when the delivery lands): the event types, when
  * an IPO's derived status changes without any write (at an IST midnight), the id of such a
  * change (the same in every process), the Standard Webhooks signature, and the retry
  * schedule. Pure, and on Web APIs only (`crypto.subtle`, `crypto.getRandomValues`).
@@ -56,7 +56,7 @@ export function statusChanges(ipo: IpoDates): StatusChange[] {
  *
  * @example
  * ```ts
- * dueStatusChanges(ipos, lastRun, Date.now()); // [{ ipoId, at, day, from, to }, ...]
+ * dueStatusChanges(ipos, lastRun, now); // [{ ipoId, at, day, from, to }, ...] (now: the injected clock's reading)
  * ```
  */
 export function dueStatusChanges(
@@ -80,7 +80,7 @@ export function dueStatusChanges(
  *
  * @example
  * ```ts
- * nextStatusChangeAt(ipos, Date.now()); // 1764441000000 (a day start, 18:30 UTC), or null
+ * nextStatusChangeAt(ipos, now); // 1764441000000 (a day start, 18:30 UTC), or null
  * ```
  */
 export function nextStatusChangeAt(ipos: Iterable<IpoDates>, now: number): number | null {

@@ -145,7 +145,7 @@ export {
   type CreatedApiKey,
 } from './admin.js';
 export type { AccountWindow } from './rate-limit.js';
-// Webhook endpoints (CONTRACT 15; the delivery is being built).
+// Webhook endpoints (docs/spec.md#not-yet-built: the delivery is being built).
 export { createWebhook, deleteWebhook, DEFAULT_WEBHOOK_PLANS, listWebhooks, type WebhookInfo, type WebhookOptions } from './webhooks.js';
 export { EVENT_TYPES, type EventType } from './events.js';
 export {

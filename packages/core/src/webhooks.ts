@@ -1,6 +1,6 @@
 /**
- * The operator's functions for webhook endpoints (CONTRACT 15; docs/spec.md#webhooks once the
- * delivery lands): an account's endpoints, each with the events it wants and the secret that
+ * The operator's functions for webhook endpoints (docs/spec.md#not-yet-built; a Webhooks section
+ * of its own once the delivery lands): an account's endpoints, each with the events it wants and the secret that
  * signs them. Every failure is an `IpokitError`.
  */
 import { getAccount } from './admin.js';
