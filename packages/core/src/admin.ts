@@ -59,34 +59,39 @@ const PLANS: readonly Plan[] = ['free', 'paid', 'pro'];
 
 /**
  * Validates a whole dataset (a parsed JSON object) and upserts it: nothing is written
- * unless every record is valid and consistent with what is stored.
+ * unless every record is valid and consistent with what is stored. On a store with webhook
+ * endpoints, the write's events are recorded with it, stamped with `options.now` (default
+ * the system clock).
  *
  * @example
  * ```ts
  * const { ipos, snapshots } = await importDataset(store, JSON.parse(await readFile('data.json', 'utf8')));
  * ```
  */
-export async function importDataset(store: IpoStore, dataset: unknown): Promise<{ ipos: number; snapshots: number }> {
+export async function importDataset(store: IpoStore, dataset: unknown, options: { now?: () => Date } = {}): Promise<{ ipos: number; snapshots: number }> {
   // A refused dataset names its snapshots of unknown IPOs with its other problems, at once.
   const { ipos, snapshots } = await validateDatasetForStore(dataset, store);
-  const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots }));
+  const at = (options.now ?? (() => new Date()))().getTime();
+  const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots }, { at }));
   if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots);
   return { ipos: ipos.length, snapshots: snapshots.length };
 }
 
 /**
- * Deletes IPOs (with their snapshots) by id; unknown ids are skipped.
+ * Deletes IPOs (with their snapshots) by id; unknown ids are skipped. On a store with
+ * webhook endpoints, each IPO removed is an `ipo.deleted` event at `options.now`.
  *
  * @example
  * ```ts
  * await deleteIpos(store, ['2023552877']); // { ipos: 1, snapshots: 412 }
  * ```
  */
-export async function deleteIpos(store: IpoStore, ids: readonly string[]): Promise<{ ipos: number; snapshots: number }> {
+export async function deleteIpos(store: IpoStore, ids: readonly string[], options: { now?: () => Date } = {}): Promise<{ ipos: number; snapshots: number }> {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
     throw new IpokitError('ERR:BADPARAM', 'deleteIpos needs an array of IPO ids.', { parameter: 'ids' });
   }
-  return storeCall(() => store.deleteIpos([...new Set(ids)]));
+  const at = (options.now ?? (() => new Date()))().getTime();
+  return storeCall(() => store.deleteIpos([...new Set(ids)], { at }));
 }
 
 /**

@@ -33,3 +33,6 @@ export { datasetConflictError } from './admin.js';
 export { decodeComponent, decodeQueryComponent, parseQuery, routePath, type Route } from './request.js';
 export { errorBody } from './serialize.js';
 export { parsedAccountBody, readAccountBody } from './account-handler.js';
+// Webhooks: the events of a write, and endpoints, events and deliveries in memory.
+export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, type WriteChanges } from './events.js';
+export { DELIVERY_RETENTION_MS, DISABLED_ERROR, MemoryOutbox } from './outbox.js';

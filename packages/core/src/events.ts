@@ -5,17 +5,14 @@
  * change (the same in every process), the Standard Webhooks signature, and the retry
  * schedule. Pure, and on Web APIs only (`crypto.subtle`, `crypto.getRandomValues`).
  */
-import { addDays, DAY_MS } from './dates.js';
-import { hashApiKey } from './keys.js';
+import { addDays, DAY_MS, todayInIst, toIsoUtc } from './dates.js';
+import { toGmpSnapshot } from './gmp.js';
+import { hashApiKey, randomId } from './keys.js';
 import { istDayStart } from './rate-limit.js';
+import { toWireIpo } from './serialize.js';
 import { deriveStatus } from './status.js';
-import type { IpoDates, IpoStatus } from './types.js';
+import { GMP_FIELDS, type EventRecord, type EventType, type IpoDates, type IpoRecord, type IpoStatus, type SnapshotRecord } from './types.js';
 
-/** Every event type, in the order the contract lists them. */
-export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const;
-
-/** One of {@link EVENT_TYPES}. */
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** A change of an IPO's derived status on an IST day: `from` the day before, `to` on `day`. */
 export interface StatusChange {
@@ -105,6 +102,108 @@ export function nextStatusChangeAt(ipos: Iterable<IpoDates>, now: number): numbe
  */
 export function statusChangeEventId(ipoId: string, to: IpoStatus, day: string): string {
   return `evt_sc_${hashApiKey(`${ipoId}\u0000${to}\u0000${day}`).slice(0, 32)}`;
+}
+
+/** What a data write changed, as the store found it in the write's atomic step. */
+export interface WriteChanges {
+  /** When the write happened, epoch ms. */
+  at: number;
+  /** The IPOs written that were not stored (`before` null) or differed from the stored one (`before`: its dates). */
+  ipos: ReadonlyArray<{ ipo: IpoRecord; before: IpoDates | null }>;
+  /** The snapshots written that were not stored or differed from the stored one. */
+  snapshots: readonly SnapshotRecord[];
+  /** The ids of the IPOs deleted. */
+  deleted: readonly string[];
+}
+
+/**
+ * The events of a data write (docs/spec.md#webhooks), of the types in `types` only (those some
+ * enabled endpoint takes): per IPO in order, `ipo.created` or `ipo.updated` (data: the IPO
+ * object, its status on the IST day of `at`, no `gmp`) and, for an update that changes that
+ * status, `ipo.status_changed` (`{ id, from, to }`); then `gmp.snapshot` per snapshot
+ * (`{ ipoId, timestamp, aggregations }`, rupees); then `ipo.deleted` (`{ id }`) per deletion.
+ *
+ * @example
+ * ```ts
+ * eventsOfWrite({ at: now, ipos: [{ ipo, before: null }], snapshots: [], deleted: [] }, new Set(['ipo.created']));
+ * // [{ id: 'evt_...', type: 'ipo.created', at: now, body: '{"type":"ipo.created","timestamp":"...","data":{"id":...}}' }]
+ * ```
+ */
+export function eventsOfWrite(changes: WriteChanges, types: ReadonlySet<EventType>): EventRecord[] {
+  const events: EventRecord[] = [];
+  if (types.size === 0) return events;
+  const { at } = changes;
+  const timestamp = toIsoUtc(at);
+  const today = todayInIst(at);
+  const event = (id: string, type: EventType, data: unknown): void => {
+    events.push({ id, type, at, body: eventBody(type, timestamp, data) });
+  };
+  for (const { ipo, before } of changes.ipos) {
+    const status = deriveStatus(ipo, today);
+    const type = before === null ? 'ipo.created' : 'ipo.updated';
+    if (types.has(type)) event(randomId('evt'), type, toWireIpo(ipo, status));
+    if (before !== null && types.has('ipo.status_changed')) {
+      const from = deriveStatus(before, today);
+      if (from !== status) event(statusChangeEventId(ipo.id, status, today), 'ipo.status_changed', { id: ipo.id, from, to: status });
+    }
+  }
+  if (types.has('gmp.snapshot')) {
+    for (const snapshot of changes.snapshots) {
+      event(randomId('evt'), 'gmp.snapshot', { ipoId: snapshot.ipoId, timestamp: toIsoUtc(snapshot.timestamp), aggregations: toGmpSnapshot(snapshot).aggregations });
+    }
+  }
+  if (types.has('ipo.deleted')) for (const id of changes.deleted) event(randomId('evt'), 'ipo.deleted', { id });
+  return events;
+}
+
+/**
+ * The `ipo.status_changed` events of changes found by {@link dueStatusChanges}: each at its
+ * midnight, with the id every process gives it.
+ *
+ * @example
+ * ```ts
+ * eventsOfStatusChanges(dueStatusChanges(ipos, covered, now));
+ * // [{ id: 'evt_sc_...', type: 'ipo.status_changed', at, body: '{"type":"ipo.status_changed","timestamp":"...","data":{"id":"1","from":"upcoming","to":"open"}}' }]
+ * ```
+ */
+export function eventsOfStatusChanges(due: ReadonlyArray<StatusChange & { ipoId: string; at: number }>): EventRecord[] {
+  return due.map((c) => ({
+    id: statusChangeEventId(c.ipoId, c.to, c.day),
+    type: 'ipo.status_changed',
+    at: c.at,
+    body: eventBody('ipo.status_changed', toIsoUtc(c.at), { id: c.ipoId, from: c.from, to: c.to }),
+  }));
+}
+
+/**
+ * Whether two IPO records are the same in every stored field (an import that writes an IPO
+ * unchanged is no `ipo.updated`).
+ *
+ * @example
+ * ```ts
+ * sameIpo(stored, { ...stored, about: 'New text' }); // false
+ * ```
+ */
+export function sameIpo(a: IpoRecord, b: IpoRecord): boolean {
+  return JSON.stringify(toWireIpo(a, 'open')) === JSON.stringify(toWireIpo(b, 'open'));
+}
+
+/**
+ * Whether two snapshots of one IPO and instant are the same: sources and aggregations.
+ *
+ * @example
+ * ```ts
+ * sameSnapshot(stored, replacement); // false when a source's price moved
+ * ```
+ */
+export function sameSnapshot(a: SnapshotRecord, b: SnapshotRecord): boolean {
+  if (a.sources.length !== b.sources.length || GMP_FIELDS.some((f) => a.aggregations[f] !== b.aggregations[f])) return false;
+  return a.sources.every((x, i) => x.name === b.sources[i]?.name && x.paise === b.sources[i]?.paise);
+}
+
+/** The body of an event: keys in this order, JSON written compactly. */
+function eventBody(type: EventType, timestamp: string, data: unknown): string {
+  return JSON.stringify({ type, timestamp, data });
 }
 
 /** The instant an IST day starts: 00:00 IST, 18:30 UTC the day before. */

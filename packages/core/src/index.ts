@@ -32,6 +32,8 @@ export {
   type RateWindowName,
   RATE_WINDOWS,
   type ScheduleEvent,
+  EVENT_TYPES,
+  type EventType,
 } from './types.js';
 
 // The store, as capabilities (docs/spec.md#storage).
@@ -61,6 +63,12 @@ export type {
   UsageRow,
   WebhookRecord,
   WebhookStore,
+  WriteOptions,
+  EventRecord,
+  DeliveryRecord,
+  DeliveryState,
+  ClaimedDelivery,
+  DeliveryResult,
 } from './types.js';
 
 // Errors (docs/spec.md#errors).
@@ -145,9 +153,19 @@ export {
   type CreatedApiKey,
 } from './admin.js';
 export type { AccountWindow } from './rate-limit.js';
-// Webhook endpoints (docs/spec.md#not-yet-built: the delivery is being built).
-export { createWebhook, deleteWebhook, DEFAULT_WEBHOOK_PLANS, listWebhooks, type WebhookInfo, type WebhookOptions } from './webhooks.js';
-export { EVENT_TYPES, type EventType } from './events.js';
+// Webhooks (docs/spec.md#webhooks).
+export {
+  createWebhook,
+  deleteWebhook,
+  DEFAULT_WEBHOOK_PLANS,
+  listDeliveries,
+  listWebhooks,
+  replayDelivery,
+  type DeliveryInfo,
+  type WebhookInfo,
+  type WebhookOptions,
+} from './webhooks.js';
+export { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
 export {
   createDatasetChecker,
   validateDataset,

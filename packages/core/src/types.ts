@@ -29,6 +29,11 @@ export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'wee
 /** GMP series bucket size. */
 export type GmpInterval = (typeof GMP_INTERVALS)[number];
 
+/** Every event type (docs/spec.md#webhooks), in the order the contract lists them. */
+export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const;
+/** One of {@link EVENT_TYPES}. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
 /** The three dates that decide an IPO's status. */
 export interface IpoDates {
   startDate: string | null;
@@ -323,6 +328,12 @@ export interface UsageRow {
   refused: number;
 }
 
+/** Options of a data write ({@link IpoStore.writeDataset}, {@link IpoStore.deleteIpos}). */
+export interface WriteOptions {
+  /** When the write happens (epoch ms), for its events. Default: the store's own clock. */
+  at?: number;
+}
+
 /** Result of {@link IpoStore.writeDataset}: conflicts with stored data; empty means written. */
 export type DatasetConflict =
   | { kind: 'unknown-ipo'; snapshot: number }
@@ -376,14 +387,23 @@ export interface IpoStore {
    * stored; an IPO whose symbol (ASCII case folded) or slug is held by a stored IPO whose
    * id is not in `ipos`. When any conflict is returned nothing is written. The input is
    * already valid and free of duplicates within itself.
+   *
+   * A store that is also a {@link WebhookStore} records the write's events in the same
+   * atomic step (docs/spec.md#webhooks), so a write that fails records none: an IPO that was
+   * not stored is `ipo.created`; one stored with different content, `ipo.updated`, and
+   * `ipo.status_changed` when its status on the IST day of `options.at` differs; a snapshot
+   * that was not stored or was stored with different content, `gmp.snapshot`. The events
+   * are those `eventsOfWrite` builds, recorded only when some enabled endpoint takes their
+   * type, with one pending delivery (due at once) per such endpoint.
    */
-  writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Promise<DatasetConflict[]>;
+  writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]>;
 
   /**
    * Deletes the IPOs with these ids and all their snapshots, atomically; unknown ids are
-   * skipped. Resolves to how many IPOs and snapshots were removed.
+   * skipped. Resolves to how many IPOs and snapshots were removed. A store that is also a
+   * {@link WebhookStore} records `ipo.deleted` for each IPO removed, as `writeDataset` does.
    */
-  deleteIpos(ids: string[]): Promise<{ ipos: number; snapshots: number }>;
+  deleteIpos(ids: string[], options?: WriteOptions): Promise<{ ipos: number; snapshots: number }>;
 
   /**
    * The IPOs whose derived status on `query.today` is `query.status` and that match every
@@ -564,8 +584,125 @@ export interface WebhookStore {
   /** The endpoint with this id, or null. */
   getWebhook(id: string): Promise<WebhookRecord | null>;
 
-  /** Deletes the endpoint; false when no endpoint has this id. */
+  /** Deletes the endpoint and its deliveries; false when no endpoint has this id. */
   deleteWebhook(id: string): Promise<boolean>;
+
+  /**
+   * Records the status changes due at the IST midnights in `(covered, now]`, where `covered`
+   * is the instant the previous call (of any process sharing the backend) covered up to, or
+   * when none has, the start of `now`'s IST day less 1 ms. Each change is the event
+   * `eventsOfStatusChanges` builds from `dueStatusChanges`, fanned out as
+   * {@link IpoStore.writeDataset}'s events are. One atomic step: concurrent calls record each
+   * change once (its id is the same in every process; an id already recorded is skipped).
+   * Resolves to how many events were recorded and `nextStatusChangeAt(ipos, now)`.
+   */
+  recordStatusChanges(input: { now: number }): Promise<{ recorded: number; nextAt: number | null }>;
+
+  /**
+   * Claims up to `limit` pending deliveries whose `nextAttemptAt <= now`, of enabled
+   * endpoints not in `skipWebhooks`, at most `perWebhook` of one endpoint, earliest
+   * `nextAttemptAt` first. A claim is a lease: until `now + leaseMs` no other claim returns
+   * the delivery, and only a {@link WebhookStore.finishDeliveries} with its `lease` token
+   * settles it. A lease that runs out unsettled (its worker died) makes the delivery
+   * claimable again: at least once. Concurrent claims never return one delivery twice.
+   */
+  claimDeliveries(input: { now: number; limit: number; perWebhook: number; leaseMs: number; skipWebhooks: readonly string[] }): Promise<ClaimedDelivery[]>;
+
+  /**
+   * Settles claimed deliveries, each under its lease (a result whose lease is no longer the
+   * delivery's is ignored: another claim has it). Delivered: the state becomes `delivered`
+   * and the endpoint's failing streak ends. Failed: `attempts` + 1, the last attempt's
+   * status and error kept, and `nextAttemptAt` as given (null: the state becomes `failed`);
+   * the endpoint's failing streak starts at `at` unless running, and when it began at or
+   * before `disableBefore` the endpoint is disabled (`disabledAt` = `at`).
+   */
+  finishDeliveries(results: readonly DeliveryResult[]): Promise<void>;
+
+  /**
+   * The endpoint's deliveries, newest first (`createdAt` descending, then `id` descending),
+   * after the delivery `before` in that order when given, at most `limit`. Null when no
+   * endpoint has this id.
+   */
+  listDeliveries(input: { webhookId: string; before: string | null; limit: number }): Promise<DeliveryRecord[] | null>;
+
+  /**
+   * Sends a delivery's event again: a new pending delivery `id` of the same event to the same
+   * endpoint, due at `now`. Null when the endpoint `webhookId` has no delivery `of`.
+   */
+  replayDelivery(input: { webhookId: string; of: string; id: string; now: number }): Promise<DeliveryRecord | null>;
+
+  /**
+   * Forgets settled (delivered or failed) deliveries whose last attempt, or creation when
+   * none was made, is before `before`, and the events left without deliveries. Resolves to
+   * how many deliveries went.
+   */
+  pruneDeliveries(input: { before: number }): Promise<number>;
+
+  /**
+   * Calls `wake` soon after deliveries become due without a clock passing (an import, a
+   * replay, a status change recorded), in this process or, when the backend is shared,
+   * another. Optional: without it a worker polls. Resolves to a function that stops it.
+   */
+  watchDeliveries?(wake: () => void): Promise<() => Promise<void>>;
+}
+
+/** An event as recorded: the body is what every delivery of it sends, byte for byte. */
+export interface EventRecord {
+  /** The same in every process that records it: `evt_sc_...` for a status change, else `evt_` + 20 base62. */
+  id: string;
+  type: EventType;
+  /** When it happened, epoch ms. */
+  at: number;
+  /** `{"type":...,"timestamp":...,"data":...}` */
+  body: string;
+}
+
+/** Where a delivery is: waiting for an attempt, done, or out of retries. */
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+/** One event's delivery to one endpoint, with its attempts so far. Times are epoch ms. */
+export interface DeliveryRecord {
+  /** `dlv_` + 20 base62. */
+  id: string;
+  webhookId: string;
+  eventId: string;
+  eventType: EventType;
+  createdAt: number;
+  state: DeliveryState;
+  /** Attempts made (and settled) so far. */
+  attempts: number;
+  /** When the next attempt is due; null unless pending. */
+  nextAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  /** The HTTP status of the last attempt, null when it got none (or none was made). */
+  lastStatus: number | null;
+  /** Why the last attempt failed, null when it did not or none was made. */
+  lastError: string | null;
+}
+
+/** A delivery handed to a worker: with what it needs to send it. */
+export interface ClaimedDelivery {
+  delivery: DeliveryRecord;
+  /** The token that settles this claim. */
+  lease: string;
+  url: string;
+  secret: string;
+  body: string;
+}
+
+/** The outcome of one attempt, for {@link WebhookStore.finishDeliveries}. */
+export interface DeliveryResult {
+  id: string;
+  lease: string;
+  /** When the attempt ended, epoch ms. */
+  at: number;
+  delivered: boolean;
+  status: number | null;
+  error: string | null;
+  /** When failed: the next attempt's instant, or null (no retries left). */
+  nextAttemptAt: number | null;
+  /** When failed: an endpoint failing since this instant or earlier is disabled. */
+  disableBefore: number;
 }
 
 /** A source's price in a dataset snapshot: rupees with at most 2 decimals, or null. */

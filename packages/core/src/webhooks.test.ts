@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAccount } from './admin.js';
 import { isIpokitError } from './errors.js';
-import { EVENT_TYPES } from './events.js';
+import { EVENT_TYPES } from './types.js';
 import { createWebhook, deleteWebhook, listWebhooks } from './webhooks.js';
 import { referenceStore } from './testing/reference-store.js';
 

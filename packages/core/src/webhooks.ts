@@ -1,13 +1,14 @@
 /**
- * The operator's functions for webhook endpoints (docs/spec.md#not-yet-built; a Webhooks section
- * of its own once the delivery lands): an account's endpoints, each with the events it wants and the secret that
- * signs them. Every failure is an `IpokitError`.
+ * The operator's functions for webhooks (docs/spec.md#webhooks): an account's endpoints, each
+ * with the events it wants and the secret that signs them, and their deliveries. Every
+ * failure is an `IpokitError`.
  */
 import { getAccount } from './admin.js';
 import { IpokitError, isIpokitError } from './errors.js';
-import { EVENT_TYPES, generateWebhookSecret, type EventType } from './events.js';
+import { generateWebhookSecret } from './events.js';
+import { toIsoUtc } from './dates.js';
+import { EVENT_TYPES, type AccountStore, type DeliveryRecord, type DeliveryState, type EventType, type Plan, type WebhookRecord, type WebhookStore } from './types.js';
 import { randomId } from './keys.js';
-import type { AccountStore, Plan, WebhookRecord, WebhookStore } from './types.js';
 
 /** The plans whose accounts may have webhook endpoints unless `webhookPlans` says otherwise. */
 export const DEFAULT_WEBHOOK_PLANS: readonly Plan[] = Object.freeze(['pro']);
@@ -101,6 +102,89 @@ export async function listWebhooks(store: WebhookStore, input: { accountId: stri
 export async function deleteWebhook(store: WebhookStore, id: string): Promise<void> {
   const hookId = idOf('id', id);
   if (!(await storeCall(() => store.deleteWebhook(hookId)))) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(hookId)}.`);
+}
+
+/** A delivery as listed: times as ISO instants. */
+export interface DeliveryInfo {
+  id: string;
+  eventId: string;
+  eventType: EventType;
+  state: DeliveryState;
+  /** Attempts made so far. */
+  attempts: number;
+  createdAt: string;
+  /** When the next attempt is due; null unless pending. */
+  nextAttemptAt: string | null;
+  lastAttemptAt: string | null;
+  /** The HTTP status of the last attempt; null when it got none. */
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+/** The most deliveries one call of {@link listDeliveries} returns. */
+const MAX_DELIVERY_PAGE = 100;
+
+/**
+ * Lists an endpoint's deliveries, newest first, `limit` (1 to 100, default 20) at a time;
+ * pass the last one's id as `before` for the next page. An unknown endpoint is `ERR:NOTFOUND`.
+ *
+ * @example
+ * ```ts
+ * const page = await listDeliveries(store, { webhookId: hook.id, limit: 20 });
+ * const next = await listDeliveries(store, { webhookId: hook.id, before: page.at(-1)?.id });
+ * ```
+ */
+export async function listDeliveries(store: WebhookStore, input: { webhookId: string; before?: string; limit?: number }): Promise<DeliveryInfo[]> {
+  const webhookId = idOf('webhookId', input?.webhookId);
+  const before = input.before === undefined ? null : idOf('before', input.before);
+  const limit = input.limit ?? 20;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_DELIVERY_PAGE) throw bad('limit', `limit must be a whole number from 1 to ${MAX_DELIVERY_PAGE}.`);
+  const rows = await storeCall(() => store.listDeliveries({ webhookId, before, limit }));
+  if (rows === null) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(webhookId)}.`);
+  return rows.map(deliveryInfo);
+}
+
+/**
+ * Sends a delivery's event to its endpoint again, now, as a new delivery (same `webhook-id`,
+ * so a receiver that has it already can tell). The endpoint must be enabled (`ERR:BADPARAM`
+ * when it is disabled); an unknown endpoint or a delivery not of it is `ERR:NOTFOUND`.
+ *
+ * @example
+ * ```ts
+ * const again = await replayDelivery(store, { webhookId: hook.id, deliveryId: failed.id });
+ * again.state; // 'pending'
+ * ```
+ */
+export async function replayDelivery(
+  store: WebhookStore,
+  input: { webhookId: string; deliveryId: string },
+  options: Pick<WebhookOptions, 'now'> = {},
+): Promise<DeliveryInfo> {
+  const webhookId = idOf('webhookId', input?.webhookId);
+  const deliveryId = idOf('deliveryId', input.deliveryId);
+  const hook = await storeCall(() => store.getWebhook(webhookId));
+  if (hook === null) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(webhookId)}.`);
+  if (hook.disabledAt !== null) throw bad('webhookId', `The webhook was disabled at ${hook.disabledAt} after failing for 5 days: create a new one to send to it again.`);
+  const now = (options.now ?? (() => new Date()))().getTime();
+  const row = await storeCall(() => store.replayDelivery({ webhookId, of: deliveryId, id: randomId('dlv'), now }));
+  if (row === null) throw new IpokitError('ERR:NOTFOUND', `Webhook ${JSON.stringify(webhookId)} has no delivery ${JSON.stringify(deliveryId)}.`);
+  return deliveryInfo(row);
+}
+
+function deliveryInfo(d: DeliveryRecord): DeliveryInfo {
+  const iso = (ms: number | null): string | null => (ms === null ? null : toIsoUtc(ms));
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    state: d.state,
+    attempts: d.attempts,
+    createdAt: toIsoUtc(d.createdAt),
+    nextAttemptAt: iso(d.nextAttemptAt),
+    lastAttemptAt: iso(d.lastAttemptAt),
+    lastStatus: d.lastStatus,
+    lastError: d.lastError,
+  };
 }
 
 function urlOf(value: unknown): string {

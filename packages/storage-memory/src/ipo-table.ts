@@ -89,6 +89,30 @@ export class IpoTable {
   }
 
   /**
+   * Every stored IPO, in no particular order.
+   *
+   * @example
+   * ```ts
+   * [...table.values()].length === table.size; // true
+   * ```
+   */
+  values(): IterableIterator<IpoRecord> {
+    return this.byId.values();
+  }
+
+  /**
+   * The IPO with exactly this id, or null.
+   *
+   * @example
+   * ```ts
+   * table.get('a1'); // null for a new table
+   * ```
+   */
+  get(id: string): IpoRecord | null {
+    return this.byId.get(id) ?? null;
+  }
+
+  /**
    * The IPO named by an identifier: id exactly, else symbol, else slug, both ignoring
    * ASCII case only; null when none.
    *

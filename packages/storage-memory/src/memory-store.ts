@@ -7,6 +7,7 @@
  * one atomic step, and a reader sees a write whole or not at all.
  */
 import { IpokitError } from '@ipokit/core';
+import { eventsOfWrite, MemoryOutbox, sameIpo, sameSnapshot } from '@ipokit/core/backend';
 import type {
   AccountRecord,
   AccountStore,
@@ -27,9 +28,13 @@ import type {
   Store,
   WebhookRecord,
   WebhookStore,
+  ClaimedDelivery,
+  DeliveryRecord,
+  DeliveryResult,
+  IpoDates,
+  WriteOptions,
 } from '@ipokit/core';
 import { AccountTable } from './account-table.js';
-import { WebhookTable } from './webhook-table.js';
 import { IpoTable } from './ipo-table.js';
 import { DEFAULT_SWEEP_EVERY, RateWindows } from './rate-windows.js';
 import { SnapshotTable } from './snapshot-table.js';
@@ -92,7 +97,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
   const ipos = new IpoTable();
   const snapshots = new SnapshotTable();
   const accounts = new AccountTable();
-  const webhooks = new WebhookTable();
+  const outbox = new MemoryOutbox();
   const windows = new RateWindows(sweepEvery);
   let closed = false;
   // Requests sweep the windows as they come; this frees those of clients that stopped coming
@@ -106,7 +111,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
   const withGmp = (ipo: IpoRecord, gmpAt: number | null): IpoRow => (gmpAt === null ? { ipo } : { ipo, gmp: snapshots.latest(ipo.id, gmpAt) });
 
   return {
-    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Promise<DatasetConflict[]> {
+    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]> {
       open();
       const conflicts = ipos.conflicts(input.ipos);
       const writing = new Set<string>();
@@ -118,19 +123,45 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       // Copy everything before changing anything: a copy cannot fail halfway through a write.
       const newIpos = input.ipos.map(copyIpo);
       const newSnapshots = input.snapshots.map(copySnapshot);
+      // The events, found against what is stored before it changes (docs/spec.md#webhooks).
+      const types = outbox.subscribedTypes();
+      const at = options?.at ?? Date.now();
+      const events =
+        types.size === 0
+          ? []
+          : eventsOfWrite(
+              {
+                at,
+                ipos: changedIpos(newIpos, (id) => ipos.get(id)),
+                snapshots: newSnapshots.filter((x) => {
+                  const stored = snapshots.get(x.ipoId, x.timestamp);
+                  return stored === null || !sameSnapshot(stored, x);
+                }),
+                deleted: [],
+              },
+              types,
+            );
       ipos.put(newIpos);
       for (const s of newSnapshots) snapshots.put(s);
+      outbox.record(events, at);
       return [];
     },
 
-    async deleteIpos(ids: string[]): Promise<{ ipos: number; snapshots: number }> {
+    async deleteIpos(ids: string[], options?: WriteOptions): Promise<{ ipos: number; snapshots: number }> {
       open();
       let ipoCount = 0;
       let snapshotCount = 0;
+      const deleted: string[] = [];
       for (const id of ids) {
         if (!ipos.delete(id)) continue;
         ipoCount++;
+        deleted.push(id);
         snapshotCount += snapshots.deleteIpo(id);
+      }
+      const types = outbox.subscribedTypes();
+      if (types.has('ipo.deleted') && deleted.length > 0) {
+        const at = options?.at ?? Date.now();
+        outbox.record(eventsOfWrite({ at, ipos: [], snapshots: [], deleted }, types), at);
       }
       return { ipos: ipoCount, snapshots: snapshotCount };
     },
@@ -220,23 +251,59 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
     async insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'> {
       open();
       if (accounts.getAccount(webhook.accountId) === null) return 'not-found';
-      webhooks.insert(webhook);
+      outbox.insertWebhook(webhook);
       return 'ok';
     },
 
     async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
       open();
-      return accounts.getAccount(accountId) === null ? null : webhooks.list(accountId);
+      return accounts.getAccount(accountId) === null ? null : outbox.listWebhooks(accountId);
     },
 
     async getWebhook(id: string): Promise<WebhookRecord | null> {
       open();
-      return webhooks.get(id);
+      return outbox.getWebhook(id);
     },
 
     async deleteWebhook(id: string): Promise<boolean> {
       open();
-      return webhooks.delete(id);
+      return outbox.deleteWebhook(id);
+    },
+
+    async recordStatusChanges(input: { now: number }): Promise<{ recorded: number; nextAt: number | null }> {
+      open();
+      return outbox.recordStatusChanges(ipos.values(), input.now);
+    },
+
+    async claimDeliveries(input: Parameters<WebhookStore['claimDeliveries']>[0]): Promise<ClaimedDelivery[]> {
+      open();
+      return outbox.claim(input);
+    },
+
+    async finishDeliveries(results: readonly DeliveryResult[]): Promise<void> {
+      open();
+      outbox.finish(results);
+    },
+
+    async listDeliveries(input: { webhookId: string; before: string | null; limit: number }): Promise<DeliveryRecord[] | null> {
+      open();
+      return outbox.listDeliveries(input);
+    },
+
+    async replayDelivery(input: { webhookId: string; of: string; id: string; now: number }): Promise<DeliveryRecord | null> {
+      open();
+      return outbox.replay(input);
+    },
+
+    async pruneDeliveries(input: { before: number }): Promise<number> {
+      open();
+      return outbox.prune(input.before);
+    },
+
+    async watchDeliveries(wake: () => void): Promise<() => Promise<void>> {
+      open();
+      const stop = outbox.watch(wake);
+      return async () => stop();
     },
 
     async close(): Promise<void> {
@@ -246,7 +313,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       ipos.clear();
       snapshots.clear();
       accounts.clear();
-      webhooks.clear();
+      outbox.clear();
       windows.clear();
     },
   };
@@ -269,6 +336,19 @@ function copyIpo(ipo: IpoRecord): IpoRecord {
     risks: Object.freeze([...ipo.risks]),
     mediaCoverageLinks: Object.freeze([...ipo.mediaCoverageLinks]),
   }) as IpoRecord;
+}
+
+/**
+ * The IPOs of a write that are new (`before` null) or differ from the stored one (`before`:
+ * the stored one), for `eventsOfWrite`.
+ */
+function changedIpos(written: readonly IpoRecord[], stored: (id: string) => IpoRecord | null): Array<{ ipo: IpoRecord; before: IpoDates | null }> {
+  const changed: Array<{ ipo: IpoRecord; before: IpoDates | null }> = [];
+  for (const ipo of written) {
+    const before = stored(ipo.id);
+    if (before === null || !sameIpo(before, ipo)) changed.push({ ipo, before });
+  }
+  return changed;
 }
 
 /** A deep copy of a snapshot record. */

@@ -59,6 +59,18 @@ export class SnapshotTable {
   }
 
   /**
+   * The snapshot of this IPO at exactly this instant, or null.
+   *
+   * @example
+   * ```ts
+   * table.get('a1', 0); // null for a new table
+   * ```
+   */
+  get(ipoId: string, timestamp: number): SnapshotRecord | null {
+    return this.sets.get(ipoId)?.byTime.get(timestamp) ?? null;
+  }
+
+  /**
    * Removes every snapshot of an IPO; resolves to how many there were.
    *
    * @example

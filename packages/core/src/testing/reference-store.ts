@@ -10,6 +10,8 @@ import { asciiLower } from '../ascii.js';
 import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
 import { rateLimitModel } from './limiter-model.js';
 import { compareCodePoints } from '../status.js';
+import { eventsOfWrite, sameIpo, sameSnapshot } from '../events.js';
+import { MemoryOutbox } from '../outbox.js';
 import type {
   AccountRecord,
   AccountStore,
@@ -30,6 +32,10 @@ import type {
   UsageRow,
   WebhookRecord,
   WebhookStore,
+  WriteOptions,
+  ClaimedDelivery,
+  DeliveryRecord,
+  DeliveryResult,
 } from '../types.js';
 
 /**
@@ -47,7 +53,7 @@ export function referenceStore(): Store & WebhookStore {
   let snapshots: SnapshotRecord[] = [];
   const accounts: AccountRecord[] = [];
   const keys: ApiKeyRecord[] = [];
-  let webhooks: WebhookRecord[] = [];
+  const outbox = new MemoryOutbox();
   const limiter = rateLimitModel();
 
   // A key is active while it is neither revoked nor expired.
@@ -55,7 +61,7 @@ export function referenceStore(): Store & WebhookStore {
   const activeKeys = (accountId: string, now: string): number => keys.filter((k) => k.accountId === accountId && active(k, now)).length;
 
   return {
-    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Promise<DatasetConflict[]> {
+    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]> {
       const writtenIds = new Set(input.ipos.map((i) => i.id));
       const storedIds = new Set(ipos.map((i) => i.id));
       const conflicts: DatasetConflict[] = [];
@@ -74,18 +80,36 @@ export function referenceStore(): Store & WebhookStore {
       });
       if (conflicts.length > 0) return conflicts;
 
+      const types = outbox.subscribedTypes();
+      const at = options?.at ?? Date.now();
+      const changed = {
+        at,
+        ipos: input.ipos.flatMap((ipo) => {
+          const before = ipos.find((i) => i.id === ipo.id) ?? null;
+          return before !== null && sameIpo(before, ipo) ? [] : [{ ipo: copy(ipo), before }];
+        }),
+        snapshots: input.snapshots.filter((s) => {
+          const stored = snapshots.find((t) => t.ipoId === s.ipoId && t.timestamp === s.timestamp);
+          return stored === undefined || !sameSnapshot(stored, s);
+        }),
+        deleted: [],
+      };
       ipos = ipos.filter((i) => !writtenIds.has(i.id)).concat(input.ipos.map(copy));
       for (const s of input.snapshots) {
         snapshots = snapshots.filter((t) => !(t.ipoId === s.ipoId && t.timestamp === s.timestamp)).concat(copy(s));
       }
+      outbox.record(eventsOfWrite(changed, types), at);
       return [];
     },
 
-    async deleteIpos(ids: string[]): Promise<{ ipos: number; snapshots: number }> {
+    async deleteIpos(ids: string[], options?: WriteOptions): Promise<{ ipos: number; snapshots: number }> {
       const gone = new Set(ids);
       const before = { ipos: ipos.length, snapshots: snapshots.length };
+      const deleted = ids.filter((id) => ipos.some((i) => i.id === id));
       ipos = ipos.filter((i) => !gone.has(i.id));
       snapshots = snapshots.filter((s) => !gone.has(s.ipoId));
+      const at = options?.at ?? Date.now();
+      outbox.record(eventsOfWrite({ at, ipos: [], snapshots: [], deleted }, outbox.subscribedTypes()), at);
       return { ipos: before.ipos - ipos.length, snapshots: before.snapshots - snapshots.length };
     },
 
@@ -190,27 +214,44 @@ export function referenceStore(): Store & WebhookStore {
 
     async insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'> {
       if (!accounts.some((a) => a.id === webhook.accountId)) return 'not-found';
-      webhooks.push(copy(webhook));
+      outbox.insertWebhook(webhook);
       return 'ok';
     },
 
     async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
-      if (!accounts.some((a) => a.id === accountId)) return null;
-      return webhooks
-        .filter((w) => w.accountId === accountId)
-        .sort((a, b) => compareCodePoints(a.createdAt, b.createdAt) || compareCodePoints(a.id, b.id))
-        .map(copy);
+      return accounts.some((a) => a.id === accountId) ? outbox.listWebhooks(accountId) : null;
     },
 
     async getWebhook(id: string): Promise<WebhookRecord | null> {
-      const found = webhooks.find((w) => w.id === id);
-      return found === undefined ? null : copy(found);
+      return outbox.getWebhook(id);
     },
 
     async deleteWebhook(id: string): Promise<boolean> {
-      const before = webhooks.length;
-      webhooks = webhooks.filter((w) => w.id !== id);
-      return webhooks.length < before;
+      return outbox.deleteWebhook(id);
+    },
+
+    async recordStatusChanges(input: { now: number }): Promise<{ recorded: number; nextAt: number | null }> {
+      return outbox.recordStatusChanges(ipos, input.now);
+    },
+
+    async claimDeliveries(input: Parameters<WebhookStore['claimDeliveries']>[0]): Promise<ClaimedDelivery[]> {
+      return copy(outbox.claim(input));
+    },
+
+    async finishDeliveries(results: readonly DeliveryResult[]): Promise<void> {
+      outbox.finish(results);
+    },
+
+    async listDeliveries(input: { webhookId: string; before: string | null; limit: number }): Promise<DeliveryRecord[] | null> {
+      return outbox.listDeliveries(input);
+    },
+
+    async replayDelivery(input: { webhookId: string; of: string; id: string; now: number }): Promise<DeliveryRecord | null> {
+      return outbox.replay(input);
+    },
+
+    async pruneDeliveries(input: { before: number }): Promise<number> {
+      return outbox.prune(input.before);
     },
 
     async close(): Promise<void> {},

@@ -1,0 +1,222 @@
+/**
+ * The webhook worker (docs/spec.md#webhooks): records the status changes due at IST midnights,
+ * claims due deliveries from the store, makes each attempt, and settles them with their
+ * next retry or the endpoint's disabling. Any number of workers may share a store: each
+ * delivery attempt is leased to one of them, and an attempt whose worker died is made again
+ * when the lease runs out. On `fetch` and timers only, so it runs wherever the core does.
+ */
+import { deliverWebhook, WEBHOOK_TIMEOUT_MS } from './delivery.js';
+import { IpokitError } from './errors.js';
+import { nextAttemptAt, WEBHOOK_DISABLE_AFTER_MS } from './events.js';
+import { DELIVERY_RETENTION_MS } from './outbox.js';
+import type { ClaimedDelivery, DeliveryResult, WebhookStore } from './types.js';
+
+/** Options of {@link startWebhookWorker}. */
+export interface WebhookWorkerOptions {
+  /** The clock: due times, leases, `webhook-timestamp`, status changes. Default `() => new Date()`. */
+  now?: () => Date;
+  /** Also send to `http:` URLs (tests, local receivers). Default false: `https:` only. */
+  allowInsecureWebhooks?: boolean;
+  /** Attempts in flight at once, over all endpoints. Default 64. */
+  concurrency?: number;
+  /** Attempts in flight at once to one endpoint, so a slow endpoint holds at most this many. Default 4. */
+  perWebhookConcurrency?: number;
+  /** Longest wait between two looks at the store when nothing wakes the worker, ms. Default 1,000. */
+  pollIntervalMs?: number;
+  /** How often the worker looks for status changes besides at the next one it knows of, ms. Default 60,000. */
+  statusCheckIntervalMs?: number;
+  /** How long a claimed attempt is the worker's alone, ms; more than `timeoutMs`. Default 60,000. */
+  leaseMs?: number;
+  /** How long an endpoint has to answer, ms. Default 15,000. */
+  timeoutMs?: number;
+  /** How long settled deliveries are kept, ms. Default 30 days. */
+  retentionMs?: number;
+  /** Default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Called with each failure of the store (the worker goes on, and tries again). Default: `console.error`. */
+  onError?: (err: unknown) => void;
+}
+
+/** A running worker. */
+export interface WebhookWorker {
+  /** Stops claiming, waits for the attempts in flight and settles them. */
+  stop(): Promise<void>;
+}
+
+const PRUNE_EVERY_MS = 3_600_000;
+
+/**
+ * Starts delivering the store's webhook events, until `stop()`.
+ *
+ * @example
+ * ```ts
+ * const worker = startWebhookWorker(store, { allowInsecureWebhooks: false });
+ * process.on('SIGTERM', () => void worker.stop());
+ * ```
+ */
+export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOptions = {}): WebhookWorker {
+  const clock = options.now ?? (() => new Date());
+  const concurrency = positive('concurrency', options.concurrency ?? 64);
+  const perWebhook = positive('perWebhookConcurrency', options.perWebhookConcurrency ?? 4);
+  const pollMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
+  const statusCheckMs = positive('statusCheckIntervalMs', options.statusCheckIntervalMs ?? 60_000);
+  const timeoutMs = positive('timeoutMs', options.timeoutMs ?? WEBHOOK_TIMEOUT_MS);
+  const leaseMs = positive('leaseMs', options.leaseMs ?? 60_000);
+  if (leaseMs <= timeoutMs) throw new IpokitError('ERR:BADPARAM', 'leaseMs must be longer than timeoutMs: an attempt must end before its lease.', { parameter: 'leaseMs' });
+  const retentionMs = positive('retentionMs', options.retentionMs ?? DELIVERY_RETENTION_MS);
+  const onError = options.onError ?? ((err: unknown) => console.error('ipokit webhook worker:', err));
+
+  let stopping = false;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let nextStatusAt = -Infinity;
+  let lastStatusCheck = -Infinity;
+  let lastPrune = -Infinity;
+  let unwatch: (() => Promise<void>) | null = null;
+  const inFlight = new Map<string, number>();
+  let inFlightTotal = 0;
+  const settled: DeliveryResult[] = [];
+  const idle: Array<() => void> = [];
+
+  const now = (): number => clock().getTime();
+
+  /** Runs a cycle now, or right after the one running. */
+  const kick = (): void => {
+    if (stopping && inFlightTotal === 0 && settled.length === 0) return;
+    if (running !== null) {
+      again = true;
+      return;
+    }
+    running = cycle().finally(() => {
+      running = null;
+      if (again) {
+        again = false;
+        kick();
+      } else schedule();
+    });
+  };
+
+  const schedule = (): void => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (stopping) {
+      // (results the store would not take are left to their leases: those attempts are made again)
+      if (inFlightTotal === 0) for (const resolve of idle.splice(0)) resolve();
+      return;
+    }
+    const wait = Math.max(0, Math.min(pollMs, nextStatusAt - now()));
+    timer = setTimeout(kick, wait);
+    (timer as { unref?: () => void }).unref?.();
+  };
+
+  const cycle = async (): Promise<void> => {
+    try {
+      if (settled.length > 0) {
+        const batch = settled.splice(0);
+        try {
+          await store.finishDeliveries(batch);
+        } catch (err) {
+          settled.unshift(...batch); // kept, and tried again: their leases are still ours for a while
+          throw err;
+        }
+      }
+      if (stopping) return;
+      const t = now();
+      if (t >= nextStatusAt || t - lastStatusCheck >= statusCheckMs) {
+        const { nextAt } = await store.recordStatusChanges({ now: t });
+        nextStatusAt = nextAt ?? Infinity;
+        lastStatusCheck = t;
+      }
+      if (t - lastPrune >= PRUNE_EVERY_MS) {
+        lastPrune = t;
+        await store.pruneDeliveries({ before: t - retentionMs });
+      }
+      const room = concurrency - inFlightTotal;
+      if (room <= 0) return;
+      const skipWebhooks = [...inFlight].filter(([, n]) => n >= perWebhook).map(([id]) => id);
+      const claimed = await store.claimDeliveries({ now: t, limit: room, perWebhook, leaseMs, skipWebhooks });
+      for (const c of claimed) attempt(c);
+      // A full batch: more may be due.
+      if (claimed.length === room) again = true;
+    } catch (err) {
+      onError(err);
+    }
+  };
+
+  const attempt = (c: ClaimedDelivery): void => {
+    const hook = c.delivery.webhookId;
+    inFlight.set(hook, (inFlight.get(hook) ?? 0) + 1);
+    inFlightTotal++;
+    const startedAt = now();
+    void deliverWebhook({
+      url: c.url,
+      secret: c.secret,
+      id: c.delivery.eventId,
+      timestamp: Math.floor(startedAt / 1000),
+      body: c.body,
+      timeoutMs,
+      allowInsecure: options.allowInsecureWebhooks === true,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    }).then((outcome) => {
+      const at = now();
+      settled.push({
+        id: c.delivery.id,
+        lease: c.lease,
+        at,
+        delivered: outcome.ok,
+        status: outcome.status,
+        error: outcome.ok ? null : outcome.error,
+        nextAttemptAt: outcome.ok ? null : nextAttemptAt(c.delivery.attempts + 1, at),
+        disableBefore: at - WEBHOOK_DISABLE_AFTER_MS,
+      });
+      const left = (inFlight.get(hook) ?? 1) - 1;
+      if (left === 0) inFlight.delete(hook);
+      else inFlight.set(hook, left);
+      inFlightTotal--;
+      kick();
+    });
+  };
+
+  const watch = store.watchDeliveries;
+  if (watch !== undefined) {
+    watch
+      .call(store, () => {
+        // Data changed: deliveries may be due, and the next status change may have moved.
+        lastStatusCheck = -Infinity;
+        kick();
+      })
+      .then(
+        (stop) => {
+          if (stopping) void stop().catch(onError);
+          else unwatch = stop;
+        },
+        (err: unknown) => onError(err),
+      );
+  }
+  kick();
+
+  return {
+    async stop(): Promise<void> {
+      if (!stopping) {
+        stopping = true;
+        if (timer !== null) clearTimeout(timer);
+        timer = null;
+        const stopWatch = unwatch;
+        unwatch = null;
+        if (stopWatch !== null) await stopWatch().catch(onError);
+      }
+      // Drain: the attempts in flight end (each within timeoutMs) and are settled.
+      await new Promise<void>((resolve) => {
+        idle.push(resolve);
+        if (running === null) kick();
+        if (running === null) schedule();
+      });
+    },
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new IpokitError('ERR:BADPARAM', `${name} must be a whole number of at least 1.`, { parameter: name });
+  return value;
+}
