@@ -113,5 +113,6 @@ export {
   type StatusCounts,
 } from './testing/fuzz.js';
 export { testFuzz, type TestFuzzOptions } from './testing/fuzz-suite.js';
-export { testWebhookStore, type TestWebhookStoreOptions } from './testing/webhook-suite.js';
+export { testWebhookStore, type TestWebhookStoreOptions, type WebhookTestStore } from './testing/webhook-suite.js';
+export { testWebhookWorker, type TestWebhookWorkerOptions } from './testing/worker-suite.js';
 export { accountChecks, testAccountRouter, type AccountHttpTarget, type AccountTargetOptions, type TestAccountRouterOptions } from './testing/account-suite.js';

@@ -1,7 +1,8 @@
-import { testStore, testWebhookStore } from '@ipokit/core/testing';
+import { testStore, testWebhookStore, testWebhookWorker } from '@ipokit/core/testing';
 import { memoryStore } from './memory-store.js';
 
 testStore({ name: 'memoryStore', createStore: () => memoryStore(), destroyStore: (store) => store.close?.() });
 
-// Webhook endpoints (a capability of their own).
-testWebhookStore({ name: 'memoryStore webhooks', createStore: () => memoryStore(), destroyStore: (s) => (s as { close?: () => Promise<void> }).close?.() });
+// Webhooks: endpoints, events and deliveries (a capability of their own), and the worker on them.
+testWebhookStore({ name: 'memoryStore webhooks', createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
+testWebhookWorker({ name: 'startWebhookWorker on memoryStore', createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });

@@ -1,16 +1,31 @@
 /**
- * The webhook endpoints capability's conformance checks (`WebhookStore`): what a backend must
- * do for `createWebhook`, `listWebhooks` and `deleteWebhook` to hold.
+ * The webhook capability's conformance checks (`WebhookStore`, docs/spec.md#webhooks): endpoints,
+ * the events a data write records with it, status changes at IST midnights, and the
+ * deliveries' claims, leases, settling, listing, replay and pruning. Random write sequences
+ * are compared with the reference store, whose webhook part is the core's `MemoryOutbox`.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AccountStore, WebhookRecord, WebhookStore } from '../types.js';
+import { todayInIst, toIsoUtc } from '../dates.js';
+import { statusChangeEventId } from '../events.js';
+import { toGmpSnapshot } from '../gmp.js';
+import { DISABLED_ERROR } from '../outbox.js';
+import { toWireIpo } from '../serialize.js';
+import type { AccountStore, ClaimedDelivery, DeliveryResult, EventType, IpoRecord, IpoStore, SnapshotRecord, WebhookRecord, WebhookStore } from '../types.js';
+import { makeIpo, makeSnapshot } from './arbitraries.js';
+import { referenceStore } from './reference-store.js';
+
+/** What the webhook checks need: the IPO data, accounts and webhooks of one backend. */
+export type WebhookTestStore = IpoStore & AccountStore & WebhookStore;
 
 /** Options of {@link testWebhookStore}. */
 export interface TestWebhookStoreOptions {
   name?: string;
-  /** A fresh, empty store with accounts and webhooks. */
-  createStore: () => (AccountStore & WebhookStore) | Promise<AccountStore & WebhookStore>;
-  destroyStore?: (store: AccountStore & WebhookStore) => void | Promise<void>;
+  /** A fresh, empty store with IPO data, accounts and webhooks. */
+  createStore: () => WebhookTestStore | Promise<WebhookTestStore>;
+  destroyStore?: (store: WebhookTestStore) => void | Promise<void>;
+  /** Runs of the random write sequences compared with the reference (default 30). */
+  propertyRuns?: number;
 }
 
 /**
@@ -22,8 +37,8 @@ export interface TestWebhookStoreOptions {
  * ```
  */
 export function testWebhookStore(options: TestWebhookStoreOptions): void {
-  const check = (name: string, fn: (store: AccountStore & WebhookStore) => Promise<void>) =>
-    it(name, async () => {
+  const check = (name: string, fn: (store: WebhookTestStore) => Promise<void>, timeout?: number) =>
+    it(name, { timeout: timeout ?? 15_000 }, async () => {
       const store = await options.createStore();
       try {
         await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
@@ -99,4 +114,462 @@ export function testWebhookStore(options: TestWebhookStoreOptions): void {
       expect(await store.getWebhook('wh_a')).toEqual(hook('wh_a', 'acct_1'));
     });
   });
+
+  const name = options.name ?? 'WebhookStore';
+  describe(`${name}: events`, () => eventChecks(check, hook));
+  describe(`${name}: deliveries`, () => deliveryChecks(check, hook));
+  describe(`${name}: status changes`, () => statusChecks(check, hook));
+  describe(`${name}: against the reference`, () => {
+    check(
+      'random writes and deletions record the same events, with the same deliveries, as the reference store',
+      async (store) => {
+        await fc.assert(
+          fc.asyncProperty(writeSequenceArbitrary(), async (steps) => compareWithReference(store, steps)),
+          { numRuns: options.propertyRuns ?? 30 },
+        );
+      },
+      120_000,
+    );
+  });
+}
+
+type Check = (name: string, fn: (store: WebhookTestStore) => Promise<void>, timeout?: number) => void;
+type Hook = (id: string, accountId: string, createdAt?: string) => WebhookRecord;
+
+// The instants of the checks: 2026-11-24 10:00 IST, and the midnight that starts the 25th.
+const T = Date.parse('2026-11-24T04:30:00.000Z');
+const MIDNIGHT_25 = Date.parse('2026-11-24T18:30:00.000Z');
+const DAY = 86_400_000;
+const LEASE = 60_000;
+const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'];
+
+/** Claims everything due at `now` (generous limits). */
+const claimAll = (store: WebhookStore, now: number, extra: Partial<Parameters<WebhookStore['claimDeliveries']>[0]> = {}): Promise<ClaimedDelivery[]> =>
+  store.claimDeliveries({ now, limit: 1_000, perWebhook: 1_000, leaseMs: LEASE, skipWebhooks: [], ...extra });
+
+/** A claimed delivery's parts that do not depend on random ids, for comparing. */
+interface Shape {
+  webhookId: string;
+  type: EventType;
+  body: unknown;
+}
+const shape = (c: ClaimedDelivery): Shape => ({ webhookId: c.delivery.webhookId, type: c.delivery.eventType, body: JSON.parse(c.body) });
+
+function sortShapes(shapes: Shape[]): Shape[] {
+  const key = (s: Shape): string => `${s.webhookId}\u0000${s.type}\u0000${JSON.stringify(s.body)}`;
+  return [...shapes].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+const result = (c: ClaimedDelivery, at: number, fields: Partial<DeliveryResult> = {}): DeliveryResult => ({
+  id: c.delivery.id,
+  lease: c.lease,
+  at,
+  delivered: true,
+  status: 200,
+  error: null,
+  nextAttemptAt: null,
+  disableBefore: at - 5 * DAY,
+  ...fields,
+});
+
+const withTypes = (h: WebhookRecord, events: EventType[]): WebhookRecord => ({ ...h, events });
+
+function eventChecks(check: Check, hook: Hook): void {
+  // Open on 2026-11-24 (IST): opened on the 20th, closes after the 26th.
+  const ipo = makeIpo({ id: 'ipo1', symbol: 'ONE', startDate: '2026-11-20', endDate: '2026-11-26', listingDate: '2026-12-01' });
+  const snap = makeSnapshot('ipo1', '2026-11-24T04:00:00.000Z', { a: 4_200, b: 4_000 });
+
+  check('without endpoints a write records nothing; with them, one pending delivery per event and taking endpoint, due at the write', async (store) => {
+    expect(await store.writeDataset({ ipos: [makeIpo({ id: 'early' })], snapshots: [] }, { at: T - 10 })).toEqual([]);
+    expect(await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL))).toBe('ok');
+    expect(await store.insertWebhook(withTypes(hook('wh_created', 'acct_2'), ['ipo.created']))).toBe('ok');
+    expect(await store.writeDataset({ ipos: [ipo], snapshots: [snap] }, { at: T })).toEqual([]);
+    expect(await claimAll(store, T - 1)).toEqual([]);
+    const claimed = await claimAll(store, T);
+    const created = { type: 'ipo.created', timestamp: toIsoUtc(T), data: toWireIpo(ipo, 'open') };
+    const gmp = {
+      type: 'gmp.snapshot',
+      timestamp: toIsoUtc(T),
+      data: { ipoId: 'ipo1', timestamp: '2026-11-24T04:00:00.000Z', aggregations: toGmpSnapshot(snap).aggregations },
+    };
+    expect(sortShapes(claimed.map(shape))).toEqual(
+      sortShapes([
+        { webhookId: 'wh_all', type: 'ipo.created', body: created },
+        { webhookId: 'wh_all', type: 'gmp.snapshot', body: gmp },
+        { webhookId: 'wh_created', type: 'ipo.created', body: created },
+      ]),
+    );
+    for (const c of claimed) {
+      expect(c.delivery).toMatchObject({ state: 'pending', attempts: 0, createdAt: T, nextAttemptAt: T, lastAttemptAt: null, lastStatus: null, lastError: null });
+      expect(c.delivery.id).toMatch(/^dlv_/);
+      expect(c.url).toBe(hook(c.delivery.webhookId, 'x').url);
+      expect(c.secret).toBe(`whsec_${'A'.repeat(32)}`);
+    }
+    // One event per change: both endpoints' ipo.created deliveries carry one event id.
+    const ids = claimed.filter((c) => c.delivery.eventType === 'ipo.created').map((c) => c.delivery.eventId);
+    expect(new Set(ids).size).toBe(1);
+    expect(ids[0]).toMatch(/^evt_/);
+  });
+
+  check('an unchanged rewrite records nothing; a change is ipo.updated, with ipo.status_changed when the status on that IST day moves', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL));
+    await store.writeDataset({ ipos: [ipo], snapshots: [snap] }, { at: T });
+    await claimAll(store, T);
+    const same = makeSnapshot('ipo1', '2026-11-24T04:00:00.000Z', { b: 4_000, a: 4_200 });
+    expect(await store.writeDataset({ ipos: [makeIpo({ ...ipo })], snapshots: [same] }, { at: T + 1 })).toEqual([]);
+    expect(await claimAll(store, T + 1)).toEqual([]);
+    // The closing date moves to yesterday: open -> closed today.
+    const moved = { ...ipo, endDate: '2026-11-23', about: 'Now closed' };
+    const changedSnap = makeSnapshot('ipo1', '2026-11-24T04:00:00.000Z', { a: 4_300, b: 4_000 });
+    await store.writeDataset({ ipos: [moved], snapshots: [changedSnap] }, { at: T + 2 });
+    const claimed = (await claimAll(store, T + 2)).map(shape);
+    expect(sortShapes(claimed)).toEqual(
+      sortShapes([
+        { webhookId: 'wh_all', type: 'ipo.updated', body: { type: 'ipo.updated', timestamp: toIsoUtc(T + 2), data: toWireIpo(moved, 'closed') } },
+        {
+          webhookId: 'wh_all',
+          type: 'ipo.status_changed',
+          body: { type: 'ipo.status_changed', timestamp: toIsoUtc(T + 2), data: { id: 'ipo1', from: 'open', to: 'closed' } },
+        },
+        {
+          webhookId: 'wh_all',
+          type: 'gmp.snapshot',
+          body: {
+            type: 'gmp.snapshot',
+            timestamp: toIsoUtc(T + 2),
+            data: { ipoId: 'ipo1', timestamp: '2026-11-24T04:00:00.000Z', aggregations: toGmpSnapshot(changedSnap).aggregations },
+          },
+        },
+      ]),
+    );
+  });
+
+  check('the status change an import causes has the id every process gives that change', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    await store.writeDataset({ ipos: [{ ...ipo, startDate: '2026-11-25', endDate: '2026-11-27' }], snapshots: [] }, { at: T + 5 });
+    const claimed = await claimAll(store, T + 5);
+    expect(claimed.map((c) => c.delivery.eventId)).toEqual([statusChangeEventId('ipo1', 'upcoming', todayInIst(T + 5))]);
+  });
+
+  check('deleteIpos records ipo.deleted for each IPO it removed, and nothing for unknown ids', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_del', 'acct_1'), ['ipo.deleted']));
+    await store.writeDataset({ ipos: [ipo, makeIpo({ id: 'ipo2' })], snapshots: [snap] }, { at: T });
+    expect(await store.deleteIpos(['ipo2', 'nope', 'ipo1'], { at: T + 7 })).toEqual({ ipos: 2, snapshots: 1 });
+    const claimed = (await claimAll(store, T + 7)).map(shape);
+    const deleted = (id: string): Shape => ({ webhookId: 'wh_del', type: 'ipo.deleted', body: { type: 'ipo.deleted', timestamp: toIsoUtc(T + 7), data: { id } } });
+    expect(sortShapes(claimed)).toEqual(sortShapes([deleted('ipo1'), deleted('ipo2')]));
+    expect(await store.deleteIpos(['ipo1'], { at: T + 8 })).toEqual({ ipos: 0, snapshots: 0 });
+    expect(await claimAll(store, T + 8)).toEqual([]);
+  });
+
+  check('a refused write (its conflicts returned) records no event', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL));
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    await claimAll(store, T);
+    const clash = makeIpo({ id: 'ipo2', symbol: 'one' });
+    const conflicts = await store.writeDataset({ ipos: [clash], snapshots: [makeSnapshot('nope', T, { a: 1 })] }, { at: T + 1 });
+    expect(conflicts.length).toBe(2);
+    expect(await claimAll(store, T + 1)).toEqual([]);
+  });
+
+  check('a disabled endpoint gets no deliveries, and a deleted one loses its own', async (store) => {
+    await store.insertWebhook({ ...withTypes(hook('wh_off', 'acct_1'), ALL), disabledAt: '2026-11-20T00:00:00.000Z' });
+    await store.insertWebhook(withTypes(hook('wh_gone', 'acct_1'), ALL));
+    await store.insertWebhook(withTypes(hook('wh_on', 'acct_2'), ['ipo.created']));
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    expect(await store.deleteWebhook('wh_gone')).toBe(true);
+    expect((await claimAll(store, T)).map((c) => c.delivery.webhookId)).toEqual(['wh_on']);
+    expect(await store.listDeliveries({ webhookId: 'wh_gone', before: null, limit: 10 })).toBeNull();
+    expect(await store.listDeliveries({ webhookId: 'wh_off', before: null, limit: 10 })).toEqual([]);
+  });
+}
+
+function deliveryChecks(check: Check, hook: Hook): void {
+  /** Endpoints wh_a and wh_b taking ipo.created, and `n` IPOs created at T + i. */
+  const setUp = async (store: WebhookTestStore, n: number): Promise<void> => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']));
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']));
+    for (let i = 0; i < n; i++) await store.writeDataset({ ipos: [makeIpo({ id: `ipo${i}` })], snapshots: [] }, { at: T + i });
+  };
+  const ipoOf = (c: ClaimedDelivery): string => (JSON.parse(c.body) as { data: { id: string } }).data.id;
+  const pairs = (cs: ClaimedDelivery[]): string[][] => cs.map((c) => [c.delivery.webhookId, ipoOf(c)]);
+  const list = async (store: WebhookStore, webhookId = 'wh_a') => (await store.listDeliveries({ webhookId, before: null, limit: 100 }))!;
+
+  check('claims come earliest first, at most limit and perWebhook, never for skipWebhooks; a leased delivery is claimed again only when its lease ran out', async (store) => {
+    await setUp(store, 4);
+    const first = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, skipWebhooks: ['wh_b'] });
+    expect(pairs(first)).toEqual([
+      ['wh_a', 'ipo0'],
+      ['wh_a', 'ipo1'],
+    ]);
+    const second = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, skipWebhooks: [] });
+    expect(pairs(second)).toEqual([
+      ['wh_b', 'ipo0'],
+      ['wh_b', 'ipo1'],
+      ['wh_a', 'ipo2'],
+    ]);
+    const rest = await claimAll(store, T + 10);
+    // (deliveries due at one instant come in the order they were made; one event's, in any order)
+    expect(pairs(rest)[0]).toEqual(['wh_b', 'ipo2']);
+    expect(pairs(rest).slice(1).sort()).toEqual([
+      ['wh_a', 'ipo3'],
+      ['wh_b', 'ipo3'],
+    ]);
+    expect(await claimAll(store, T + 10 + LEASE - 1)).toEqual([]);
+    // The leases run out: all eight are claimable again, under new leases (a worker that died loses nothing).
+    const again = await claimAll(store, T + 10 + LEASE);
+    expect(again.length).toBe(8);
+    const old = new Set([...first, ...second, ...rest].map((c) => c.lease));
+    expect(again.every((c) => !old.has(c.lease))).toBe(true);
+    // An old lease settles nothing now.
+    await store.finishDeliveries([result(first[0]!, T + 10 + LEASE + 1)]);
+    expect((await list(store)).every((d) => d.state === 'pending' && d.attempts === 0)).toBe(true);
+  });
+
+  check('finishDeliveries settles under the lease only: delivered, failed with a retry, and failed for good', async (store) => {
+    await setUp(store, 3);
+    const [c0, c1, c2] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    await store.finishDeliveries([
+      result(c0!, T + 20),
+      result(c1!, T + 21, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 5_021 }),
+      result(c2!, T + 22, { delivered: false, status: null, error: 'timed out after 15000 ms', nextAttemptAt: null }),
+      // Another lease's result is ignored.
+      result({ ...c0!, lease: 'not-the-lease' }, T + 23, { delivered: false, status: 500, error: 'x', nextAttemptAt: T + 9_999 }),
+    ]);
+    const byId = new Map((await list(store)).map((d) => [d.id, d]));
+    expect(byId.get(c0!.delivery.id)).toMatchObject({ state: 'delivered', attempts: 1, nextAttemptAt: null, lastAttemptAt: T + 20, lastStatus: 200, lastError: null });
+    expect(byId.get(c1!.delivery.id)).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: T + 5_021, lastAttemptAt: T + 21, lastStatus: 500, lastError: 'answered 500' });
+    expect(byId.get(c2!.delivery.id)).toMatchObject({ state: 'failed', attempts: 1, nextAttemptAt: null, lastAttemptAt: T + 22, lastStatus: null, lastError: 'timed out after 15000 ms' });
+    // A settled lease settles nothing more.
+    await store.finishDeliveries([result(c1!, T + 30)]);
+    expect((await list(store)).find((d) => d.id === c1!.delivery.id)!.state).toBe('pending');
+    // The retry is due at its time, and only then.
+    expect(await claimAll(store, T + 5_020, { skipWebhooks: ['wh_b'] })).toEqual([]);
+    const retry = await claimAll(store, T + 5_021, { skipWebhooks: ['wh_b'] });
+    expect(retry.map((c) => c.delivery.id)).toEqual([c1!.delivery.id]);
+    expect(retry[0]!.delivery.attempts).toBe(1);
+    await store.finishDeliveries([result(retry[0]!, T + 5_030)]);
+    expect((await list(store)).find((d) => d.id === c1!.delivery.id)).toMatchObject({ state: 'delivered', attempts: 2, lastError: null });
+  });
+
+  check('an endpoint failing since disableBefore or earlier is disabled and its pending deliveries fail; a success ends the streak', async (store) => {
+    await setUp(store, 3);
+    const [c0, c1, c2] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    const fail = (c: ClaimedDelivery, at: number, disableBefore: number): DeliveryResult =>
+      result(c, at, { delivered: false, status: 503, error: 'answered 503', nextAttemptAt: at + 1_000_000, disableBefore });
+    // Fails at T+100 (the streak starts), then a success ends it.
+    await store.finishDeliveries([fail(c0!, T + 100, T + 50)]);
+    await store.finishDeliveries([result(c1!, T + 200)]);
+    // A new streak starts at T+300: failing since T+300 is not failing since T+250 or earlier.
+    await store.finishDeliveries([fail(c2!, T + 300, T + 250)]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBeNull();
+    const [r0] = await claimAll(store, T + 100 + 1_000_000, { skipWebhooks: ['wh_b'] });
+    expect(r0!.delivery.id).toBe(c0!.delivery.id);
+    await store.finishDeliveries([fail(r0!, T + 1_000_200, T + 300)]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBe(toIsoUtc(T + 1_000_200));
+    const listed = await list(store);
+    expect(listed.filter((d) => d.state === 'pending')).toEqual([]);
+    expect(listed.find((d) => d.id === c2!.delivery.id)).toMatchObject({ state: 'failed', lastError: DISABLED_ERROR, attempts: 1 });
+    expect(listed.find((d) => d.id === c0!.delivery.id)).toMatchObject({ state: 'failed', lastError: DISABLED_ERROR, lastStatus: 503, attempts: 2 });
+    expect(await claimAll(store, T + 100_000_000, { skipWebhooks: ['wh_b'] })).toEqual([]);
+    // The other endpoint is not touched.
+    expect((await store.getWebhook('wh_b'))!.disabledAt).toBeNull();
+    expect((await claimAll(store, T + 100_000_000)).length).toBe(3);
+  });
+
+  check('listDeliveries: newest first, paged with before; null for an unknown endpoint, [] after an unknown delivery', async (store) => {
+    await setUp(store, 5);
+    const all = await list(store);
+    expect(all.map((d) => d.createdAt)).toEqual([T + 4, T + 3, T + 2, T + 1, T]);
+    expect(all.every((d) => d.webhookId === 'wh_a' && d.eventType === 'ipo.created' && d.state === 'pending')).toBe(true);
+    const page1 = (await store.listDeliveries({ webhookId: 'wh_a', before: null, limit: 2 }))!;
+    const page2 = (await store.listDeliveries({ webhookId: 'wh_a', before: page1[1]!.id, limit: 2 }))!;
+    const page3 = (await store.listDeliveries({ webhookId: 'wh_a', before: page2[1]!.id, limit: 2 }))!;
+    expect([...page1, ...page2, ...page3]).toEqual(all);
+    expect(await store.listDeliveries({ webhookId: 'wh_nope', before: null, limit: 2 })).toBeNull();
+    expect(await store.listDeliveries({ webhookId: 'wh_a', before: 'dlv_nope', limit: 2 })).toEqual([]);
+  });
+
+  check('replayDelivery: a new pending delivery of the same event to the same endpoint, due now; null for another endpoint', async (store) => {
+    await setUp(store, 1);
+    const [c] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    await store.finishDeliveries([result(c!, T + 20, { delivered: false, status: 410, error: 'answered 410', nextAttemptAt: null })]);
+    expect(await store.replayDelivery({ webhookId: 'wh_b', of: c!.delivery.id, id: 'dlv_x', now: T + 30 })).toBeNull();
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_nope', id: 'dlv_x', now: T + 30 })).toBeNull();
+    const again = await store.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_again', now: T + 30 });
+    expect(again).toEqual({
+      id: 'dlv_again',
+      webhookId: 'wh_a',
+      eventId: c!.delivery.eventId,
+      eventType: 'ipo.created',
+      createdAt: T + 30,
+      state: 'pending',
+      attempts: 0,
+      nextAttemptAt: T + 30,
+      lastAttemptAt: null,
+      lastStatus: null,
+      lastError: null,
+    });
+    const [r] = await claimAll(store, T + 30, { skipWebhooks: ['wh_b'] });
+    expect(r!.delivery.id).toBe('dlv_again');
+    expect(r!.body).toBe(c!.body);
+  });
+
+  check('pruneDeliveries forgets settled deliveries older than before, never pending ones, and keeps events other deliveries need', async (store) => {
+    await setUp(store, 3);
+    const [c0, c1] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    await store.finishDeliveries([result(c0!, T + 20), result(c1!, T + 40, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: null })]);
+    expect(await store.pruneDeliveries({ before: T + 30 })).toBe(1);
+    expect((await list(store)).some((d) => d.id === c0!.delivery.id)).toBe(false);
+    expect(await store.pruneDeliveries({ before: T + 1_000_000 })).toBe(1);
+    expect((await list(store)).length).toBe(1);
+    expect((await list(store, 'wh_b')).length).toBe(3);
+    // wh_b's deliveries of the pruned events still carry their bodies (wh_a's third is still leased).
+    const bodies = (await claimAll(store, T + 10)).map((c) => (JSON.parse(c.body) as { type: string }).type);
+    expect(bodies).toEqual(['ipo.created', 'ipo.created', 'ipo.created']);
+  });
+
+  check('watchDeliveries, where a backend has it, wakes after a write records deliveries', async (store) => {
+    if (store.watchDeliveries === undefined) return;
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']));
+    let wakes = 0;
+    const stop = await store.watchDeliveries(() => wakes++);
+    try {
+      await store.writeDataset({ ipos: [makeIpo({ id: 'w1' })], snapshots: [] }, { at: T });
+      for (let i = 0; i < 250 && wakes === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(wakes).toBeGreaterThan(0);
+    } finally {
+      await stop();
+    }
+  });
+}
+
+function statusChecks(check: Check, hook: Hook): void {
+  // Both open on the 25th (IST); ipo1 closes after the 26th and lists on Dec 1, ipo2 closes after the 25th.
+  const ipo = makeIpo({ id: 'ipo1', startDate: '2026-11-25', endDate: '2026-11-26', listingDate: '2026-12-01' });
+  const other = makeIpo({ id: 'ipo2', startDate: '2026-11-25', endDate: '2026-11-25' });
+  const opened = (id: string): Shape => ({
+    webhookId: 'wh_sc',
+    type: 'ipo.status_changed',
+    body: { type: 'ipo.status_changed', timestamp: toIsoUtc(MIDNIGHT_25), data: { id, from: 'upcoming', to: 'open' } },
+  });
+
+  check('recordStatusChanges records the changes at the midnights it passes, once, and tells the next one', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.writeDataset({ ipos: [ipo, other], snapshots: [] }, { at: T });
+    expect(await store.recordStatusChanges({ now: T })).toEqual({ recorded: 0, nextAt: MIDNIGHT_25 });
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 - 1 })).toEqual({ recorded: 0, nextAt: MIDNIGHT_25 });
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 5 })).toEqual({ recorded: 2, nextAt: MIDNIGHT_25 + DAY });
+    const claimed = await claimAll(store, MIDNIGHT_25 + 5);
+    expect(sortShapes(claimed.map(shape))).toEqual(sortShapes([opened('ipo1'), opened('ipo2')]));
+    expect(claimed.map((c) => c.delivery.eventId).sort()).toEqual(
+      [statusChangeEventId('ipo1', 'open', '2026-11-25'), statusChangeEventId('ipo2', 'open', '2026-11-25')].sort(),
+    );
+    expect(claimed.every((c) => c.delivery.nextAttemptAt === MIDNIGHT_25 + 5)).toBe(true);
+    // Covered already: nothing again, nor from an instant before.
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 10 })).recorded).toBe(0);
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 1 })).recorded).toBe(0);
+    // Two midnights at once: ipo2 closes on the 26th, ipo1 on the 27th.
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 2 * DAY + 1 })).toEqual({ recorded: 2, nextAt: Date.parse('2026-11-30T18:30:00.000Z') });
+  });
+
+  check('concurrent recordStatusChanges calls at one midnight record each change once', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.writeDataset({ ipos: [ipo, other], snapshots: [] }, { at: T });
+    await store.recordStatusChanges({ now: T });
+    const results = await Promise.all([0, 1, 2, 3, 4].map((i) => store.recordStatusChanges({ now: MIDNIGHT_25 + i })));
+    expect(results.reduce((n, r) => n + r.recorded, 0)).toBe(2);
+    expect((await claimAll(store, MIDNIGHT_25 + 10)).length).toBe(2);
+  });
+
+  check('a midnight passed while no endpoint takes status changes stays unrecorded', async (store) => {
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 1_000 })).recorded).toBe(0);
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 2_000 })).recorded).toBe(0);
+  });
+
+  check("a store's first call covers from the midnight that began its IST day", async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 3_600_000 })).toEqual({ recorded: 1, nextAt: MIDNIGHT_25 + 2 * DAY });
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Random write sequences, compared with the reference.
+
+type Step = { kind: 'write'; ipos: IpoRecord[]; snapshots: SnapshotRecord[] } | { kind: 'delete'; ids: string[] };
+
+const IDS = ['a', 'b', 'c'];
+const DAYS = ['2026-11-22', '2026-11-24', '2026-11-25', '2026-11-27', null];
+
+function writeSequenceArbitrary(): fc.Arbitrary<Step[]> {
+  const ipo = fc
+    .record({ id: fc.constantFrom(...IDS), start: fc.constantFrom(...DAYS), end: fc.constantFrom(...DAYS), about: fc.constantFrom(null, 'x', '\u{1F600}') })
+    .map(({ id, start, end, about }) => makeIpo({ id, startDate: start, endDate: start !== null && end !== null && end < start ? start : end, about }));
+  const snapshot = fc
+    .record({ id: fc.constantFrom(...IDS), minute: fc.integer({ min: 0, max: 2 }), a: fc.constantFrom(null, 100, 150), b: fc.constantFrom(null, -250) })
+    .map(({ id, minute, a, b }) => makeSnapshot(id, T - 3_600_000 + minute * 60_000, { a, b }));
+  const write = fc
+    .record({
+      ipos: fc.uniqueArray(ipo, { maxLength: 3, selector: (i) => i.id }),
+      snapshots: fc.uniqueArray(snapshot, { maxLength: 4, selector: (x) => `${x.ipoId}@${x.timestamp}` }),
+    })
+    .map((w): Step => ({ kind: 'write', ...w }));
+  const del = fc.uniqueArray(fc.constantFrom(...IDS, 'zz'), { minLength: 1, maxLength: 2 }).map((ids): Step => ({ kind: 'delete', ids }));
+  return fc.array(fc.oneof({ weight: 3, arbitrary: write }, { weight: 1, arbitrary: del }), { minLength: 1, maxLength: 8 });
+}
+
+/**
+ * Runs the steps on the store and on a fresh reference store, with the same two endpoints,
+ * and compares what each step recorded (the deliveries it made due). The store under test
+ * is reused across runs: each run clears the IPOs it uses and its endpoints.
+ */
+async function compareWithReference(store: WebhookTestStore, steps: Step[]): Promise<void> {
+  const reference = referenceStore();
+  const run = Math.random().toString(36).slice(2, 10);
+  const hooks = [
+    { id: `wh_${run}_all`, events: ALL },
+    { id: `wh_${run}_sc`, events: ['ipo.status_changed', 'ipo.deleted'] as EventType[] },
+  ];
+  await reference.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+  await store.deleteIpos([...IDS]);
+  for (const s of [store, reference]) {
+    for (const h of hooks) {
+      await s.insertWebhook({
+        id: h.id,
+        accountId: 'acct_1',
+        url: 'https://example.com/h',
+        events: h.events,
+        description: null,
+        secret: `whsec_${'A'.repeat(32)}`,
+        createdAt: '2026-11-20T10:00:00.000Z',
+        disabledAt: null,
+      });
+    }
+  }
+  const ours = (cs: ClaimedDelivery[]): ClaimedDelivery[] => cs.filter((c) => hooks.some((h) => h.id === c.delivery.webhookId));
+  try {
+    let at = T;
+    for (const step of steps) {
+      at += 1_000;
+      const outcomes: unknown[] = [];
+      for (const s of [store, reference]) {
+        if (step.kind === 'write') outcomes.push(await s.writeDataset({ ipos: structuredClone(step.ipos), snapshots: structuredClone(step.snapshots) }, { at }));
+        else outcomes.push(await s.deleteIpos([...step.ids], { at }));
+      }
+      expect(outcomes[0]).toEqual(outcomes[1]);
+      const got = ours(await claimAll(store, at));
+      const want = ours(await claimAll(reference, at));
+      expect(sortShapes(got.map(shape))).toEqual(sortShapes(want.map(shape)));
+      const statusIds = (cs: ClaimedDelivery[]): string[] => cs.filter((c) => c.delivery.eventType === 'ipo.status_changed').map((c) => c.delivery.eventId).sort();
+      expect(statusIds(got)).toEqual(statusIds(want));
+      await store.finishDeliveries(got.map((c) => result(c, at)));
+    }
+  } finally {
+    for (const h of hooks) await store.deleteWebhook(h.id);
+    await store.deleteIpos([...IDS]);
+  }
 }
