@@ -10,7 +10,8 @@ import { IpokitError, isIpokitError } from './errors.js';
 import { error, guard, handle, json, openApiCache, respond, StoreFailure, type HandlerRequest, type HandlerResponse, type IpoRouterArgs } from './handler.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
 import { decodeComponent, parseQuery } from './request.js';
-import type { AccountRecord, AccountStore, IpoStore, KeyGrant, RateLimiter, Store } from './types.js';
+import type { AccountRecord, AccountStore, IpoStore, KeyGrant, Plan, RateLimiter, Store, WebhookStore } from './types.js';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, replayDelivery } from './webhooks.js';
 
 /** The largest request body the account routes read: 10 KB. */
 export const MAX_ACCOUNT_BODY_BYTES = 10_240;
@@ -31,6 +32,8 @@ export interface AccountHandlerOptions extends IpoRouterOptions {
    * with GET and HEAD when given (`dashboardAssets` of `@ipokit/dashboard`).
    */
   dashboardAssets?: DashboardAssets | Promise<DashboardAssets>;
+  /** The plans whose accounts may have webhook endpoints (`/webhooks`). Default `['pro']`. */
+  webhookPlans?: readonly Plan[];
 }
 
 /** The dashboard's files by path below `/-/dashboard/`. */
@@ -94,7 +97,7 @@ interface Context {
   limiter: RateLimiter;
   s: ResolvedOptions;
   /** As given: `getAccountWindows` takes the router's own options. */
-  options: IpoRouterOptions;
+  options: AccountHandlerOptions;
   openApiText: (mount: string) => string;
   assets: Promise<DashboardAssets> | undefined;
 }
@@ -140,7 +143,11 @@ async function route(c: Context, req: AccountRequest): Promise<HandlerResponse> 
       );
     }
     if (first === 'usage' && rest.length === 0) return await methods(req, GET, () => signedIn(c, req, (account) => usage(c, account.id, req.query)));
-    return error('ERR:NOTFOUND', 'No such route: use /, /keys, /usage or /ipos.');
+    if (first === 'webhooks') {
+      const answer = await webhookRoutes(c, req, rest);
+      if (answer !== null) return answer;
+    }
+    return error('ERR:NOTFOUND', 'No such route: use /, /keys, /usage, /webhooks or /ipos.');
   } catch (err) {
     return failure(c, err);
   }
@@ -218,6 +225,82 @@ async function usage(c: Context, accountId: string, query: string): Promise<Hand
   const from = one('from') ?? addDays(to, -29);
   const rows = await getUsage(c.store, { accountId, from, to }, { limiter: c.limiter });
   return json(200, { usage: rows }, {});
+}
+
+/**
+ * The account's webhook endpoints and their deliveries (docs/spec.md#account-router):
+ * `GET/POST /webhooks`, `POST /webhooks/{id}/delete`, `GET /webhooks/{id}/deliveries` and
+ * `POST /webhooks/{id}/deliveries/{deliveryId}/replay`. Null for any other path below
+ * `/webhooks`. Another account's endpoint is 404, as a key is.
+ */
+async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): Promise<HandlerResponse | null> {
+  const store = webhookStore(c.store);
+  const shape = rest.length === 0 ? 'list' : rest.length === 2 && rest[1] === 'delete' ? 'delete' : rest.length === 2 && rest[1] === 'deliveries' ? 'deliveries' : rest.length === 4 && rest[1] === 'deliveries' && rest[3] === 'replay' ? 'replay' : null;
+  if (shape === null) return null;
+  if (store === null) return error('ERR:NOTFOUND', 'This store keeps no webhooks: use a store with the WebhookStore capability (memoryStore(), postgresStore()).');
+  const plans = c.options.webhookPlans === undefined ? {} : { webhookPlans: c.options.webhookPlans };
+  if (shape === 'list') {
+    if (req.method === 'POST') {
+      return signedIn(c, req, async (account) => {
+        const body = postBody(req, ['url', 'events', 'description']);
+        const input = { accountId: account.id, url: body.url as string, events: body.events as string[], ...(body.description === undefined ? {} : { description: body.description as string }) };
+        const { id, secret } = await createWebhook(store, input, { now: c.s.now, ...plans });
+        const made = (await listWebhooks(store, { accountId: account.id })).find((w) => w.id === id);
+        return json(201, { webhook: { ...made, secret } }, {});
+      });
+    }
+    return methods(req, 'GET, HEAD, POST', () => signedIn(c, req, async (account) => json(200, { webhooks: await listWebhooks(store, { accountId: account.id }) }, {})));
+  }
+  const id = decodeComponent(rest[0]!);
+  const owned = async (account: AccountRecord): Promise<string> => {
+    if (id === null || !(await listWebhooks(store, { accountId: account.id })).some((w) => w.id === id)) {
+      throw new IpokitError('ERR:NOTFOUND', 'This account has no webhook with that id: list them with GET ./webhooks.');
+    }
+    return id;
+  };
+  if (shape === 'delete') {
+    return methods(req, POST, () =>
+      signedIn(c, req, async (account) => {
+        postBody(req, []);
+        await deleteWebhook(store, await owned(account));
+        return { status: 204, headers: { 'Cache-Control': 'private, no-store' }, body: '' };
+      }),
+    );
+  }
+  if (shape === 'deliveries') {
+    return methods(req, GET, () =>
+      signedIn(c, req, async (account) => {
+        const webhookId = await owned(account);
+        const q = parseQuery(req.query);
+        const one = (name: string): string | undefined => {
+          const values = q.get(name);
+          if (values !== undefined && values.length > 1) throw new IpokitError('ERR:BADPARAM', `${name} must be given once.`, { parameter: name });
+          return values?.[0];
+        };
+        const before = one('before');
+        const limitText = one('limit');
+        const limit = limitText === undefined ? undefined : /^[0-9]{1,3}$/.test(limitText) ? Number(limitText) : NaN;
+        const deliveries = await listDeliveries(store, { webhookId, ...(before === undefined ? {} : { before }), ...(limit === undefined ? {} : { limit }) });
+        return json(200, { deliveries }, {});
+      }),
+    );
+  }
+  const deliveryId = decodeComponent(rest[2]!);
+  return methods(req, POST, () =>
+    signedIn(c, req, async (account) => {
+      postBody(req, []);
+      const webhookId = await owned(account);
+      if (deliveryId === null) throw new IpokitError('ERR:NOTFOUND', 'This webhook has no delivery with that id.');
+      return json(201, { delivery: await replayDelivery(store, { webhookId, deliveryId }, { now: c.s.now }) }, {});
+    }),
+  );
+}
+
+/** The store as a {@link WebhookStore}, or null when it keeps no webhooks. */
+function webhookStore(store: IpoStore & AccountStore): (AccountStore & WebhookStore) | null {
+  const w = store as Partial<WebhookStore>;
+  const methods = ['insertWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'listDeliveries', 'replayDelivery'] as const;
+  return methods.every((m) => typeof w[m] === 'function') ? (store as unknown as AccountStore & WebhookStore) : null;
 }
 
 /**

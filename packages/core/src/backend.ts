@@ -35,4 +35,5 @@ export { errorBody } from './serialize.js';
 export { parsedAccountBody, readAccountBody } from './account-handler.js';
 // Webhooks: the events of a write, and endpoints, events and deliveries in memory.
 export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, type WriteChanges } from './events.js';
+export { dueStatusChanges, nextStatusChangeAt } from './events.js';
 export { DELIVERY_RETENTION_MS, DISABLED_ERROR, MemoryOutbox } from './outbox.js';

@@ -2,7 +2,7 @@
  * @ipokit/express: the ipokit IPO API as Express middleware (Express 4.18+ and 5).
  */
 import type { NextFunction, Request, Response } from 'express';
-import { createAccountHandler, createIpoHandler, IpokitError, type AccountHandlerOptions, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { createAccountHandler, createIpoHandler, IpokitError, type AccountHandlerOptions, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions, type Plan } from '@ipokit/core';
 import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
 
 export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
@@ -42,6 +42,8 @@ export interface AccountRouterOptions extends IpoRouterOptions {
   account: (req: Request) => string | null | undefined | Promise<string | null | undefined>;
   /** Serve the dashboard page at `{mount}/-/dashboard/` (default false). */
   dashboard?: boolean;
+  /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
+  webhookPlans?: readonly Plan[];
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type HandlerRequest,
   type HandlerResponse,
   type IpoRouterArgs,
+  type Plan,
   type IpoRouterOptions,
 } from '@ipokit/core';
 import { errorBody, readAccountBody } from '@ipokit/core/backend';
@@ -105,6 +106,8 @@ export interface FetchAccountRouterOptions<Context extends unknown[] = []> exten
   account: (request: Request, ...context: Context) => string | null | undefined | Promise<string | null | undefined>;
   /** Serve the dashboard page at `{prefix}/-/dashboard/` (default false). */
   dashboard?: boolean;
+  /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
+  webhookPlans?: readonly Plan[];
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type HandlerRequest,
   type HandlerResponse,
   type IpoRouterArgs,
+  type Plan,
   type IpoRouterOptions,
 } from '@ipokit/core';
 import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
@@ -84,6 +85,8 @@ export interface KoaAccountRouterOptions extends KoaIpoRouterOptions {
   account: (ctx: KoaContextLike) => string | null | undefined | Promise<string | null | undefined>;
   /** Serve the dashboard page at `{prefix}/-/dashboard/` (default false). */
   dashboard?: boolean;
+  /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
+  webhookPlans?: readonly Plan[];
 }
 
 /**

@@ -5,14 +5,15 @@
  * `x-test-account` names (no header: nobody), as an app's login would.
  */
 import { describe, expect, it } from 'vitest';
-import { createApiKey, getUsage, listApiKeys, revokeApiKey } from '../admin.js';
+import { createApiKey, getUsage, importDataset, listApiKeys, revokeApiKey } from '../admin.js';
+import { listWebhooks, type DeliveryInfo, type WebhookInfo } from '../webhooks.js';
 import { DASHBOARD_KEY_ID, MAX_ACCOUNT_BODY_BYTES } from '../account-handler.js';
 import { addDays, todayInIst } from '../dates.js';
 import { createIpoHandler } from '../handler.js';
 import type { IpoRouterOptions } from '../options.js';
 import type { ApiKeyInfo } from '../admin.js';
 import type { AccountWindow } from '../rate-limit.js';
-import type { RateLimiter, Store, UsageRow } from '../types.js';
+import type { RateLimiter, Store, UsageRow, WebhookStore } from '../types.js';
 import { FIXTURE_NOW, seedFixture, type SeededFixture } from './http-fixture.js';
 import { toResult, type HttpResult, type StartedTarget } from './http-suite.js';
 import { CONTRACT_CODES, CONTRACT_TITLES } from './contract-tables.js';
@@ -75,6 +76,10 @@ interface Body {
   keys: ApiKeyInfo[];
   key: { id: string; key: string; prefix: string; label: string; createdAt: string; expiresAt: string | null };
   usage: UsageRow[];
+  webhook: WebhookInfo & { secret: string };
+  webhooks: WebhookInfo[];
+  deliveries: DeliveryInfo[];
+  delivery: DeliveryInfo;
 }
 
 /** A response with its JSON body. */
@@ -499,5 +504,91 @@ export function accountChecks(): AccountCheck[] {
         expect((await ctx.call(pro, '/')).json.keys).toHaveLength(2);
       },
     },
+    {
+      id: 'account-webhooks',
+      name: 'MUST let a pro account create, list and delete its webhook endpoints (the secret shown once), list and replay their deliveries; 403 on other plans, 404 for another account\'s',
+      async fn(ctx) {
+        const { paid, pro, proGmp } = ctx.fixture.accounts;
+        if (!isWebhookStore(ctx.store)) {
+          expectError(await ctx.call(pro, '/webhooks'), 404, 'ERR:NOTFOUND');
+          return;
+        }
+        const store = ctx.store;
+        for (const [method, path] of [
+          ['GET', '/webhooks'],
+          ['POST', '/webhooks'],
+          ['POST', '/webhooks/wh_x/delete'],
+          ['GET', '/webhooks/wh_x/deliveries'],
+          ['POST', '/webhooks/wh_x/deliveries/dlv_x/replay'],
+        ] as const) {
+          expectError(await ctx.call(null, path, { method, ...(method === 'POST' ? { body: '{}' } : {}) }), 401, 'ERR:INVLDKEY');
+        }
+        const url = 'https://hooks.example.com/ipo?x=1';
+        const made = await ctx.call(pro, '/webhooks', { method: 'POST', body: JSON.stringify({ url, events: ['ipo.status_changed', 'ipo.created'], description: 'prod \u{1F600}' }) });
+        expect(made.status, made.text).toBe(201);
+        expect(made.headers['cache-control']).toContain('no-store');
+        const hook = made.json.webhook;
+        expect(Object.keys(hook)).toEqual(['id', 'url', 'events', 'description', 'createdAt', 'disabledAt', 'secret']);
+        expect(hook).toMatchObject({ url, events: ['ipo.created', 'ipo.status_changed'], description: 'prod \u{1F600}', createdAt: new Date(FIXTURE_NOW).toISOString(), disabledAt: null });
+        expect(hook.id).toMatch(/^wh_[0-9A-Za-z]{20}$/);
+        expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+        const listed = await ctx.call(pro, '/webhooks');
+        expect(listed.status).toBe(200);
+        expect(listed.json.webhooks).toEqual([{ id: hook.id, url, events: hook.events, description: hook.description, createdAt: hook.createdAt, disabledAt: null }]);
+        expect(listed.text).not.toContain(hook.secret);
+        // Other plans: 403 ERR:PLAN; bad fields: 400 naming them.
+        expectError(await ctx.call(paid, '/webhooks', { method: 'POST', body: JSON.stringify({ url, events: ['ipo.created'] }) }), 403, 'ERR:PLAN');
+        for (const [body, parameter] of [
+          [{ url: 'ftp://x.example', events: ['ipo.created'] }, 'url'],
+          [{ url: '/relative', events: ['ipo.created'] }, 'url'],
+          [{ events: ['ipo.created'] }, 'url'],
+          [{ url, events: [] }, 'events'],
+          [{ url, events: ['ipo.opened'] }, 'events'],
+          [{ url, events: ['ipo.created'], secret: 'whsec_mine' }, 'secret'],
+        ] as const) {
+          const r = await ctx.call(pro, '/webhooks', { method: 'POST', body: JSON.stringify(body) });
+          expectError(r, 400, 'ERR:BADPARAM');
+          expect(r.json.meta, JSON.stringify(body)).toEqual({ parameter });
+        }
+        expectError(await ctx.call(pro, '/webhooks', { method: 'POST', body: JSON.stringify({ url, events: ['ipo.created'] }), type: 'text/plain' }), 415, 'ERR:MEDIATYPE');
+        // An import makes a delivery, listed newest first and replayed as a new one.
+        await importDataset(store, { ipos: [{ id: 'hooked-1', name: 'Hooked', slug: 'hooked-one', type: 'EQ' }] }, { now: () => new Date(ctx.now.ms) });
+        const deliveries = await ctx.call(pro, `/webhooks/${hook.id}/deliveries`);
+        expect(deliveries.status, deliveries.text).toBe(200);
+        expect(deliveries.json.deliveries).toHaveLength(1);
+        const [first] = deliveries.json.deliveries;
+        expect(first).toMatchObject({ eventType: 'ipo.created', state: 'pending', attempts: 0, createdAt: new Date(ctx.now.ms).toISOString() });
+        expect(Object.keys(first!)).toEqual(['id', 'eventId', 'eventType', 'state', 'attempts', 'createdAt', 'nextAttemptAt', 'lastAttemptAt', 'lastStatus', 'lastError']);
+        ctx.now.ms += 1_000; // (listed newest first: the replay is a second later)
+        const replayed = await ctx.call(pro, `/webhooks/${hook.id}/deliveries/${first!.id}/replay`, { method: 'POST', body: '{}' });
+        expect(replayed.status, replayed.text).toBe(201);
+        expect(replayed.json.delivery).toMatchObject({ eventId: first!.eventId, state: 'pending', attempts: 0, createdAt: new Date(ctx.now.ms).toISOString() });
+        expect((await ctx.call(pro, `/webhooks/${hook.id}/deliveries?limit=1`)).json.deliveries.map((d) => d.id)).toEqual([replayed.json.delivery.id]);
+        const page2 = await ctx.call(pro, `/webhooks/${hook.id}/deliveries?limit=1&before=${replayed.json.delivery.id}`);
+        expect(page2.json.deliveries.map((d) => d.id)).toEqual([first!.id]);
+        expectError(await ctx.call(pro, `/webhooks/${hook.id}/deliveries?limit=0`), 400, 'ERR:BADPARAM');
+        expectError(await ctx.call(pro, `/webhooks/${hook.id}/deliveries/dlv_nope/replay`, { method: 'POST', body: '{}' }), 404, 'ERR:NOTFOUND');
+        // Another account's endpoint is not found, never forbidden.
+        for (const [method, path] of [
+          ['POST', `/webhooks/${hook.id}/delete`],
+          ['GET', `/webhooks/${hook.id}/deliveries`],
+          ['POST', `/webhooks/${hook.id}/deliveries/${first!.id}/replay`],
+        ] as const) {
+          expectError(await ctx.call(proGmp, path, { method, ...(method === 'POST' ? { body: '{}' } : {}) }), 404, 'ERR:NOTFOUND');
+        }
+        expect((await ctx.call(proGmp, '/webhooks')).json.webhooks).toEqual([]);
+        expectError(await ctx.call(pro, `/webhooks/${hook.id}/delete`, { method: 'GET' }), 405, 'ERR:METHOD');
+        const gone = await ctx.call(pro, `/webhooks/${hook.id}/delete`, { method: 'POST', body: '{}' });
+        expect(gone.status).toBe(204);
+        expect(gone.text).toBe('');
+        expect((await ctx.call(pro, '/webhooks')).json.webhooks).toEqual([]);
+        expectError(await ctx.call(pro, `/webhooks/${hook.id}/deliveries`), 404, 'ERR:NOTFOUND');
+        expect(await listWebhooks(store, { accountId: pro })).toEqual([]);
+      },
+    },
   ];
+}
+
+function isWebhookStore(store: Store): store is Store & WebhookStore {
+  return typeof (store as Partial<WebhookStore>).insertWebhook === 'function';
 }
