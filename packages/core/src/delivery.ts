@@ -1,5 +1,5 @@
 /**
- * One delivery attempt of a webhook message (docs/spec.md#not-yet-built): a signed `POST` per Standard
+ * One delivery attempt of a webhook message (docs/spec.md#webhooks): a signed `POST` per Standard
  * Webhooks, answered within the timeout with a 2xx or counted as failed; redirects are not
  * followed, and only `https:` is sent to unless insecure URLs are allowed. On `fetch`, so it
  * runs wherever the core does. The worker that schedules attempts builds on it.

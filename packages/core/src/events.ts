@@ -1,6 +1,6 @@
 /**
  * The rules of events and webhook delivery that every backend and worker shares
- * (docs/spec.md#not-yet-built; a Webhooks section of its own when the delivery lands): the event types, when
+ * (docs/spec.md#webhooks): the events a write records, when
  * an IPO's derived status changes without any write (at an IST midnight), the id of such a
  * change (the same in every process), the Standard Webhooks signature, and the retry
  * schedule. Pure, and on Web APIs only (`crypto.subtle`, `crypto.getRandomValues`).
