@@ -37,7 +37,7 @@ export interface WebhookWorkerOptions {
   onError?: (err: unknown) => void;
 }
 
-/** A running worker. */
+/** A running worker: it keeps the process alive, as a listening server does, until stopped. */
 export interface WebhookWorker {
   /** Stops claiming, waits for the attempts in flight and settles them. */
   stop(): Promise<void>;
@@ -106,8 +106,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       return;
     }
     const wait = Math.max(0, Math.min(pollMs, nextStatusAt - now()));
+    // (not unref'd: like a listening server, a running worker keeps its process alive until stop())
     timer = setTimeout(kick, wait);
-    (timer as { unref?: () => void }).unref?.();
   };
 
   const cycle = async (): Promise<void> => {
