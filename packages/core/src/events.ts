@@ -260,11 +260,31 @@ export function generateWebhookSecret(): string {
  * ```
  */
 export async function signWebhook(input: { id: string; timestamp: number; body: string; secret: string }): Promise<string> {
-  const { secret } = input;
-  if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) throw new TypeError('A webhook secret starts with whsec_.');
-  const key = await crypto.subtle.importKey('raw', fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${input.id}.${input.timestamp}.${input.body}`));
+  const mac = await crypto.subtle.sign('HMAC', await signingKey(input.secret), new TextEncoder().encode(`${input.id}.${input.timestamp}.${input.body}`));
   return `v1,${toBase64(new Uint8Array(mac))}`;
+}
+
+/**
+ * The HMAC keys of the secrets signed with lately: importing a key costs more than a
+ * signature, and a worker signs with a few secrets over and over. At most this many.
+ */
+const SIGNING_KEYS = 256;
+const signingKeys = new Map<string, Promise<CryptoKey>>();
+
+function signingKey(secret: string): Promise<CryptoKey> {
+  let key = signingKeys.get(secret);
+  if (key !== undefined) {
+    // (most recently used last: the first is the one to forget)
+    signingKeys.delete(secret);
+    signingKeys.set(secret, key);
+    return key;
+  }
+  if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) return Promise.reject(new TypeError('A webhook secret starts with whsec_.'));
+  key = crypto.subtle.importKey('raw', fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  key.catch(() => signingKeys.delete(secret));
+  signingKeys.set(secret, key);
+  if (signingKeys.size > SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value!);
+  return key;
 }
 
 function toBase64(bytes: Uint8Array): string {

@@ -56,6 +56,7 @@ export class MemoryOutbox {
   private heap: Row[] = [];
   private leased = new Map<string, Row>();
   private seq = 0;
+  private leases = 0;
   private covered: number | null = null;
   private listeners = new Set<() => void>();
   private wakeQueued = false;
@@ -222,7 +223,8 @@ export class MemoryOutbox {
         continue;
       }
       taken.set(row.record.webhookId, n + 1);
-      row.lease = randomBase62(16);
+      // (unique within this store object, which is all a lease must be here)
+      row.lease = `l${++this.leases}`;
       row.leaseUntil = now + input.leaseMs;
       this.leased.set(row.record.id, row);
       const event = this.events.get(row.record.eventId)!;
