@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, it } from 'vitest';
-import { deliverWebhook } from './delivery.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { deliverWebhook, fetchTransport, type WebhookTransport } from './delivery.js';
+import { nodeWebhookTransport } from './node.js';
 import { generateWebhookSecret } from './events.js';
 
 // One delivery attempt against real local receivers (node:http on 127.0.0.1).
@@ -43,12 +44,18 @@ const message = () => ({
   body: JSON.stringify({ type: 'ipo.status_changed', timestamp: new Date().toISOString(), data: { id: '2026000001', from: 'upcoming', to: 'open', note: 'Zürich \u{1F600}' } }),
 });
 
-describe('deliverWebhook', () => {
+// Every check runs on both transports: fetch (every runtime) and Node's own (@ipokit/core/node).
+const node = nodeWebhookTransport();
+afterAll(() => node.close());
+describe.each([
+  ['fetchTransport', fetchTransport()],
+  ['nodeWebhookTransport', node],
+] as Array<[string, WebhookTransport]>)('deliverWebhook on %s', (_name, transport) => {
   it('POSTs the body as sent with the Standard Webhooks headers, which the standardwebhooks package verifies; a 2xx is delivered', async () => {
     for (const status of [200, 201, 204, 299]) {
       const r = await receiver((_req, res) => res.writeHead(status).end());
       const m = message();
-      expect(await deliverWebhook({ ...m, url: r.url, allowInsecure: true })).toEqual({ ok: true, status });
+      expect(await deliverWebhook({ ...m, url: r.url, allowInsecure: true, transport })).toEqual({ ok: true, status });
       const [got] = r.received;
       expect(got!.method).toBe('POST');
       expect(got!.body).toBe(m.body);
@@ -67,7 +74,7 @@ describe('deliverWebhook', () => {
   it('counts any other answer as failed, with its status', async () => {
     for (const status of [400, 404, 410, 429, 500, 503]) {
       const r = await receiver((_req, res) => res.writeHead(status).end('no'));
-      expect(await deliverWebhook({ ...message(), url: r.url, allowInsecure: true })).toEqual({ ok: false, status, error: `answered ${status}` });
+      expect(await deliverWebhook({ ...message(), url: r.url, allowInsecure: true, transport })).toEqual({ ok: false, status, error: `answered ${status}` });
     }
   });
 
@@ -75,7 +82,7 @@ describe('deliverWebhook', () => {
     const target = await receiver((_req, res) => res.writeHead(200).end());
     for (const status of [301, 302, 307, 308]) {
       const r = await receiver((_req, res) => res.writeHead(status, { location: target.url }).end());
-      const outcome = await deliverWebhook({ ...message(), url: r.url, allowInsecure: true });
+      const outcome = await deliverWebhook({ ...message(), url: r.url, allowInsecure: true, transport });
       expect(outcome).toEqual({ ok: false, status, error: `answered ${status}: redirects are not followed` });
     }
     expect(target.received).toEqual([]);
@@ -84,7 +91,7 @@ describe('deliverWebhook', () => {
   it('gives up on an endpoint that does not answer within the timeout', async () => {
     const r = await receiver(() => undefined); // reads the request, never answers
     const started = performance.now();
-    const outcome = await deliverWebhook({ ...message(), url: r.url, allowInsecure: true, timeoutMs: 300 });
+    const outcome = await deliverWebhook({ ...message(), url: r.url, allowInsecure: true, transport, timeoutMs: 300 });
     expect(outcome).toEqual({ ok: false, status: null, error: 'no answer within 300 ms' });
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(r.received).toHaveLength(1);
@@ -96,14 +103,14 @@ describe('deliverWebhook', () => {
     const s = servers.pop()!;
     s.closeAllConnections();
     await new Promise((done) => s.close(done));
-    const refused = await deliverWebhook({ ...message(), url: closed, allowInsecure: true });
+    const refused = await deliverWebhook({ ...message(), url: closed, allowInsecure: true, transport });
     expect(refused).toMatchObject({ ok: false, status: null });
     expect((refused as { error: string }).error).toMatch(/^the request failed/);
 
     const open = await receiver((_req, res) => res.writeHead(200).end());
-    expect(await deliverWebhook({ ...message(), url: open.url })).toEqual({ ok: false, status: null, error: 'http: is not sent to (https: only; allowInsecureWebhooks allows http:)' });
-    expect(await deliverWebhook({ ...message(), url: 'ftp://127.0.0.1/x', allowInsecure: true })).toMatchObject({ ok: false, status: null });
-    expect(await deliverWebhook({ ...message(), url: 'not a url' })).toEqual({ ok: false, status: null, error: 'not a URL' });
+    expect(await deliverWebhook({ ...message(), url: open.url, transport })).toEqual({ ok: false, status: null, error: 'http: is not sent to (https: only; allowInsecureWebhooks allows http:)' });
+    expect(await deliverWebhook({ ...message(), url: 'ftp://127.0.0.1/x', allowInsecure: true, transport })).toMatchObject({ ok: false, status: null });
+    expect(await deliverWebhook({ ...message(), url: 'not a url', transport })).toEqual({ ok: false, status: null, error: 'not a URL' });
     expect(open.received).toEqual([]);
   });
 });

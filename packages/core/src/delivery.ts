@@ -1,8 +1,10 @@
 /**
  * One delivery attempt of a webhook message (docs/spec.md#webhooks): a signed `POST` per Standard
  * Webhooks, answered within the timeout with a 2xx or counted as failed; redirects are not
- * followed, and only `https:` is sent to unless insecure URLs are allowed. On `fetch`, so it
- * runs wherever the core does. The worker that schedules attempts builds on it.
+ * followed, and only `https:` is sent to unless insecure URLs are allowed. It sends through a
+ * transport: `fetchTransport()` by default, so it runs wherever the core does
+ * (`nodeWebhookTransport()` of `@ipokit/core/node` is faster on Node). The worker that
+ * schedules attempts builds on it.
  */
 import { signWebhook } from './events.js';
 
@@ -26,9 +28,45 @@ export interface DeliveryAttempt {
   timeoutMs?: number;
   /** Send to `http:` URLs too (tests, local receivers). Default false: `https:` only. */
   allowInsecure?: boolean;
-  /** Default the global `fetch`. */
-  fetch?: typeof fetch;
+  /** How the request is sent. Default `fetchTransport()`. */
+  transport?: WebhookTransport;
 }
+
+/** One signed webhook request, as a transport sends it. */
+export interface WebhookRequest {
+  url: URL;
+  /** `content-type`, `webhook-id`, `webhook-timestamp`, `webhook-signature`, `user-agent`. */
+  headers: Record<string, string>;
+  body: string;
+  /** Aborted when the attempt's time is up: the transport stops and rejects. */
+  signal: AbortSignal;
+}
+
+/**
+ * Sends one webhook request as a `POST`, never following a redirect: resolves to the
+ * answer's status once its body has been read (and dropped); rejects when no answer came,
+ * the error's `code` (or its `cause`'s) naming why where there is one (`ECONNREFUSED`).
+ */
+export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: number }>;
+
+/**
+ * The transport on `fetch` (every runtime): `redirect: 'manual'`, the attempt's signal.
+ *
+ * @example
+ * ```ts
+ * const worker = startWebhookWorker(store, { transport: fetchTransport(myFetch) });
+ * ```
+ */
+export function fetchTransport(fetchImpl?: typeof fetch): WebhookTransport {
+  return async (request) => {
+    const res = await (fetchImpl ?? fetch)(request.url.href, { method: 'POST', headers: request.headers, body: request.body, redirect: 'manual', signal: request.signal });
+    // The answer's body is not needed; reading it (within the timeout) frees the connection.
+    await res.arrayBuffer().catch(() => undefined);
+    return { status: res.status };
+  };
+}
+
+const defaultTransport = fetchTransport();
 
 /**
  * Makes one attempt: resolves to its outcome, never rejects. A 2xx within the timeout is
@@ -56,8 +94,8 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
   const timeoutMs = attempt.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    const res = await (attempt.fetch ?? fetch)(url.href, {
-      method: 'POST',
+    const { status } = await (attempt.transport ?? defaultTransport)({
+      url,
       headers: {
         'content-type': 'application/json',
         'webhook-id': attempt.id,
@@ -66,18 +104,15 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
         'user-agent': 'ipokit-webhooks',
       },
       body: attempt.body,
-      redirect: 'manual',
       signal: controller.signal,
     });
-    // The answer's body is not needed; reading it (within the timeout) frees the connection.
-    await res.arrayBuffer().catch(() => undefined);
-    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
-    if (res.status >= 300 && res.status < 400) return { ok: false, status: res.status, error: `answered ${res.status}: redirects are not followed` };
-    return { ok: false, status: res.status, error: `answered ${res.status}` };
+    if (status >= 200 && status < 300) return { ok: true, status };
+    if (status >= 300 && status < 400) return { ok: false, status, error: `answered ${status}: redirects are not followed` };
+    return { ok: false, status, error: `answered ${status}` };
   } catch (err) {
     if (controller.signal.aborted) return { ok: false, status: null, error: `no answer within ${timeoutMs} ms` };
-    const cause = (err as { cause?: { code?: string } })?.cause?.code;
-    return { ok: false, status: null, error: cause === undefined ? 'the request failed' : `the request failed (${cause})` };
+    const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
+    return { ok: false, status: null, error: typeof code === 'string' ? `the request failed (${code})` : 'the request failed' };
   } finally {
     clearTimeout(timer);
   }

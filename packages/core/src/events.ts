@@ -269,9 +269,11 @@ export async function signWebhook(input: { id: string; timestamp: number; body: 
  * signature, and a worker signs with a few secrets over and over. At most this many.
  */
 const SIGNING_KEYS = 256;
-const signingKeys = new Map<string, Promise<CryptoKey>>();
+/** (Web Crypto's key type, named without the DOM library) */
+type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+const signingKeys = new Map<string, Promise<HmacKey>>();
 
-function signingKey(secret: string): Promise<CryptoKey> {
+function signingKey(secret: string): Promise<HmacKey> {
   let key = signingKeys.get(secret);
   if (key !== undefined) {
     // (most recently used last: the first is the one to forget)

@@ -166,6 +166,7 @@ export {
   type WebhookOptions,
 } from './webhooks.js';
 export { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
+export { fetchTransport, type WebhookRequest, type WebhookTransport } from './delivery.js';
 export {
   createDatasetChecker,
   validateDataset,

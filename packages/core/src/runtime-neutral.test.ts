@@ -11,7 +11,8 @@ import { referenceStore } from './testing/reference-store.js';
 // The core runs on Node, Bun, Deno and Workers: its sources use Web-standard APIs only. Each
 // non-test source file is parsed (so comments and strings never count) and every use of a
 // Node-only API is listed as `file:line: what`. src/testing/** and src/testing.ts (the
-// vitest suites, which need Node) are left out.
+// vitest suites, which need Node) are left out, and so is src/node.ts (`@ipokit/core/node`, the
+// Node-only entry point), which no other source may import.
 
 const SRC = fileURLToPath(new URL('.', import.meta.url));
 const BUILTINS = new Set(builtinModules);
@@ -63,6 +64,8 @@ async function coreSources(): Promise<string[]> {
   return files
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
     .filter((f) => f !== 'testing.ts' && !f.startsWith('testing/') && !/(^|\/)test-[^/]*\.ts$/.test(f))
+    // @ipokit/core/node: Node's own transport, which nothing else in the core imports (checked below)
+    .filter((f) => f !== 'node.ts')
     .sort();
 }
 
@@ -76,6 +79,12 @@ describe('the core is runtime-neutral', () => {
       for (const use of nodeOnlyUses(file, await readFile(join(SRC, file), 'utf8'))) uses.push(`packages/core/src/${file}:${use}`);
     }
     expect(uses, 'Node-only APIs in the core: use Web-standard ones (TextEncoder, crypto.getRandomValues, ...)').toEqual([]);
+  });
+
+  it('no source but the entry point itself imports src/node.ts', async () => {
+    const importers: string[] = [];
+    for (const file of await coreSources()) if (/from '\.\/node\.js'|from '\.\.\/node\.js'/.test(await readFile(join(SRC, file), 'utf8'))) importers.push(file);
+    expect(importers).toEqual([]);
   });
 
   it('the check finds each kind of Node-only use, with its line, and nothing in comments, strings or property names', () => {

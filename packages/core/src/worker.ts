@@ -3,9 +3,10 @@
  * claims due deliveries from the store, makes each attempt, and settles them with their
  * next retry or the endpoint's disabling. Any number of workers may share a store: each
  * delivery attempt is leased to one of them, and an attempt whose worker died is made again
- * when the lease runs out. On `fetch` and timers only, so it runs wherever the core does.
+ * when the lease runs out. On timers and a transport (`fetch` by default), so it runs
+ * wherever the core does.
  */
-import { deliverWebhook, WEBHOOK_TIMEOUT_MS } from './delivery.js';
+import { deliverWebhook, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './delivery.js';
 import { IpokitError } from './errors.js';
 import { nextAttemptAt, WEBHOOK_DISABLE_AFTER_MS } from './events.js';
 import { DELIVERY_RETENTION_MS } from './outbox.js';
@@ -31,8 +32,8 @@ export interface WebhookWorkerOptions {
   timeoutMs?: number;
   /** How long settled deliveries are kept, ms. Default 30 days. */
   retentionMs?: number;
-  /** Default the global `fetch`. */
-  fetch?: typeof fetch;
+  /** How requests are sent. Default `fetchTransport()` (every runtime); on Node, `nodeWebhookTransport()` of `@ipokit/core/node` is faster. */
+  transport?: WebhookTransport;
   /** Called with each failure of the store (the worker goes on, and tries again). Default: `console.error`. */
   onError?: (err: unknown) => void;
 }
@@ -157,7 +158,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       body: c.body,
       timeoutMs,
       allowInsecure: options.allowInsecureWebhooks === true,
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.transport === undefined ? {} : { transport: options.transport }),
     }).then((outcome) => {
       const at = now();
       settled.push({

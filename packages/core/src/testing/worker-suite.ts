@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { toIsoUtc } from '../dates.js';
 import { WEBHOOK_RETRY_DELAYS_MS } from '../events.js';
+import type { WebhookTransport } from '../delivery.js';
 import type { DeliveryRecord, EventType, WebhookRecord } from '../types.js';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../worker.js';
 import { makeIpo } from './arbitraries.js';
@@ -22,6 +23,8 @@ export interface TestWebhookWorkerOptions {
   /** A fresh, empty store with IPO data, accounts and webhooks. */
   createStore: () => WebhookTestStore | Promise<WebhookTestStore>;
   destroyStore?: (store: WebhookTestStore) => void | Promise<void>;
+  /** The workers' transport (default theirs: fetch). */
+  transport?: WebhookTransport;
 }
 
 /** One request a receiver got. */
@@ -125,7 +128,8 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
           store,
           clock,
           start: (extra = {}) => {
-            const w = startWebhookWorker(store, { now: clock.now, allowInsecureWebhooks: true, pollIntervalMs: 20, onError: () => undefined, ...extra });
+            const transport = options.transport === undefined ? {} : { transport: options.transport };
+            const w = startWebhookWorker(store, { now: clock.now, allowInsecureWebhooks: true, pollIntervalMs: 20, onError: () => undefined, ...transport, ...extra });
             workers.push(w);
             return w;
           },
