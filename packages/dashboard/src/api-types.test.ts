@@ -2,6 +2,9 @@ import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import type {
   AccountWindow,
   ApiKeyInfo,
+  DeliveryInfo,
+  DeliveryState as CoreDeliveryState,
+  EventType as CoreEventType,
   GmpSeries as CoreGmpSeries,
   GmpSnapshot as CoreGmpSnapshot,
   Ipo as CoreIpo,
@@ -10,10 +13,32 @@ import type {
   Plan as CorePlan,
   RateWindowName,
   UsageRow as CoreUsageRow,
+  WebhookInfo,
 } from '@ipokit/core';
-import { GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS } from '@ipokit/core';
+import { EVENT_TYPES as CORE_EVENT_TYPES, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS } from '@ipokit/core';
 
-import type { Account, CreatedKey, GmpSeries, GmpSnapshot, Ipo, IpoList, IpoStatus, Key, Plan, RateWindow, UsageRow, WindowName } from './app/api.js';
+import type {
+  Account,
+  CreatedKey,
+  CreatedWebhook,
+  Delivery,
+  DeliveryState,
+  EventType,
+  GmpSeries,
+  GmpSnapshot,
+  Ipo,
+  IpoList,
+  IpoStatus,
+  Key,
+  Plan,
+  RateWindow,
+  UsageRow,
+  Webhook,
+  WindowName,
+} from './app/api.js';
+
+/** An intersection as one object type (expectTypeOf tells `A & B` from the interface that has both). */
+type Flat<T> = { [K in keyof T]: T[K] };
 
 // The dashboard restates the wire types it reads (the app is built for the browser apart from
 // the packages' sources): each is pinned here to the core's own, so that a change to the API's
@@ -33,14 +58,21 @@ describe("the dashboard's wire types are the core's", () => {
     expectTypeOf<IpoList>().toEqualTypeOf<ListResponse>();
     expectTypeOf<Account>().toEqualTypeOf<{ id: string; name: string; plan: CorePlan; gmpAddon: boolean }>();
     expectTypeOf<CreatedKey>().toEqualTypeOf<{ id: string; key: string; prefix: string; label: string; createdAt: string; expiresAt: string | null }>();
+    expectTypeOf<EventType>().toEqualTypeOf<CoreEventType>();
+    expectTypeOf<DeliveryState>().toEqualTypeOf<CoreDeliveryState>();
+    expectTypeOf<Webhook>().toEqualTypeOf<WebhookInfo>();
+    // POST /webhooks answers { webhook: { ...listed, secret } }: the secret shown only there.
+    expectTypeOf<CreatedWebhook>().toEqualTypeOf<Flat<WebhookInfo & { secret: string }>>();
+    expectTypeOf<Delivery>().toEqualTypeOf<DeliveryInfo>();
   });
 
   it('as values', async () => {
     // (the module finds the API from the page's address when it loads)
     vi.stubGlobal('location', { href: 'http://127.0.0.1/account/-/dashboard/' });
-    const { GMP_FIELDS, GMP_INTERVALS } = await import('./app/api.js');
+    const { EVENT_TYPES, GMP_FIELDS, GMP_INTERVALS } = await import('./app/api.js');
     expect(GMP_INTERVALS).toEqual(CORE_INTERVALS);
     expect(GMP_FIELDS).toEqual(CORE_FIELDS);
+    expect(EVENT_TYPES).toEqual(CORE_EVENT_TYPES);
     vi.unstubAllGlobals();
   });
 });

@@ -3,13 +3,24 @@
  * 127.0.0.1, port 0, with the keyed API at /ipos and the account router with the dashboard at
  * /account, over a memory store holding the core's fixture dataset and one more IPO with a long
  * GMP series (a snapshot every 5 minutes for 70 days and today, so a 5m series shows over 20,000
- * points). The clock is the real one; every date is computed from Date.now(). Not shipped.
+ * points). The clock is the real one; every date is computed from Date.now(). The pro account
+ * has two webhook endpoints with deliveries in every state (one endpoint disabled); a second
+ * account router at /plain serves the same store without its webhooks. Not shipped.
  */
 import { accessSync, constants, existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createAccount, createApiKey, importDataset, type DatasetIpo, type DatasetSnapshot, type IpoRouterOptions } from '@ipokit/core';
+import {
+  createAccount,
+  createApiKey,
+  createWebhook,
+  importDataset,
+  type DatasetIpo,
+  type DatasetSnapshot,
+  type IpoRouterOptions,
+  type Store,
+} from '@ipokit/core';
 import { fixtureDataset } from '@ipokit/core/testing';
 import { accountRouter, ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';
@@ -47,16 +58,33 @@ export function istDay(ms: number): string {
 /** The long-series IPO, open today (its dates are around today's IST day). */
 export const LONG_IPO = { id: '2026000901', symbol: 'ZENITH', name: 'Zenith Data Systems' } as const;
 
+/** An IPO listed weeks ago, whose writes make the webhook events of the fixture (and the tests' own, as GMP snapshots). */
+export const HOOK_IPO = { id: '2026000902', symbol: 'KESTREL', name: 'Kestrel Cold Chain' } as const;
+
+/** The seeded endpoint's URL: long, to show how the dashboard wraps one. */
+export const LONG_HOOK_URL = 'https://hooks.asha-traders.example.com/integrations/ipokit/receivers/production/v2/events?tenant=asha-traders-pvt-ltd&region=ap-south-1&signature=verify';
+
+/** The store's webhook methods: the /plain router's store hides them, as a store without the capability has none. */
+const WEBHOOK_METHODS = new Set(['insertWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'listDeliveries', 'replayDelivery', 'claimDeliveries', 'finishDeliveries', 'recordStatusChanges', 'pruneDeliveries', 'watchDeliveries']);
+
 export interface DashboardServer {
   /** `http://127.0.0.1:<port>` */
   baseUrl: string;
   /** The dashboard page: `${baseUrl}/account/-/dashboard/` */
   dashboardUrl: string;
+  /** The same dashboard over the same store without its webhooks: `${baseUrl}/plain/-/dashboard/` */
+  plainDashboardUrl: string;
   store: ReturnType<typeof memoryStore>;
-  /** Pro with the GMP add-on; `apiKey` is a key of it kept for the test's own API calls, `rotateKey` one for the rotation test. */
-  pro: { id: string; apiKey: string; rotateKey: { id: string; key: string; label: string } };
+  /**
+   * Pro with the GMP add-on; `apiKey` is a key of it kept for the test's own API calls,
+   * `rotateKey` one for the rotation test. `webhook`: an endpoint taking the ipo.* events with
+   * a delivery in each state; `disabledWebhook`: one disabled after a failure.
+   */
+  pro: { id: string; apiKey: string; rotateKey: { id: string; key: string; label: string }; webhook: { id: string; url: string }; disabledWebhook: { id: string; url: string } };
   /** Free; its one key. */
   free: { id: string; apiKey: string };
+  /** Paid: a plan without webhooks (the default `webhookPlans` is pro only). */
+  paid: { id: string };
   long: {
     /** The first UTC day of its snapshots, and the last (today). */
     from: string;
@@ -128,10 +156,16 @@ export async function startDashboardServer(): Promise<DashboardServer> {
   const rotate = await createApiKey(store, { accountId: pro.id, label: 'staging server' });
   const free = await createAccount(store, { name: 'Ravi Kumar', plan: 'free' });
   const freeKey = await createApiKey(store, { accountId: free.id, label: 'laptop' });
+  const paid = await createAccount(store, { name: 'Meera Capital', plan: 'paid' });
+  const hooks = await seedWebhooks(store, pro.id, now);
+
+  // The store without its webhook methods: GET /plain/webhooks is 404, as on a store without the capability.
+  const plain = new Proxy(store, { get: (target, name, receiver) => (typeof name === 'string' && WEBHOOK_METHODS.has(name) ? undefined : Reflect.get(target, name, receiver)) }) as Store;
 
   const app = express();
   app.use('/ipos', ipoRouter(store, opts));
   app.use('/account', accountRouter(store, { ...opts, account: (req) => cookie(req.headers.cookie, ACCOUNT_COOKIE), dashboard: true }));
+  app.use('/plain', accountRouter(plain, { ...opts, account: (req) => cookie(req.headers.cookie, ACCOUNT_COOKIE), dashboard: true }));
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(0, '127.0.0.1', (err?: Error) => (err === undefined ? resolve(s) : reject(err)));
   });
@@ -140,9 +174,11 @@ export async function startDashboardServer(): Promise<DashboardServer> {
   return {
     baseUrl,
     dashboardUrl: `${baseUrl}/account/-/dashboard/`,
+    plainDashboardUrl: `${baseUrl}/plain/-/dashboard/`,
     store,
-    pro: { id: pro.id, apiKey: proKey.key, rotateKey: { id: rotate.id, key: rotate.key, label: rotate.label } },
+    pro: { id: pro.id, apiKey: proKey.key, rotateKey: { id: rotate.id, key: rotate.key, label: rotate.label }, ...hooks },
     free: { id: free.id, apiKey: freeKey.key },
+    paid: { id: paid.id },
     long: { from: utcDay(first), to: utcDay(now), snapshots: snapshots.length },
     close: () =>
       new Promise<void>((resolve) => {
@@ -150,6 +186,49 @@ export async function startDashboardServer(): Promise<DashboardServer> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Two endpoints of the account and the deliveries of three writes of {@link HOOK_IPO}, settled
+ * as a worker would: delivered (200), failed once and due again in 30 minutes (503), failed for
+ * good (no answer), and the second endpoint's one failure, which disables it. Neither takes
+ * `gmp.snapshot`, so that the tests' snapshot imports reach only the endpoints they add.
+ */
+async function seedWebhooks(store: ReturnType<typeof memoryStore>, accountId: string, now: number) {
+  const since = (days: number) => ({ now: () => new Date(now - days * DAY) });
+  const old = await createWebhook(store, { accountId, url: 'https://old-receiver.example.net/ipo', events: ['ipo.created'] }, since(9));
+  const hook = await createWebhook(store, { accountId, url: LONG_HOOK_URL, events: ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed'], description: 'Order book sync (production)' }, since(2));
+  const day = (days: number) => istDay(now + days * DAY);
+  const ipo: DatasetIpo = {
+    id: HOOK_IPO.id,
+    name: HOOK_IPO.name,
+    symbol: HOOK_IPO.symbol,
+    slug: 'kestrel-cold-chain-ipo',
+    type: 'SME',
+    exchanges: ['nse'],
+    startDate: day(-40),
+    endDate: day(-37),
+    listingDate: day(-34),
+    priceRange: '72-76',
+  };
+  const at = (minutes: number) => ({ now: () => new Date(now - minutes * MINUTE) });
+  await importDataset(store, { ipos: [ipo] }, at(90));
+  await importDataset(store, { ipos: [{ ...ipo, issueSize: '42cr' }] }, at(60));
+  await importDataset(store, { ipos: [{ ...ipo, issueSize: '42cr', about: 'Kestrel runs refrigerated warehouses in Gujarat.' }] }, at(30));
+  const claimed = await store.claimDeliveries({ now, limit: 100, perWebhook: 100, leaseMs: 60_000, skipWebhooks: [] });
+  const mine = claimed.filter((c) => c.delivery.webhookId === hook.id).sort((a, b) => a.delivery.createdAt - b.delivery.createdAt);
+  const settle = (c: (typeof claimed)[number], result: { delivered: boolean; status: number | null; error: string | null; nextAttemptAt: number | null }, disableBefore = now - 6 * DAY) =>
+    ({ id: c.delivery.id, lease: c.lease, at: now - MINUTE, disableBefore, ...result });
+  const results = [];
+  const [first, second, third] = mine;
+  if (first !== undefined) results.push(settle(first, { delivered: true, status: 200, error: null, nextAttemptAt: null }));
+  if (second !== undefined) results.push(settle(second, { delivered: false, status: 503, error: 'The endpoint answered 503 Service Unavailable.', nextAttemptAt: now + 30 * MINUTE }));
+  if (third !== undefined) results.push(settle(third, { delivered: false, status: null, error: 'No answer within 15 s.', nextAttemptAt: null }));
+  for (const c of claimed.filter((c) => c.delivery.webhookId === old.id)) {
+    results.push(settle(c, { delivered: false, status: null, error: 'connect ECONNREFUSED 203.0.113.7:443', nextAttemptAt: null }, now));
+  }
+  await store.finishDeliveries(results);
+  return { webhook: { id: hook.id, url: LONG_HOOK_URL }, disabledWebhook: { id: old.id, url: 'https://old-receiver.example.net/ipo' } };
 }
 
 function cookie(header: string | undefined, name: string): string | null {

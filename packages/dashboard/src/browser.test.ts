@@ -1,6 +1,8 @@
 /**
  * The dashboard in a real Chromium, against a real Express 5 server (browser-fixture.ts): keys
- * (create, revoke, rotate) checked with the API itself, usage, the IPO explorer and its chart
+ * (create, revoke, rotate) checked with the API itself, webhooks (add with the secret shown
+ * once, deliveries of an import, Load more, Replay, delete, the plan's refusal, a store without
+ * webhooks) checked with the store, usage, the IPO explorer and its chart
  * checked against the API's series, a 20,000-point chart's render time, axe on every page, the
  * keyboard alone, screenshots at 360 and 1440 px in both schemes, and no request leaving the
  * server. Skipped (one line) when there is no Chromium: CHROMIUM_PATH or /usr/bin/chromium.
@@ -9,13 +11,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium as playwright, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { listApiKeys } from '@ipokit/core';
+import { importDataset, listApiKeys, listDeliveries, listWebhooks, type DatasetSnapshot } from '@ipokit/core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ACCOUNT_COOKIE, findChromium, istDay, LONG_IPO, startDashboardServer, utcDay, type DashboardServer } from './browser-fixture.js';
+import { ACCOUNT_COOKIE, findChromium, HOOK_IPO, istDay, LONG_IPO, startDashboardServer, utcDay, type DashboardServer } from './browser-fixture.js';
 
 const chromium = findChromium();
 const OUT = fileURLToPath(new URL('../../../test-results/dashboard/', import.meta.url));
 const TEST_MS = 30_000;
+/** The tests that load every view, in several contexts at once. */
+const VIEWS_MS = 120_000;
 const DAY = 86_400_000;
 
 let server: DashboardServer;
@@ -24,6 +28,12 @@ let browser: Browser;
 const requests: string[] = [];
 /** The current test's uncaught page errors and console errors (each test must end with none). */
 let problems: string[] = [];
+/**
+ * Console errors the current test expects: Chromium logs every 4xx answer to a fetch as "Failed
+ * to load resource", so a test that asks for a refusal names its status here.
+ */
+let expectedErrors: RegExp[] = [];
+const expectRefusal = (status: number) => expectedErrors.push(new RegExp(`^Failed to load resource: the server responded with a status of ${status} `));
 /** The current test's contexts, closed after it. */
 const contexts: BrowserContext[] = [];
 
@@ -33,7 +43,7 @@ interface GmpSeries {
 }
 
 /** A fresh context signed in as `account` (pro unless told), in India's zone and locale. */
-async function newContext(account: 'pro' | 'free' = 'pro', options: BrowserContextOptions = {}): Promise<BrowserContext> {
+async function newContext(account: 'pro' | 'free' | 'paid' = 'pro', options: BrowserContextOptions = {}): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'en-IN', timezoneId: 'Asia/Kolkata', ...options });
   contexts.push(context);
   await context.addCookies([{ name: ACCOUNT_COOKIE, value: server[account].id, url: server.baseUrl }]);
@@ -45,7 +55,7 @@ async function newPage(context: BrowserContext): Promise<Page> {
   page.on('request', (r) => requests.push(r.url()));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+    if (m.type() === 'error' && !expectedErrors.some((e) => e.test(m.text()))) problems.push(`console error: ${m.text()}`);
   });
   return page;
 }
@@ -95,6 +105,19 @@ const onPage = (page: Page, text: string) =>
 /** The row of the keys table for the key with this prefix. */
 const keyRow = (page: Page, prefix: string) => page.locator('table.keys tbody tr', { has: page.locator('code', { hasText: prefix }) });
 
+/** The list item of the webhooks page for the endpoint with this URL. */
+const hookItem = (page: Page, url: string) => page.locator('ul.hooks > li', { has: page.locator('h3', { hasText: url }) });
+
+let snapshotMinute = 0;
+/** `n` new GMP snapshots of the fixture's webhook IPO, each at a time of its own (so each is a `gmp.snapshot` event). */
+function newSnapshots(n: number): DatasetSnapshot[] {
+  const base = Date.parse('2025-01-01T04:00:00.000Z');
+  return Array.from({ length: n }, () => {
+    const minute = ++snapshotMinute;
+    return { ipoId: HOOK_IPO.id, timestamp: new Date(base + minute * 60_000).toISOString(), sources: [{ name: 'alpha', gmpPrice: 10 + (minute % 7) }] };
+  });
+}
+
 /** The page's views: the hash, what shows when it is ready, and an action to run then. */
 interface View {
   name: string;
@@ -111,6 +134,8 @@ function views(): View[] {
     { name: 'usage', hash: '#/usage', ready: '.usage-chart svg' },
     { name: 'ipos', hash: '#/ipos?status=open', ready: '.table-box table' },
     { name: 'ipo', hash: `#/ipos/${LONG_IPO.symbol}?interval=30m&field=mean&from=${utcDay(now - 13 * DAY)}&to=${utcDay(now)}`, ready: '.chart-box[data-render-ms]' },
+    { name: 'webhooks', hash: '#/webhooks', ready: 'ul.hooks' },
+    { name: 'webhook-deliveries', hash: `#/webhooks/${server.pro.webhook.id}`, ready: 'table.deliveries' },
     {
       name: 'keys-rotate',
       hash: '#/keys',
@@ -148,6 +173,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
 
   beforeEach(() => {
     problems = [];
+    expectedErrors = [];
   });
 
   afterEach(async () => {
@@ -242,6 +268,259 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await expect(oldRow.locator('.state').textContent()).resolves.toBe('active');
       await expect(newRow.locator('td[data-label="Expires"]').innerText()).resolves.toBe('Never');
       await expect(newRow.locator('th').innerText()).resolves.toBe('staging server');
+    },
+    TEST_MS,
+  );
+
+  /** The endpoint the webhook tests add (through the page) and share. */
+  let hook: { id: string; url: string } | undefined;
+
+  it(
+    'adds a webhook endpoint: its secret shown once with Copy and a note on verifying, listed, gone after a reload',
+    async () => {
+      const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
+      const url = `https://receiver.example.com/ipokit/hooks/${Date.now()}`;
+      await page.getByLabel('Endpoint URL').fill(url);
+      // gmp.snapshot only: the other boxes start checked.
+      for (const type of ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed']) await page.getByRole('checkbox', { name: type }).uncheck();
+      await page.getByLabel('Description (optional)').fill('ci receiver');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+
+      const dialog = page.getByRole('dialog', { name: "Your endpoint's signing secret" });
+      await dialog.waitFor();
+      await expect(dialog.getByRole('button', { name: 'Copy' }).isVisible()).resolves.toBe(true);
+      const secret = await dialog.getByLabel('Signing secret').inputValue();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+      const note = await dialog.innerText();
+      expect(note).toContain('only time the secret is shown');
+      expect(note).toContain('Standard Webhooks');
+      expect(note).toContain('webhook-signature');
+
+      const listed = (await listWebhooks(server.store, { accountId: server.pro.id })).find((w) => w.url === url);
+      expect(listed).toMatchObject({ events: ['gmp.snapshot'], description: 'ci receiver', disabledAt: null });
+      // The secret shown is the one that signs its deliveries.
+      expect((await server.store.getWebhook(listed!.id))?.secret).toBe(secret);
+      hook = { id: listed!.id, url };
+
+      await page.screenshot({ path: `${OUT}webhooks-secret-1440-light.png`, animations: 'disabled' });
+      await page.setViewportSize({ width: 360, height: 800 });
+      await page.screenshot({ path: `${OUT}webhooks-secret-360-light.png`, animations: 'disabled' });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+
+      await dialog.getByRole('button', { name: 'Done' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      const item = hookItem(page, url);
+      await item.waitFor();
+      await expect(item.locator('.events').innerText()).resolves.toBe('gmp.snapshot');
+      await expect(item.locator('.state').textContent()).resolves.toBe('enabled');
+      await expect(item.getByText('ci receiver').isVisible()).resolves.toBe(true);
+      expect(await onPage(page, secret)).toBe(false);
+
+      await page.reload();
+      await hookItem(page, url).waitFor();
+      expect(await onPage(page, secret)).toBe(false);
+      // The seeded endpoints: a long URL kept in the card, and the disabled one with its date.
+      const disabled = hookItem(page, server.pro.disabledWebhook.url);
+      await expect(disabled.locator('.state').textContent()).resolves.toBe('disabled');
+      await expect(disabled.getByText(/^since /).isVisible()).resolves.toBe(true);
+      const long = hookItem(page, server.pro.webhook.url).locator('h3');
+      const box = (await long.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(360);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "shows an import's delivery under Deliveries, pages with Load more (before), and Replay adds a delivery",
+    async () => {
+      expect(hook, 'the endpoint of the previous test').toBeDefined();
+      const { id, url } = hook!;
+      await importDataset(server.store, { gmp: newSnapshots(1) }, { now: () => new Date() });
+      const [made] = await listDeliveries(server.store, { webhookId: id });
+      expect(made).toMatchObject({ eventType: 'gmp.snapshot', state: 'pending', attempts: 0 });
+
+      const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
+      await hookItem(page, url).getByRole('link', { name: /^Deliveries/ }).click();
+      await page.getByRole('heading', { level: 1, name: 'Deliveries' }).waitFor();
+      expect(page.url()).toContain(`#/webhooks/${id}`);
+      const rows = page.locator('table.deliveries tbody tr');
+      await rows.first().waitFor();
+      await expect(rows.count()).resolves.toBe(1);
+      const row = page.locator(`tr[data-id="${made!.id}"]`);
+      await expect(row.locator('th').innerText()).resolves.toContain('gmp.snapshot');
+      await expect(row.locator('th').innerText()).resolves.toContain(made!.eventId);
+      await expect(row.locator('.state').textContent()).resolves.toBe('pending');
+      await expect(row.locator('td[data-label="Attempts"]').innerText()).resolves.toBe('0');
+      await expect(page.getByText('No older deliveries.').isVisible()).resolves.toBe(true);
+
+      // Replay: a new pending delivery of the same event, on top.
+      await row.getByRole('button', { name: /^Replay/ }).click();
+      await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(2);
+      const again = (await listDeliveries(server.store, { webhookId: id }))[0]!;
+      expect(again.id).not.toBe(made!.id);
+      expect(again).toMatchObject({ eventId: made!.eventId, state: 'pending' });
+      await expect(rows.first().getAttribute('data-id')).resolves.toBe(again.id);
+      await expect(page.getByRole('status').filter({ hasText: 'Replayed' }).isVisible()).resolves.toBe(true);
+
+      // 21 more: the first page is the 20 newest, Load more asks for those before the 20th.
+      await importDataset(server.store, { gmp: newSnapshots(21) }, { now: () => new Date() });
+      const all = await listDeliveries(server.store, { webhookId: id, limit: 100 });
+      expect(all).toHaveLength(23);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await expect.poll(async () => (await rows.first().getAttribute('data-id')) === all[0]!.id && (await rows.count()) === 20, { timeout: 5000 }).toBe(true);
+      const asked = page.waitForRequest((r) => r.url().includes('/deliveries?'));
+      await page.getByRole('button', { name: 'Load more' }).click();
+      expect(new URL((await asked).url()).searchParams.get('before')).toBe(all[19]!.id);
+      await expect.poll(() => rows.count(), { timeout: 5000 }).toBe(23);
+      expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')))).toEqual(all.map((d) => d.id));
+      await page.getByText('No older deliveries.').waitFor();
+      await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "shows the seeded endpoint's deliveries in every state: delivered, failed, pending with its next attempt",
+    async () => {
+      const page = await open(await newContext(), `#/webhooks/${server.pro.webhook.id}`, 'table.deliveries');
+      await expect(page.locator('.hook-summary').innerText()).resolves.toContain(server.pro.webhook.url);
+      const states = await page.locator('table.deliveries tbody .state').allTextContents();
+      expect(states).toEqual(['failed', 'pending', 'delivered']);
+      const results = await page.locator('table.deliveries tbody td[data-label="Last result"]').allInnerTexts();
+      expect(results[0]).toContain('No answer within 15 s.');
+      expect(results[1]).toContain('HTTP 503');
+      expect(results[2]).toContain('HTTP 200');
+      await expect(page.locator('table.deliveries tbody tr').nth(1).locator('td[data-label="Next attempt"] time').count()).resolves.toBe(1);
+      // Six columns fit the page's width at 1440 px.
+      const fits = await page.evaluate(() => {
+        const table = document.querySelector('table.deliveries')!.getBoundingClientRect();
+        const section = document.querySelector('table.deliveries')!.parentElement!.getBoundingClientRect();
+        return table.right <= section.right && document.documentElement.scrollWidth <= window.innerWidth;
+      });
+      expect(fits).toBe(true);
+
+      // The disabled endpoint's deliveries: no Replay (the API refuses one).
+      await page.goto(`${server.dashboardUrl}#/webhooks/${server.pro.disabledWebhook.id}`);
+      await page.locator('table.deliveries').waitFor();
+      await expect(page.locator('.hook-summary').textContent()).resolves.toContain('disabled since');
+      await expect(page.locator('table.deliveries').getByRole('button').count()).resolves.toBe(0);
+      await expect(page.locator('table.deliveries tbody td[data-label="Last result"]').innerText()).resolves.toContain('ECONNREFUSED');
+    },
+    TEST_MS,
+  );
+
+  it(
+    "shows a 400's message next to its field and moves focus there; the keyboard adds an endpoint and Escape closes the secret",
+    async () => {
+      expectRefusal(400);
+      const page = await open(await newContext('pro', { viewport: { width: 360, height: 800 } }), '#/webhooks', 'ul.hooks');
+      const field = page.getByLabel('Endpoint URL');
+      const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
+
+      // Empty: caught before any request.
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect(page.locator('#hook-url-error').innerText()).resolves.toContain('Enter the URL');
+      await expect.poll(focusedId, { timeout: 2000 }).toBe('hook-url');
+
+      // The server's 400 (meta.parameter "url"), next to the field that it names.
+      await field.fill('ftp://example.com/hooks/ipo');
+      const answered = page.waitForResponse((r) => r.url().endsWith('/account/webhooks') && r.request().method() === 'POST');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const response = await answered;
+      expect(response.status()).toBe(400);
+      expect(response.request().headers()['content-type']).toBe('application/json');
+      expect(((await response.json()) as { meta?: { parameter?: string } }).meta?.parameter).toBe('url');
+      await expect(page.locator('#hook-url-error').innerText()).resolves.toContain('http: or https:');
+      await expect(field.getAttribute('aria-invalid')).resolves.toBe('true');
+      await expect(field.getAttribute('aria-describedby')).resolves.toContain('hook-url-error');
+      await expect.poll(focusedId, { timeout: 2000 }).toBe('hook-url');
+      await expect(page.locator('.note.error').count()).resolves.toBe(0);
+      await page.locator('.create-hook').screenshot({ path: `${OUT}webhooks-error-360-light.png`, animations: 'disabled' });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+
+      // No event type: the message goes with the checkboxes.
+      await field.fill('https://keyboard.example.com/hooks');
+      for (const box of await page.getByRole('checkbox').all()) await box.uncheck();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect(page.locator('#hook-events-error').innerText()).resolves.toBe('Choose at least one event type.');
+      await expect.poll(focusedId, { timeout: 2000 }).toBe('hook-event-0');
+
+      // The keyboard: Space checks the focused box, Enter in the URL field submits.
+      await page.keyboard.press('Space');
+      await field.focus();
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: "Your endpoint's signing secret" });
+      await dialog.waitFor();
+      await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? ''), { timeout: 2000 }).toBe('Copy');
+      const secret = await dialog.getByLabel('Signing secret').inputValue();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      await expect.poll(focusedId, { timeout: 2000 }).toBe('hook-url');
+      expect(await onPage(page, secret)).toBe(false);
+      const made = (await listWebhooks(server.store, { accountId: server.pro.id })).find((w) => w.url === 'https://keyboard.example.com/hooks');
+      expect(made?.events).toEqual(['ipo.created']);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'deletes an endpoint after a confirmation; its deliveries page then says it is gone',
+    async () => {
+      expect(hook, 'the endpoint of the first webhook test').toBeDefined();
+      const { id, url } = hook!;
+      expectRefusal(404);
+      const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
+      const item = hookItem(page, url);
+      await item.getByRole('button', { name: `Delete the endpoint ${url}` }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete this endpoint?' });
+      await expect(dialog.innerText()).resolves.toContain(url);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect((await listWebhooks(server.store, { accountId: server.pro.id })).some((w) => w.id === id)).toBe(true);
+
+      await item.getByRole('button', { name: `Delete the endpoint ${url}` }).click();
+      await dialog.getByRole('button', { name: 'Delete', exact: true }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await item.waitFor({ state: 'detached' });
+      expect((await listWebhooks(server.store, { accountId: server.pro.id })).some((w) => w.id === id)).toBe(false);
+      await hookItem(page, server.pro.webhook.url).waitFor();
+
+      await page.goto(`${server.dashboardUrl}#/webhooks/${id}`);
+      await page.getByText('This account has no such endpoint').waitFor();
+    },
+    TEST_MS,
+  );
+
+  it(
+    'tells a paid account that webhooks need the pro plan (a message, not an error)',
+    async () => {
+      expectRefusal(403);
+      const page = await open(await newContext('paid', { viewport: { width: 360, height: 800 } }), '#/webhooks', '.create-hook form');
+      await expect(page.getByText('This account has no endpoints yet').isVisible()).resolves.toBe(true);
+      await page.getByLabel('Endpoint URL').fill('https://paid.example.com/hooks');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const note = page.getByRole('alert').filter({ hasText: 'Webhooks need the pro plan' });
+      await note.waitFor();
+      await expect(note.innerText()).resolves.toContain('this account is on paid');
+      await expect(page.locator('.note.error').count()).resolves.toBe(0);
+      await expect(page.locator('.create-hook form').count()).resolves.toBe(0);
+      await expect(listWebhooks(server.store, { accountId: server.paid.id })).resolves.toEqual([]);
+      await page.locator('main').screenshot({ path: `${OUT}webhooks-plan-360-light.png`, animations: 'disabled' });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'says webhooks are not available when the store keeps none (GET /webhooks is 404)',
+    async () => {
+      expectRefusal(404);
+      const page = await newPage(await newContext());
+      await page.goto(`${server.plainDashboardUrl}#/webhooks`);
+      await page.getByText('Webhooks are not available here').waitFor({ timeout: 15_000 });
+      await expect(page.locator('.create-hook').count()).resolves.toBe(0);
+      await expect(page.locator('.note.error').count()).resolves.toBe(0);
     },
     TEST_MS,
   );
@@ -374,7 +653,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await Promise.all([check('light'), check('dark')]);
       expect(found).toEqual([]);
     },
-    TEST_MS,
+    VIEWS_MS,
   );
 
   it(
@@ -421,11 +700,14 @@ describe.skipIf(chromium === null)(TITLE, () => {
           await page.screenshot({ path: `${OUT}${view.name}-${width}-${colorScheme}.png`, fullPage: view.then === undefined, animations: 'disabled' });
           const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
           if (width === 360 && scrollWidth > 360) overflow.push(`${view.name} (${colorScheme}): ${scrollWidth} px wide`);
+          // The navigation's items on one line, at either width.
+          const rows = await page.evaluate(() => new Set([...document.querySelectorAll('.nav li')].map((li) => (li as HTMLElement).offsetTop)).size);
+          if (rows !== 1) overflow.push(`${view.name} (${colorScheme}): the navigation takes ${rows} lines at ${width} px`);
         }
       };
       // The four sizes and schemes side by side (their contexts share nothing).
       await Promise.all([shoot(360, 'light'), shoot(360, 'dark'), shoot(1440, 'light'), shoot(1440, 'dark')]);
-      expect(overflow, 'pages wider than a 360 px screen').toEqual([]);
+      expect(overflow, 'pages wider than a 360 px screen, or a navigation that wraps').toEqual([]);
 
       // The README's picture: the IPO page from its top to its GMP chart, 1440 wide.
       const context = await newContext('pro', { viewport: { width: 1440, height: 1280 }, colorScheme: 'light' });
@@ -437,7 +719,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await plot.hover({ position: { x: box.width * 0.68, y: box.height / 2 } });
       await page.screenshot({ path: `${OUT}readme.png`, animations: 'disabled' });
     },
-    TEST_MS,
+    VIEWS_MS,
   );
 
   it(
@@ -454,6 +736,6 @@ describe.skipIf(chromium === null)(TITLE, () => {
       expect(elsewhere, 'requests to anything but the test server, by any test of this file').toEqual([]);
       expect(mine.some((url) => url.includes('/account/ipos/'))).toBe(true);
     },
-    TEST_MS,
+    VIEWS_MS,
   );
 });

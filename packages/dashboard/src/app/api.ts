@@ -114,6 +114,40 @@ export interface GmpSeries {
   meta: { from: string; to: string; count: number };
 }
 
+/** Webhook event types, in the contract's order. */
+export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+/** A webhook endpoint as listed: never its secret. */
+export interface Webhook {
+  id: string;
+  url: string;
+  events: EventType[];
+  description: string | null;
+  createdAt: string;
+  /** Set when its deliveries failed for 5 days; null while it is enabled. */
+  disabledAt: string | null;
+}
+
+/** An endpoint as created: the only time its signing secret (`whsec_...`) is seen. */
+export interface CreatedWebhook extends Webhook {
+  secret: string;
+}
+
+export interface Delivery {
+  id: string;
+  eventId: string;
+  eventType: EventType;
+  state: DeliveryState;
+  attempts: number;
+  createdAt: string;
+  nextAttemptAt: string | null;
+  lastAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
 /** An answer other than 2xx, with the error body of the contract (section 7) when there was one. */
 export class ApiError extends Error {
   constructor(
@@ -129,6 +163,11 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** Any failure as an {@link ApiError}, for showing. */
+export function toApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError(0, 'ERR:CLIENT', err instanceof Error ? err.message : String(err));
 }
 
 // The app swaps every page for "You are not signed in" on the first 401, wherever it came from.

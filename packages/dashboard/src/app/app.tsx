@@ -6,6 +6,8 @@ import { IpoPage } from './pages/ipo.js';
 import { IposPage } from './pages/ipos.js';
 import { KeysPage } from './pages/keys.js';
 import { UsagePage } from './pages/usage.js';
+import { DeliveriesPage } from './pages/deliveries.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { useRoute, type Page, type Route } from './route.js';
 import { PageTitle } from './ui.js';
 
@@ -14,9 +16,10 @@ const NAV: ReadonlyArray<{ page: Page; href: string; label: string }> = [
   { page: 'keys', href: '#/keys', label: 'Keys' },
   { page: 'usage', href: '#/usage', label: 'Usage' },
   { page: 'ipos', href: '#/ipos', label: 'IPOs' },
+  { page: 'webhooks', href: '#/webhooks', label: 'Webhooks' },
 ];
 
-const TITLES: Record<Page, string> = { account: 'Account', keys: 'API keys', usage: 'Usage', ipos: 'IPOs', ipo: 'IPO', missing: 'Page not found' };
+const TITLES: Record<Page, string> = { account: 'Account', keys: 'API keys', usage: 'Usage', ipos: 'IPOs', ipo: 'IPO', webhooks: 'Webhooks', webhook: 'Webhook deliveries', missing: 'Page not found' };
 
 export function App() {
   const route = useRoute();
@@ -85,6 +88,10 @@ function CurrentPage({ route, overview }: { route: Route; overview: Loaded<Overv
       return <IposPage route={route} />;
     case 'ipo':
       return <IpoPage key={route.id} route={route} gmpAllowed={gmpAllowed(overview)} />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'webhook':
+      return <DeliveriesPage key={route.id} id={route.id} />;
     case 'missing':
       return (
         <>
@@ -118,7 +125,7 @@ function gmpAllowed(overview: Loaded<Overview>): boolean | undefined {
 }
 
 function isCurrent(item: Page, page: Page): boolean {
-  return item === page || (item === 'ipos' && page === 'ipo');
+  return item === page || (item === 'ipos' && page === 'ipo') || (item === 'webhooks' && page === 'webhook');
 }
 
 export function planName(plan: string, gmpAddon: boolean): string {

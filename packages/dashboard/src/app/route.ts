@@ -5,11 +5,11 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 
-export type Page = 'account' | 'keys' | 'usage' | 'ipos' | 'ipo' | 'missing';
+export type Page = 'account' | 'keys' | 'usage' | 'ipos' | 'ipo' | 'webhooks' | 'webhook' | 'missing';
 
 export interface Route {
   page: Page;
-  /** The IPO identifier of `#/ipos/{id}`. */
+  /** The IPO identifier of `#/ipos/{id}`, the endpoint's of `#/webhooks/{id}`. */
   id: string;
   query: URLSearchParams;
 }
@@ -21,10 +21,10 @@ export function parseHash(hash: string): Route {
   const [first, second] = parts;
   const route = (page: Page, id = ''): Route => ({ page, id, query });
   if (parts.length === 0) return route('account');
-  if (parts.length === 1 && (first === 'keys' || first === 'usage' || first === 'ipos')) return route(first);
-  if (parts.length === 2 && first === 'ipos' && second !== undefined) {
+  if (parts.length === 1 && (first === 'keys' || first === 'usage' || first === 'ipos' || first === 'webhooks')) return route(first);
+  if (parts.length === 2 && (first === 'ipos' || first === 'webhooks') && second !== undefined) {
     try {
-      return route('ipo', decodeURIComponent(second));
+      return route(first === 'ipos' ? 'ipo' : 'webhook', decodeURIComponent(second));
     } catch {
       return route('missing');
     }

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import type { ApiError } from './api.js';
 import { formatInstant } from './format.js';
 
@@ -113,5 +113,40 @@ export function Dialog({ title, onClose, children, wide = false }: { title: stri
       <h2 id={titleId}>{title}</h2>
       {children}
     </dialog>
+  );
+}
+
+/**
+ * A secret shown once: a read-only field and a Copy button (focused when its dialog opens).
+ * Without the clipboard API (plain http), Copy selects the text for Ctrl+C instead.
+ */
+export function CopyField({ id, label, value, what }: { id: string; label: ComponentChildren; value: string; what: string }) {
+  const [copied, setCopied] = useState<'yes' | 'select' | null>(null);
+  const copy = async () => {
+    const field = document.getElementById(id) as HTMLInputElement | null;
+    try {
+      // The clipboard API exists only in secure contexts (https, localhost); elsewhere the text is selected for Ctrl+C.
+      if (navigator.clipboard === undefined) throw new Error('no clipboard');
+      await navigator.clipboard.writeText(value);
+      setCopied('yes');
+    } catch {
+      field?.focus();
+      field?.select();
+      setCopied('select');
+    }
+  };
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <div class="copy-row">
+        <input id={id} class="mono" readOnly value={value} onFocus={(e) => e.currentTarget.select()} />
+        <button type="button" class="button primary" data-autofocus onClick={copy}>
+          Copy
+        </button>
+      </div>
+      <p class="hint" aria-live="polite">
+        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'select' ? `The ${what} is selected: press Ctrl+C (⌘C on a Mac) to copy it.` : ''}
+      </p>
+    </div>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, call, type CreatedKey, type Key, type Plan } from '../api.js';
 import { useLoad } from '../hooks.js';
-import { Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
+import { CopyField, Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
 
 type KeyState = 'active' | 'expired' | 'revoked';
 
@@ -207,37 +207,12 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
 }
 
 function NewKeyDialog({ created, onClose }: { created: CreatedKey; onClose: () => void }) {
-  const [copied, setCopied] = useState<'yes' | 'select' | null>(null);
-  const copy = async () => {
-    const field = document.getElementById('new-key') as HTMLInputElement | null;
-    try {
-      // The clipboard API exists only in secure contexts (https, localhost); elsewhere the text is selected for Ctrl+C.
-      if (navigator.clipboard === undefined) throw new Error('no clipboard');
-      await navigator.clipboard.writeText(created.key);
-      setCopied('yes');
-    } catch {
-      field?.focus();
-      field?.select();
-      setCopied('select');
-    }
-  };
   return (
     <Dialog title="Your new API key" onClose={onClose} wide>
       <p class="note warning">
         <strong>Copy it now:</strong> this is the only time the whole key is shown. It cannot be shown again; if it is lost, rotate or revoke it and create another.
       </p>
-      <div class="field">
-        <label for="new-key">API key "{created.label}"</label>
-        <div class="copy-row">
-          <input id="new-key" class="mono" readOnly value={created.key} onFocus={(e) => e.currentTarget.select()} />
-          <button type="button" class="button primary" data-autofocus onClick={copy}>
-            Copy
-          </button>
-        </div>
-        <p class="hint" aria-live="polite">
-          {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'select' ? 'The key is selected: press Ctrl+C (⌘C on a Mac) to copy it.' : ''}
-        </p>
-      </div>
+      <CopyField id="new-key" label={`API key "${created.label}"`} value={created.key} what="key" />
       {created.expiresAt !== null && (
         <p>
           It expires <Time iso={created.expiresAt} />.
