@@ -7,6 +7,7 @@
  */
 import { addDays, DAY_MS, todayInIst, toIsoUtc } from './dates.js';
 import { toGmpSnapshot } from './gmp.js';
+import { hmacKey, hmacSha256, type HmacKey } from './hmac.js';
 import { hashApiKey, randomId } from './keys.js';
 import { istDayStart } from './rate-limit.js';
 import { toWireIpo } from './serialize.js';
@@ -260,20 +261,20 @@ export function generateWebhookSecret(): string {
  * ```
  */
 export async function signWebhook(input: { id: string; timestamp: number; body: string; secret: string }): Promise<string> {
-  const mac = await crypto.subtle.sign('HMAC', await signingKey(input.secret), new TextEncoder().encode(`${input.id}.${input.timestamp}.${input.body}`));
-  return `v1,${toBase64(new Uint8Array(mac))}`;
+  const mac = hmacSha256(signingKey(input.secret), UTF8.encode(`${input.id}.${input.timestamp}.${input.body}`));
+  return `v1,${toBase64(mac)}`;
 }
 
+const UTF8 = new TextEncoder();
+
 /**
- * The HMAC keys of the secrets signed with lately: importing a key costs more than a
- * signature, and a worker signs with a few secrets over and over. At most this many.
+ * The prepared keys of the secrets signed with lately: a worker signs with a few secrets over
+ * and over, and preparing one costs two blocks. At most this many.
  */
 const SIGNING_KEYS = 256;
-/** (Web Crypto's key type, named without the DOM library) */
-type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
-const signingKeys = new Map<string, Promise<HmacKey>>();
+const signingKeys = new Map<string, HmacKey>();
 
-function signingKey(secret: string): Promise<HmacKey> {
+function signingKey(secret: string): HmacKey {
   let key = signingKeys.get(secret);
   if (key !== undefined) {
     // (most recently used last: the first is the one to forget)
@@ -281,9 +282,8 @@ function signingKey(secret: string): Promise<HmacKey> {
     signingKeys.set(secret, key);
     return key;
   }
-  if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) return Promise.reject(new TypeError('A webhook secret starts with whsec_.'));
-  key = crypto.subtle.importKey('raw', fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  key.catch(() => signingKeys.delete(secret));
+  if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) throw new TypeError('A webhook secret starts with whsec_.');
+  key = hmacKey(fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length)));
   signingKeys.set(secret, key);
   if (signingKeys.size > SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value!);
   return key;
