@@ -52,8 +52,12 @@ export class MemoryOutbox {
   private endpoints = new Map<string, Endpoint>();
   private events = new Map<string, EventRecord & { refs: number }>();
   private deliveries = new Map<string, Row>();
-  /** Pending deliveries that are not leased, a binary heap by (nextAttemptAt, seq). */
-  private heap: Row[] = [];
+  /**
+   * Pending deliveries that are not leased, per endpoint, each a binary heap by
+   * (nextAttemptAt, seq): a claim looks at each endpoint's first only, so endpoints that are
+   * skipped or at their `perWebhook` cost nothing however much they have waiting.
+   */
+  private queues = new Map<string, Row[]>();
   private leased = new Map<string, Row>();
   private seq = 0;
   private leases = 0;
@@ -110,7 +114,7 @@ export class MemoryOutbox {
   deleteWebhook(id: string): boolean {
     if (!this.endpoints.delete(id)) return false;
     for (const row of [...this.deliveries.values()]) if (row.record.webhookId === id) this.drop(row);
-    // (rows still in the heap are dropped as claims meet them)
+    this.queues.delete(id);
     return true;
   }
 
@@ -204,34 +208,44 @@ export class MemoryOutbox {
       this.push(row);
     }
     const skip = new Set(input.skipWebhooks);
-    const taken = new Map<string, number>();
-    const aside: Row[] = [];
+    const open: Array<{ endpoint: Endpoint; queue: Row[]; taken: number }> = [];
+    for (const [id, queue] of this.queues) {
+      const endpoint = this.endpoints.get(id);
+      if (endpoint === undefined || endpoint.record.disabledAt !== null) {
+        // Its endpoint was deleted (its deliveries with it) or disabled: what is still pending
+        // (an attempt in flight then, and failed since) ends as the others did.
+        if (endpoint !== undefined) for (const row of queue) if (row.record.state === 'pending') this.settleDisabled(row);
+        this.queues.delete(id);
+        continue;
+      }
+      if (!skip.has(id)) open.push({ endpoint, queue, taken: 0 });
+    }
     const claimed: ClaimedDelivery[] = [];
-    while (claimed.length < input.limit && this.heap.length > 0 && this.heap[0]!.record.nextAttemptAt! <= now) {
-      const row = this.pop();
-      // (a row settled while queued, its endpoint's disabling, or dropped with its endpoint)
-      if (row.record.state !== 'pending' || !this.deliveries.has(row.record.id)) continue;
-      const endpoint = this.endpoints.get(row.record.webhookId);
-      if (endpoint === undefined) continue;
-      if (endpoint.record.disabledAt !== null) {
-        this.settleDisabled(row);
-        continue;
+    while (claimed.length < input.limit) {
+      // The endpoint whose first delivery is due first, among those with room.
+      let best: (typeof open)[number] | null = null;
+      for (const c of open) {
+        const top = this.first(c.queue);
+        if (top === undefined || c.taken >= input.perWebhook || top.record.nextAttemptAt! > now) continue;
+        if (best === null || before(top, best.queue[0]!)) best = c;
       }
-      const n = taken.get(row.record.webhookId) ?? 0;
-      if (skip.has(row.record.webhookId) || n >= input.perWebhook) {
-        aside.push(row);
-        continue;
-      }
-      taken.set(row.record.webhookId, n + 1);
+      if (best === null) break;
+      const row = pop(best.queue);
+      best.taken++;
       // (unique within this store object, which is all a lease must be here)
       row.lease = `l${++this.leases}`;
       row.leaseUntil = now + input.leaseMs;
       this.leased.set(row.record.id, row);
       const event = this.events.get(row.record.eventId)!;
-      claimed.push({ delivery: { ...row.record }, lease: row.lease, url: endpoint.record.url, secret: endpoint.record.secret, body: event.body });
+      claimed.push({ delivery: { ...row.record }, lease: row.lease, url: best.endpoint.record.url, secret: best.endpoint.record.secret, body: event.body });
     }
-    for (const row of aside) this.push(row);
     return claimed;
+  }
+
+  /** A queue's first row that is still pending and stored (others are dropped from it here). */
+  private first(queue: Row[]): Row | undefined {
+    while (queue.length > 0 && (queue[0]!.record.state !== 'pending' || !this.deliveries.has(queue[0]!.record.id))) pop(queue);
+    return queue[0];
   }
 
   /**
@@ -358,7 +372,7 @@ export class MemoryOutbox {
     this.endpoints = new Map();
     this.events = new Map();
     this.deliveries = new Map();
-    this.heap = [];
+    this.queues = new Map();
     this.leased = new Map();
     this.covered = null;
   }
@@ -394,7 +408,7 @@ export class MemoryOutbox {
     }
   }
 
-  /** A pending delivery of a disabled endpoint ends as failed (it stays in the heap until met). */
+  /** A pending delivery of a disabled endpoint ends as failed (its queue is dropped at the next claim). */
   private settleDisabled(row: Row): void {
     row.record.state = 'failed';
     row.record.nextAttemptAt = null;
@@ -417,40 +431,44 @@ export class MemoryOutbox {
     });
   }
 
-  // A binary min-heap of rows by (nextAttemptAt, seq). Rows settled while in it (a disabled
-  // endpoint's, a deleted endpoint's) are skipped when popped; their null time orders as 0.
   private push(row: Row): void {
-    const h = this.heap;
-    h.push(row);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
+    let queue = this.queues.get(row.record.webhookId);
+    if (queue === undefined) this.queues.set(row.record.webhookId, (queue = []));
+    push(queue, row);
   }
+}
 
-  private pop(): Row {
-    const h = this.heap;
-    const top = h[0]!;
-    const last = h.pop()!;
-    if (h.length > 0) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && before(h[l]!, h[m]!)) m = l;
-        if (r < h.length && before(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
-        i = m;
-      }
-    }
-    return top;
+// Binary min-heaps of rows by (nextAttemptAt, seq).
+
+function push(h: Row[], row: Row): void {
+  h.push(row);
+  let i = h.length - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (!before(h[i]!, h[parent]!)) break;
+    [h[i], h[parent]] = [h[parent]!, h[i]!];
+    i = parent;
   }
+}
+
+function pop(h: Row[]): Row {
+  const top = h[0]!;
+  const last = h.pop()!;
+  if (h.length > 0) {
+    h[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && before(h[l]!, h[m]!)) m = l;
+      if (r < h.length && before(h[r]!, h[m]!)) m = r;
+      if (m === i) break;
+      [h[i], h[m]] = [h[m]!, h[i]!];
+      i = m;
+    }
+  }
+  return top;
 }
 
 /** How long settled deliveries are kept by default: 30 days. */

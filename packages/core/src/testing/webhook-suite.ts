@@ -378,6 +378,17 @@ function deliveryChecks(check: Check, hook: Hook): void {
     expect((await claimAll(store, T + 100_000_000)).length).toBe(3);
   });
 
+  check('an attempt in flight when its endpoint is disabled, and failing after, is not tried again', async (store) => {
+    await setUp(store, 2);
+    const [c0, c1] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    await store.finishDeliveries([result(c0!, T + 100, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 200, disableBefore: T + 100 })]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBe(toIsoUtc(T + 100));
+    await store.finishDeliveries([result(c1!, T + 150, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 250, disableBefore: T + 150 - 5 * DAY })]);
+    expect(await claimAll(store, T + 1_000, { skipWebhooks: ['wh_b'] })).toEqual([]);
+    expect((await list(store)).map((d) => d.state)).toEqual(['failed', 'failed']);
+    expect((await list(store)).find((d) => d.id === c1!.delivery.id)).toMatchObject({ attempts: 1, lastStatus: 500, nextAttemptAt: null });
+  });
+
   check('listDeliveries: newest first, paged with before; null for an unknown endpoint, [] after an unknown delivery', async (store) => {
     await setUp(store, 5);
     const all = await list(store);
