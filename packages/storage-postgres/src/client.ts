@@ -188,6 +188,27 @@ export class Database {
   }
 
   /**
+   * Leaves one more connection of a pool out of the store's calls, for as long as the caller
+   * holds it (a LISTEN connection): the gate narrows by one until the returned function
+   * gives it back. Null when there is none to spare: not a pool, or the gate is down to one.
+   *
+   * @example
+   * ```ts
+   * const giveBack = db.reserveConnection();
+   * if (giveBack !== null) { const connection = await pool.connect(); ... giveBack(); }
+   * ```
+   */
+  reserveConnection(): (() => void) | null {
+    if (this.kind !== 'pool' || !this.gate.narrow()) return null;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.gate.widen();
+    };
+  }
+
+  /**
    * Runs `fn` in a transaction on one connection; rolls back when it throws.
    *
    * @example
@@ -289,9 +310,22 @@ class Gate {
   private bounded = 0;
 
   constructor(
-    private readonly capacity: number,
+    private capacity: number,
     private readonly maxWaiting: number,
   ) {}
+
+  /** One call fewer at once (false when down to one); the calls running finish first. */
+  narrow(): boolean {
+    if (this.capacity <= 1) return false;
+    this.capacity -= 1;
+    return true;
+  }
+
+  /** Gives back what {@link Gate.narrow} took. */
+  widen(): void {
+    this.capacity += 1;
+    this.dispatch(performance.now());
+  }
 
   enter(call: StoreCallOptions | undefined, exclusive = false): Promise<void> | void {
     const now = performance.now();
@@ -317,7 +351,11 @@ class Gate {
 
   leave(exclusive = false): void {
     this.active -= exclusive ? this.capacity : 1;
-    const now = performance.now();
+    this.dispatch(performance.now());
+  }
+
+  /** Lets waiters in while there is room. */
+  private dispatch(now: number): void {
     while (this.head < this.queue.length) {
       const oldest = this.queue[this.head]!;
       const lifo = oldest.deadline !== Infinity && now - oldest.since >= STALE_WAIT_MS;

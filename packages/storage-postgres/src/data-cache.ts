@@ -59,7 +59,6 @@ export class DataVersionWatch {
   private checking = -Infinity;
 
   constructor(
-    private readonly client: PostgresClient,
     /** The NOTIFY channel of the schema. */
     readonly channel: string,
   ) {}
@@ -168,90 +167,122 @@ export class DataVersionWatch {
   };
 
   /** LISTEN on the client; resolves to what stops it, or null when the client cannot listen. */
-  private async open(db: Database): Promise<(() => void) | null> {
-    const kind: ClientKind = db.kind;
-    if (kind === 'pglite') {
-      const lite = this.client as Partial<ListeningLite>;
-      if (typeof lite.listen !== 'function') return null;
-      const unlisten = await (lite as ListeningLite).listen(this.channel, this.notified);
-      return () => void unlisten().catch(() => undefined);
-    }
-    if (kind === 'pool') return this.openOnPool(this.client as PostgresPool);
-    // One connection: the notifications arrive on it between the store's statements. The
-    // LISTEN goes through the store's gate, so that it never runs inside a transaction
-    // (which could roll it back). It stays when the store stops (another store object on the
-    // same connection may still listen; it costs nothing); the handlers go.
-    const connection = this.client as Partial<Emitter>;
-    if (typeof connection.on !== 'function' || typeof connection.off !== 'function') return null;
-    const emitter = connection as Emitter;
-    const onNotification = (m: Notification): void => {
-      if (m.channel === this.channel) this.notified(m.payload);
-    };
-    const onEnd = (): void => this.lost();
-    const stop = (): void => {
-      emitter.off('notification', onNotification);
-      emitter.off('end', onEnd);
-    };
-    emitter.on('notification', onNotification);
-    emitter.on('end', onEnd);
-    try {
-      await db.query(`LISTEN "${this.channel}"`);
-    } catch (err) {
-      stop();
-      throw err;
-    }
-    return stop;
+  private open(db: Database): Promise<(() => void) | null> {
+    return listenTo(db, this.channel, {
+      notified: this.notified,
+      lost: () => this.lost(),
+      ended: () => {
+        this.stop = null;
+        this.state = 'off';
+      },
+    });
   }
+}
 
-  /**
-   * A connection of the pool, held for LISTEN (the store's gate leaves one out for it). It
-   * is given back broken (closed, never reused with its LISTEN) when the store stops, when
-   * it fails, and when the pool is ending, so that `pool.end()` never waits for it; its
-   * socket does not keep the process alive.
-   */
-  private async openOnPool(pool: PostgresPool): Promise<(() => void) | null> {
-    const connection = (await pool.connect()) as Queryable & { release(error?: Error | boolean): void } & Partial<Emitter>;
-    if (typeof connection.on !== 'function' || typeof connection.off !== 'function') {
-      connection.release();
-      return null;
-    }
-    const emitter = connection as Emitter;
-    let held = true;
-    const drop = (): void => {
-      if (!held) return;
-      held = false;
-      clearInterval(ending);
-      emitter.off('notification', onNotification);
-      // ('error' and 'end' stay: a late error of a closing connection must not crash the process)
-      connection.release(true);
-    };
-    const onNotification = (m: Notification): void => {
-      if (m.channel === this.channel) this.notified(m.payload);
-    };
-    const onLost = (): void => {
-      if (!held) return;
-      drop();
-      this.lost();
-    };
-    const ending = setInterval(() => {
-      if ((pool as { ending?: unknown }).ending !== true) return;
-      drop();
-      this.stop = null;
-      this.state = 'off';
-    }, POOL_ENDING_CHECK_MS);
-    ending.unref();
-    emitter.on('notification', onNotification);
-    emitter.on('error', onLost);
-    emitter.on('end', onLost);
-    try {
-      await connection.query(`LISTEN "${this.channel}"`);
-    } catch (err) {
-      drop();
-      throw err;
-    }
-    (connection as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
-    return drop;
+/** What {@link listenTo} calls. */
+export interface ListenHandlers {
+  /** A notification on the channel, with its payload. */
+  notified(payload: string | undefined): void;
+  /** The connection failed or went away: the LISTEN is over (listen again later). */
+  lost(): void;
+  /** The pool is ending: its connection was given back, and it must not be asked for another. */
+  ended(): void;
+}
+
+/**
+ * LISTEN on `channel` through the store's client, as the client allows: PGlite's `listen()`;
+ * on a pool, a connection held for it (the caller leaves one out of the store's gate for
+ * it); on one connection, `LISTEN` through the store's gate, the notifications arriving on it
+ * between the store's statements. Resolves to what stops it, or null when the client cannot
+ * listen (a wrapper without events or `listen`).
+ *
+ * @example
+ * ```ts
+ * const stop = await listenTo(db, 'ipokit_deliveries_ipokit', { notified: () => wake(), lost: retry, ended: () => undefined });
+ * ```
+ */
+export async function listenTo(db: Database, channel: string, handlers: ListenHandlers): Promise<(() => void) | null> {
+  const kind: ClientKind = db.kind;
+  if (kind === 'pglite') {
+    const lite = db.client as Partial<ListeningLite>;
+    if (typeof lite.listen !== 'function') return null;
+    const unlisten = await (lite as ListeningLite).listen(channel, handlers.notified);
+    return () => void unlisten().catch(() => undefined);
   }
+  if (kind === 'pool') return listenOnPool(db.client as PostgresPool, channel, handlers);
+  // One connection: the notifications arrive on it between the store's statements. The
+  // LISTEN goes through the store's gate, so that it never runs inside a transaction
+  // (which could roll it back). It stays when the listener stops (another store object on
+  // the same connection may still listen; it costs nothing); the handlers go.
+  const connection = db.client as Partial<Emitter>;
+  if (typeof connection.on !== 'function' || typeof connection.off !== 'function') return null;
+  const emitter = connection as Emitter;
+  const onNotification = (m: Notification): void => {
+    if (m.channel === channel) handlers.notified(m.payload);
+  };
+  const onEnd = (): void => handlers.lost();
+  const stop = (): void => {
+    emitter.off('notification', onNotification);
+    emitter.off('end', onEnd);
+  };
+  emitter.on('notification', onNotification);
+  emitter.on('end', onEnd);
+  try {
+    await db.query(`LISTEN "${channel}"`);
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return stop;
+}
+
+/**
+ * A connection of the pool, held for LISTEN (the store's gate leaves one out for it). It
+ * is given back broken (closed, never reused with its LISTEN) when the listener stops, when
+ * it fails, and when the pool is ending, so that `pool.end()` never waits for it; its
+ * socket does not keep the process alive.
+ */
+async function listenOnPool(pool: PostgresPool, channel: string, handlers: ListenHandlers): Promise<(() => void) | null> {
+  const connection = (await pool.connect()) as Queryable & { release(error?: Error | boolean): void } & Partial<Emitter>;
+  if (typeof connection.on !== 'function' || typeof connection.off !== 'function') {
+    connection.release();
+    return null;
+  }
+  const emitter = connection as Emitter;
+  let held = true;
+  const drop = (): void => {
+    if (!held) return;
+    held = false;
+    clearInterval(ending);
+    emitter.off('notification', onNotification);
+    // ('error' and 'end' stay: a late error of a closing connection must not crash the process)
+    connection.release(true);
+  };
+  const onNotification = (m: Notification): void => {
+    if (m.channel === channel) handlers.notified(m.payload);
+  };
+  const onLost = (): void => {
+    if (!held) return;
+    drop();
+    handlers.lost();
+  };
+  const ending = setInterval(() => {
+    if ((pool as { ending?: unknown }).ending !== true) return;
+    drop();
+    handlers.ended();
+  }, POOL_ENDING_CHECK_MS);
+  ending.unref();
+  emitter.on('notification', onNotification);
+  emitter.on('error', onLost);
+  emitter.on('end', onLost);
+  try {
+    await connection.query(`LISTEN "${channel}"`);
+  } catch (err) {
+    drop();
+    throw err;
+  }
+  (connection as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
+  return drop;
 }
 
 interface Notification {
@@ -291,7 +322,7 @@ export function dataVersionWatch(client: PostgresClient, schema: string): DataVe
   }
   let watch = bySchema.get(schema);
   if (watch === undefined) {
-    watch = new DataVersionWatch(client, dataChannel(schema.slice(1, -1)));
+    watch = new DataVersionWatch(dataChannel(schema.slice(1, -1)));
     bySchema.set(schema, watch);
   }
   return watch;

@@ -302,8 +302,8 @@ describe('postgresStore limiter state', () => {
       // a process of the previous version charges its windows
       expect(await old(N0, ['acct:old', 'gmp:old'], [2, 1])).toHaveLength(2);
       expect(await old(N0 + 1, ['acct:old'], [2])).toEqual([{ admitted: true, hit_count: 2, oldest: N0, blocking: N0 }]);
-      // (through version 5 too: the store needs the latest schema; keys.test.ts upgrades from 4 to 5)
-      expect(await migrate(db.client, { schema })).toEqual([4, 5]);
+      // (through versions 5 and 6 too: the store needs the latest schema; keys.test.ts upgrades from 4 to 5, webhooks.test.ts from 5 to 6)
+      expect(await migrate(db.client, { schema })).toEqual([4, 5, 6]);
       const store = postgresStore({ client: db.client, schema });
       expect(await store.hitRateLimit({ now: N0 + 2, windows: [{ key: 'acct:old', quota: 2, ms: MINUTE }, { key: 'acct:old', quota: 2, ms: HOUR }] })).toEqual({
         admitted: false,

@@ -896,6 +896,85 @@ END
 $fn$;
 `,
   },
+  {
+    version: 6,
+    name: 'webhook endpoints, events and deliveries',
+    // Webhooks (docs/spec.md#webhooks): an account's endpoints, the events a write records for
+    // them in its own transaction, and one delivery per event and endpoint, claimed by workers
+    // under leases. Every time is epoch ms as JavaScript gives it (the caller's clock, never
+    // the database's now()): the core's rules, and the memory store, run on that clock.
+    //
+    // Nothing of before changes: a process of version 5 (a rolling deploy) writes data as it
+    // did, and records no events (it knows of no endpoints).
+    sql: (s) => `
+CREATE TABLE ${s}.webhooks (
+  id            text COLLATE "C" PRIMARY KEY,
+  account_id    text COLLATE "C" NOT NULL REFERENCES ${s}.accounts (id) ON DELETE CASCADE,
+  url           text NOT NULL,
+  -- the event types sent there, in the order of the core's EVENT_TYPES
+  events        text[] NOT NULL,
+  description   text,
+  secret        text NOT NULL,
+  created_at    text COLLATE "C" NOT NULL,
+  -- set (ISO) when the endpoint is disabled; null while it is enabled
+  disabled_at   text COLLATE "C",
+  -- when its current run of failed attempts began; null after a success
+  failing_since bigint,
+  -- creation order: an event's deliveries are made in it (the claim order's tie-break)
+  seq           bigint GENERATED ALWAYS AS IDENTITY
+);
+CREATE INDEX webhooks_account ON ${s}.webhooks (account_id, created_at, id);
+
+-- An event as recorded, while some delivery of it is kept. The id is the same in every
+-- process that records it (a status change's), so recording it twice keeps one.
+CREATE TABLE ${s}.events (
+  id   text COLLATE "C" PRIMARY KEY,
+  type text NOT NULL,
+  at   bigint NOT NULL,
+  -- sent byte for byte by every delivery of it
+  body text NOT NULL
+);
+
+CREATE TABLE ${s}.deliveries (
+  id              text COLLATE "C" PRIMARY KEY,
+  event_id        text COLLATE "C" NOT NULL REFERENCES ${s}.events (id),
+  webhook_id      text COLLATE "C" NOT NULL REFERENCES ${s}.webhooks (id) ON DELETE CASCADE,
+  -- creation order: the tie-break of the claim order (next_attempt_at, seq)
+  seq             bigint GENERATED ALWAYS AS IDENTITY,
+  created_at      bigint NOT NULL,
+  state           text NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts        integer NOT NULL DEFAULT 0,
+  -- null unless pending
+  next_attempt_at bigint,
+  -- the claim that has it: a random token and when it runs out; null when not claimed
+  lease           text,
+  lease_until     bigint,
+  last_attempt_at bigint,
+  last_status     integer,
+  last_error      text
+);
+-- Claims: an endpoint's pending deliveries in due order (each claim reads the first few of
+-- every enabled endpoint, so that one endpoint's backlog is never walked through).
+CREATE INDEX deliveries_due ON ${s}.deliveries (webhook_id, next_attempt_at, seq) WHERE state = 'pending';
+-- Leases that run out are given up by the next claim.
+CREATE INDEX deliveries_leased ON ${s}.deliveries (lease_until) WHERE lease IS NOT NULL;
+-- An endpoint's deliveries, newest first.
+CREATE INDEX deliveries_list ON ${s}.deliveries (webhook_id, created_at DESC, id DESC);
+-- An event's deliveries (the foreign key, and events left without any).
+CREATE INDEX deliveries_event ON ${s}.deliveries (event_id);
+-- Pruning: settled deliveries by their last attempt, or creation.
+CREATE INDEX deliveries_settled ON ${s}.deliveries ((coalesce(last_attempt_at, created_at))) WHERE state <> 'pending';
+
+-- The instant up to which status changes are recorded (recordStatusChanges): one row, locked
+-- by each call, so that concurrent calls of several processes record each change once.
+CREATE TABLE ${s}.status_cursor (
+  id      boolean PRIMARY KEY DEFAULT true CHECK (id),
+  -- null until the first call
+  covered bigint
+);
+INSERT INTO ${s}.status_cursor (covered) VALUES (NULL);
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */
@@ -981,6 +1060,20 @@ export function schemaIdentifier(schema: string | undefined): string {
 export function dataChannel(schema: string): string {
   const channel = `ipokit_data_${schema}`;
   return channel.length <= 63 ? channel : `ipokit_data_${createHash('sha256').update(schema).digest('hex').slice(0, 51)}`;
+}
+
+/**
+ * The NOTIFY channel on which a schema's new deliveries are announced (migration 6):
+ * `ipokit_deliveries_` and the schema name, or for a name too long, a digest of it.
+ *
+ * @example
+ * ```ts
+ * deliveriesChannel('ipokit'); // 'ipokit_deliveries_ipokit'
+ * ```
+ */
+export function deliveriesChannel(schema: string): string {
+  const channel = `ipokit_deliveries_${schema}`;
+  return channel.length <= 63 ? channel : `ipokit_deliveries_${createHash('sha256').update(schema).digest('hex').slice(0, 45)}`;
 }
 
 /** Two int4 keys for pg_advisory_xact_lock, from the schema: one lock per schema. */

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GMP_FIELDS, IpokitError } from '@ipokit/core';
-import { asciiLower, rateLimitPeek, WINDOW_MS } from '@ipokit/core/backend';
+import { asciiLower, eventsOfWrite, rateLimitPeek, sameIpo, WINDOW_MS } from '@ipokit/core/backend';
 import type {
   AccountRecord,
   ActiveKeyLimits,
@@ -13,6 +13,7 @@ import type {
   GmpBucket,
   GmpBucketQuery,
   GmpField,
+  IpoDates,
   IpoRecord,
   IpoRow,
   IpoStatus,
@@ -27,6 +28,7 @@ import type {
   StoreCallOptions,
   UsageRoute,
   UsageRow,
+  WebhookStore,
 } from '@ipokit/core';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import {
@@ -39,6 +41,7 @@ import {
 } from './data-cache.js';
 import { advisoryKey, SCHEMA_VERSION, schemaIdentifier, type SchemaOptions } from './migrations.js';
 import { firstBucketStart, timelineBuckets, timelineFits, toTimeline, type Timeline } from './timeline.js';
+import { notifyDeliveries, readEndpoints, recordEvents, webhookMethods, type Endpoints } from './webhook-store.js';
 
 /**
  * Options of {@link postgresStore}.
@@ -128,7 +131,10 @@ const SNAPSHOT_COLUMNS = `sn.ts::float8 AS ts, sn.sources::text AS sources, ${GM
 const GMP_COLUMNS = `g.ts, g.sources, ${GMP_FIELDS.map((f) => `g.${f}`).join(', ')}`;
 
 /**
- * Creates a {@link Store} on PostgreSQL. Run {@link migrate} first (once per deploy);
+ * Creates a {@link Store} on PostgreSQL, with webhook endpoints and their deliveries (a
+ * `WebhookStore`, docs/spec.md#webhooks: a data write records its events in its own
+ * transaction; `watchDeliveries` LISTENs, on a pool on a connection it holds while it runs,
+ * so that the store then runs one call fewer at once). Run {@link migrate} first (once per deploy);
  * a store on a database that is not migrated rejects every call with `ERR:UNAVAILABLE`
  * and a message saying so. Every failure of the database rejects with `IpokitError`
  * code `ERR:UNAVAILABLE` (a 503 to HTTP callers), the driver's error as `cause`.
@@ -144,7 +150,7 @@ const GMP_COLUMNS = `g.ts, g.sources, ${GMP_FIELDS.map((f) => `g.${f}`).join(', 
  * app.use('/ipos', ipoRouter(store));
  * ```
  */
-export function postgresStore(options: PostgresStoreOptions): Store {
+export function postgresStore(options: PostgresStoreOptions): Store & WebhookStore {
   if (options === null || typeof options !== 'object') {
     throw new IpokitError('ERR:BADPARAM', 'postgresStore needs { client }, e.g. postgresStore({ client: pool }).', { parameter: 'client' });
   }
@@ -335,28 +341,50 @@ export function postgresStore(options: PostgresStoreOptions): Store {
     return { timeline: ts.length > most ? null : toTimeline(ts.map(Number), (r?.vals ?? []).map((v) => (v === null ? null : Number(v)))), version: versionOf(r?.dv), sentAt };
   };
 
+  const webhooks = webhookMethods({ s, db, query, transaction, ready: ensureReady });
+
   return {
-    async writeDataset({ ipos, snapshots }) {
+    async writeDataset({ ipos, snapshots }, writeOptions) {
       return dataWrite(async (tx) => {
         // One writer at a time per schema: the conflict check and the writes are one step.
         await lockData(tx, s);
         const conflicts = await findConflicts(tx, s, ipos, snapshots);
         if (conflicts.length > 0) return { result: conflicts, version: null };
-        for (let i = 0; i < ipos.length; i += IPO_BATCH) await upsertIpos(tx, s, ipos.slice(i, i + IPO_BATCH));
-        for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) await upsertSnapshots(tx, s, snapshots.slice(i, i + SNAPSHOT_BATCH));
+        // The write's events, recorded in its transaction (docs/spec.md#webhooks): none, and
+        // nothing more done, when no endpoint is enabled.
+        const endpoints = await readEndpoints(tx, s);
+        const at = writeOptions?.at ?? Date.now();
+        let deliveries = 0;
+        for (let i = 0; i < ipos.length; i += IPO_BATCH) deliveries += await writeIpoBatch(tx, s, ipos.slice(i, i + IPO_BATCH), endpoints, at);
+        for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) {
+          deliveries += await writeSnapshotBatch(tx, s, snapshots.slice(i, i + SNAPSHOT_BATCH), endpoints, at);
+        }
+        if (deliveries > 0) await notifyDeliveries(tx, s);
         return { result: [], version: await dataVersion(tx, s) };
       });
     },
 
-    async deleteIpos(ids) {
+    async deleteIpos(ids, writeOptions) {
       return dataWrite(async (tx) => {
         await lockData(tx, s);
-        const [row] = await tx.query<{ ipos: number; snapshots: number }>(
+        const endpoints = await readEndpoints(tx, s);
+        const recording = endpoints?.types.has('ipo.deleted') === true;
+        const [row] = await tx.query<{ ipos: number; snapshots: number; gone: string[] | null }>(
           `WITH gone_snapshots AS (DELETE FROM ${s}.snapshots WHERE ipo_id = ANY ($1::text[]) RETURNING 1),
-                gone_ipos AS (DELETE FROM ${s}.ipos WHERE id = ANY ($1::text[]) RETURNING 1)
-           SELECT (SELECT count(*) FROM gone_ipos)::int AS ipos, (SELECT count(*) FROM gone_snapshots)::int AS snapshots`,
+                gone_ipos AS (DELETE FROM ${s}.ipos WHERE id = ANY ($1::text[]) RETURNING ${recording ? 'id' : '1'})
+           SELECT (SELECT count(*) FROM gone_ipos)::int AS ipos, (SELECT count(*) FROM gone_snapshots)::int AS snapshots${
+             recording ? ', (SELECT array_agg(id) FROM gone_ipos) AS gone' : ''
+           }`,
           [ids],
         );
+        if (recording && endpoints !== null) {
+          // `ipo.deleted` per IPO removed, in the order of `ids` (docs/spec.md#webhooks).
+          const gone = new Set(row?.gone ?? []);
+          const deleted = ids.filter((id) => gone.delete(id));
+          const at = writeOptions?.at ?? Date.now();
+          const added = await recordEvents(tx, s, eventsOfWrite({ at, ipos: [], snapshots: [], deleted }, endpoints.types), at, endpoints);
+          if (added.deliveries > 0) await notifyDeliveries(tx, s);
+        }
         // (the version the statement's triggers set: a statement does not see its own triggers' writes)
         return { result: { ipos: Number(row?.ipos ?? 0), snapshots: Number(row?.snapshots ?? 0) }, version: await dataVersion(tx, s) };
       });
@@ -603,9 +631,12 @@ export function postgresStore(options: PostgresStoreOptions): Store {
       return rows.map((r) => ({ day: r.day, keyId: r.key_id, route: r.route, admitted: Number(r.admitted), refused: Number(r.refused) }));
     },
 
+    ...webhooks.methods,
+
     async close() {
       closed = true;
       cache?.close();
+      await webhooks.stopWatches();
     },
   };
 }
@@ -810,6 +841,82 @@ export async function upsertSnapshots(tx: Transaction, s: string, snapshots: rea
   await tx.query(UPSERT_SNAPSHOTS(s), [JSON.stringify(snapshots.map(snapshotRow))]);
 }
 
+/** Whether some enabled endpoint takes an event of an IPO written, and whether one of an IPO changed. */
+function ipoEventsOf(endpoints: Endpoints | null): { any: boolean; changes: boolean } {
+  const types = endpoints?.types;
+  if (types === undefined) return { any: false, changes: false };
+  const changes = types.has('ipo.updated') || types.has('ipo.status_changed');
+  return { any: changes || types.has('ipo.created'), changes };
+}
+
+/**
+ * Writes a batch of a data write's IPOs, in its transaction, and records their events
+ * (docs/spec.md#webhooks) with their deliveries: with no enabled endpoint taking an IPO's
+ * event, the upsert alone. Otherwise the stored IPOs of the batch's ids are read first: an
+ * id not stored is `ipo.created`; a stored IPO is compared with the core's `sameIpo` (the one
+ * definition of "changed"), and one that differs is written, `ipo.updated` and maybe
+ * `ipo.status_changed`; one that does not is left as it is. The events are `eventsOfWrite`'s.
+ * Resolves to how many deliveries were added (the caller notifies once, when any were).
+ *
+ * @example
+ * ```ts
+ * const endpoints = await readEndpoints(tx, s);
+ * const added = await writeIpoBatch(tx, s, ipos, endpoints, Date.now());
+ * ```
+ */
+export async function writeIpoBatch(tx: Transaction, s: string, ipos: readonly IpoRecord[], endpoints: Endpoints | null, at: number): Promise<number> {
+  const wanted = ipoEventsOf(endpoints);
+  if (endpoints === null || !wanted.any) {
+    await upsertIpos(tx, s, ipos);
+    return 0;
+  }
+  const rows = await tx.query<{ id: string; doc: string | null }>(
+    `SELECT id, ${wanted.changes ? 'doc::text' : 'NULL::text'} AS doc FROM ${s}.ipos WHERE id = ANY ($1::text[])`,
+    [ipos.map((ipo) => ipo.id)],
+  );
+  const stored = new Map(rows.map((r) => [r.id, r.doc]));
+  const changed: Array<{ ipo: IpoRecord; before: IpoDates | null }> = [];
+  for (const ipo of ipos) {
+    const doc = stored.get(ipo.id);
+    if (doc === undefined) {
+      changed.push({ ipo, before: null });
+    } else if (wanted.changes && doc !== null) {
+      const before = parseDoc(doc);
+      if (!sameIpo(before, ipo)) changed.push({ ipo, before: { startDate: before.startDate, endDate: before.endDate, listingDate: before.listingDate } });
+    }
+  }
+  // (when only ipo.created is taken, every IPO is written, as without events)
+  const writing = wanted.changes ? changed.map((c) => c.ipo) : ipos;
+  if (writing.length > 0) await upsertIpos(tx, s, writing);
+  const events = eventsOfWrite({ at, ipos: changed, snapshots: [], deleted: [] }, endpoints.types);
+  return (await recordEvents(tx, s, events, at, endpoints)).deliveries;
+}
+
+/**
+ * Writes a batch of a data write's snapshots, in its transaction, and records their
+ * `gmp.snapshot` events with their deliveries when an enabled endpoint takes them (else the
+ * upsert alone). One statement writes the snapshots that are new or differ from the stored
+ * one, as the core's `sameSnapshot` compares them (sources in order, by name and paise, and
+ * every aggregation), and returns those; the others are left as they are. Resolves to how
+ * many deliveries were added.
+ *
+ * @example
+ * ```ts
+ * const added = await writeSnapshotBatch(tx, s, snapshots, endpoints, Date.now());
+ * ```
+ */
+export async function writeSnapshotBatch(tx: Transaction, s: string, snapshots: readonly SnapshotRecord[], endpoints: Endpoints | null, at: number): Promise<number> {
+  if (endpoints === null || !endpoints.types.has('gmp.snapshot')) {
+    await upsertSnapshots(tx, s, snapshots);
+    return 0;
+  }
+  const rows = await tx.query<{ ipo_id: string; ts: number }>(UPSERT_CHANGED_SNAPSHOTS(s), [JSON.stringify(snapshots.map(snapshotRow))]);
+  const written = new Set(rows.map((r) => `${r.ipo_id}\u0000${Number(r.ts)}`));
+  const changed = snapshots.filter((x) => written.has(`${x.ipoId}\u0000${x.timestamp}`));
+  const events = eventsOfWrite({ at, ipos: [], snapshots: changed, deleted: [] }, endpoints.types);
+  return (await recordEvents(tx, s, events, at, endpoints)).deliveries;
+}
+
 const UPSERT_IPOS = (s: string): string => `
 INSERT INTO ${s}.ipos (id, name, symbol_folded, slug, type, on_nse, on_bse, start_date, end_date, listing_date, doc)
 SELECT id, name, symbol_folded, slug, type, on_nse, on_bse, start_date, end_date, listing_date, doc
@@ -830,6 +937,21 @@ FROM json_to_recordset($1::json) AS x(
 )
 ON CONFLICT (ipo_id, ts) DO UPDATE SET
   sources = excluded.sources, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} = excluded.${FIELD_COLUMN[f]}`).join(', ')}`;
+
+// UPSERT_SNAPSHOTS, writing (and returning) only the snapshots that are new or differ from the
+// stored one: sources compared as jsonb (arrays in order, objects by their name and paise),
+// aggregations as numbers, null-safe; what sameSnapshot compares.
+const UPSERT_CHANGED_SNAPSHOTS = (s: string): string => `
+INSERT INTO ${s}.snapshots AS t (ipo_id, ts, sources, ${AGG_COLUMNS})
+SELECT ipo_id, ts, sources, ${AGG_COLUMNS}
+FROM json_to_recordset($1::json) AS x(
+  ipo_id text, ts bigint, sources json, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} bigint`).join(', ')}
+)
+ON CONFLICT (ipo_id, ts) DO UPDATE SET
+  sources = excluded.sources, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} = excluded.${FIELD_COLUMN[f]}`).join(', ')}
+WHERE (t.sources::jsonb, ${GMP_FIELDS.map((f) => `t.${FIELD_COLUMN[f]}`).join(', ')})
+  IS DISTINCT FROM (excluded.sources::jsonb, ${GMP_FIELDS.map((f) => `excluded.${FIELD_COLUMN[f]}`).join(', ')})
+RETURNING ipo_id, ts::float8 AS ts`;
 
 function ipoRow(ipo: IpoRecord): Record<string, unknown> {
   return {

@@ -3,7 +3,9 @@
  * read twice. The first pass validates all of it with the core's checker and keeps no
  * record; the second reads it again and writes it in batches inside one transaction, after
  * checking it against stored data under the store's data lock. Either every record is
- * written or none is, and readers see the data as it was before or after, never half.
+ * written or none is, and readers see the data as it was before or after, never half; the
+ * webhook events of the import (docs/spec.md#webhooks) are recorded in the same transaction,
+ * batch by batch, as `writeDataset` records them.
  */
 import {
   createDatasetChecker,
@@ -24,10 +26,11 @@ import {
   IPO_BATCH,
   lockData,
   unstoredIpoIds,
-  upsertIpos,
-  upsertSnapshots,
+  writeIpoBatch,
+  writeSnapshotBatch,
   type IpoKeys,
 } from './postgres-store.js';
+import { notifyDeliveries, readEndpoints } from './webhook-store.js';
 
 /** Where a streaming import is: which pass, and how many records it has read in it. */
 export interface StreamImportProgress {
@@ -54,6 +57,8 @@ export interface StreamImportOptions extends SchemaOptions {
   batchSize?: number;
   /** Called as the passes go: every batch, and every `batchSize` records of pass 1. */
   onProgress?: (progress: StreamImportProgress) => void;
+  /** When the import happens (epoch ms), for its webhook events, as `writeDataset`'s `at`. Default: `Date.now()` as pass 2 begins. */
+  at?: number;
 }
 
 /** The default of {@link StreamImportOptions.batchSize}. */
@@ -101,7 +106,7 @@ export async function importDatasetStream(
   const first = await validatePass(db, s, readPass, batchSize, progress);
   let outcome: WriteOutcome;
   try {
-    outcome = await writePass(db, s, first, readPass, batchSize, progress);
+    outcome = await writePass(db, s, first, readPass, batchSize, progress, options.at);
   } catch (err) {
     // (it may have committed all the same: the stores on this client confirm their caches again)
     noteDataWrite(options.client, s, null);
@@ -200,6 +205,7 @@ async function writePass(
   readPass: () => AsyncIterable<DatasetItem>,
   batchSize: number,
   progress: (p: StreamImportProgress) => void,
+  at: number | undefined,
 ): Promise<WriteOutcome> {
   // An error of the source is not the database's: it leaves the transaction (rolling it
   // back) as a marker and is thrown as it was.
@@ -217,6 +223,19 @@ async function writePass(
       const conflicts = await findIpoConflicts(tx, s, first.ipoKeys);
       if (conflicts.length > 0 || unknown.size > 0) return { kind: 'conflicts', conflicts, unknown };
 
+      // The import's events, batch by batch in its transaction: none, and nothing more done,
+      // when no endpoint is enabled.
+      const endpoints = await readEndpoints(tx, s);
+      const when = at ?? Date.now();
+      let deliveries = 0;
+      const writeIpos = (t: Transaction, batch: IpoRecord[]): Promise<void> =>
+        writeIpoBatch(t, s, batch, endpoints, when).then((n) => {
+          deliveries += n;
+        });
+      const writeSnapshots = (t: Transaction, batch: SnapshotRecord[]): Promise<void> =>
+        writeSnapshotBatch(t, s, batch, endpoints, when).then((n) => {
+          deliveries += n;
+        });
       const writer = new BatchWriter(tx);
       const checker = createDatasetChecker();
       const ipoBatch: IpoRecord[] = [];
@@ -244,11 +263,11 @@ async function writePass(
               }
               ipoBatch.push(record);
               if (ipoBatch.length === ipoBatchSize) {
-                await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+                await writer.write((t) => writeIpos(t, ipoBatch.splice(0)));
                 progress({ pass: 2, ipos, snapshots });
               }
             } else if (item.kind === 'snapshot' && part !== 'ipos') {
-              if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
+              if (ipoBatch.length > 0) await writer.write((t) => writeIpos(t, ipoBatch.splice(0)));
               const record = checker.snapshot(item.value, item.index);
               snapshots += 1;
               if (record === null || !first.snapshotsOf.has(record.ipoId)) throw changed(`gmp[${item.index}]`);
@@ -256,14 +275,14 @@ async function writePass(
               if (snapshotBatch.length === batchSize) {
                 const batch = snapshotBatch;
                 snapshotBatch = [];
-                await writer.write((t) => upsertSnapshots(t, s, batch));
+                await writer.write((t) => writeSnapshots(t, batch));
                 progress({ pass: 2, ipos, snapshots });
               }
             }
           });
         }
-        if (ipoBatch.length > 0) await writer.write((t) => upsertIpos(t, s, ipoBatch.splice(0)));
-        if (snapshotBatch.length > 0) await writer.write((t) => upsertSnapshots(t, s, snapshotBatch));
+        if (ipoBatch.length > 0) await writer.write((t) => writeIpos(t, ipoBatch.splice(0)));
+        if (snapshotBatch.length > 0) await writer.write((t) => writeSnapshots(t, snapshotBatch));
         await writer.flush();
       } finally {
         // Nothing may still run on the connection when the transaction ends.
@@ -272,6 +291,7 @@ async function writePass(
       // The same records as pass 1, and as valid (duplicates included) before COMMIT.
       checker.finish();
       if (ipos !== first.ipoKeys.length || snapshots !== first.snapshots) throw changed('a different number of records');
+      if (deliveries > 0) await notifyDeliveries(tx, s);
       progress({ pass: 2, ipos, snapshots });
       return { kind: 'written', ipos, snapshots, version: await dataVersion(tx, s) };
     });

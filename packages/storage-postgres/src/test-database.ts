@@ -7,7 +7,7 @@ import pg from 'pg';
 import type { PostgresClient, PostgresConnection, PostgresPool, Queryable, TransactionalClient } from './client.js';
 import { migrate } from './migrations.js';
 import { postgresStore, type PostgresStoreOptions } from './postgres-store.js';
-import type { Store } from '@ipokit/core';
+import type { Store, WebhookStore } from '@ipokit/core';
 
 export interface TestDatabase {
   client: PostgresClient;
@@ -16,11 +16,11 @@ export interface TestDatabase {
   /** Empties every table. */
   clear(): Promise<void>;
   /** A fresh store over emptied tables, with these options (client and schema are the database's). */
-  emptyStore(options?: Omit<PostgresStoreOptions, 'client' | 'schema'>): Promise<Store>;
+  emptyStore(options?: Omit<PostgresStoreOptions, 'client' | 'schema'>): Promise<Store & WebhookStore>;
   close(): Promise<void>;
 }
 
-const TABLES = ['key_usage', 'rate_hits', 'rate_windows', 'api_keys', 'accounts', 'snapshots', 'ipos'];
+const TABLES = ['deliveries', 'events', 'webhooks', 'key_usage', 'rate_hits', 'rate_windows', 'api_keys', 'accounts', 'snapshots', 'ipos'];
 
 /**
  * Opens the test database and migrates a schema of its own.
@@ -47,6 +47,7 @@ export async function openTestDatabase(name: string): Promise<TestDatabase> {
   await migrate(client, { schema });
   const clear = async (): Promise<void> => {
     for (const t of TABLES) await client.query(`DELETE FROM "${schema}".${t}`);
+    await client.query(`UPDATE "${schema}".status_cursor SET covered = NULL`);
   };
   return {
     client,

@@ -1,0 +1,561 @@
+import fc from 'fast-check';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importDataset, isIpokitError, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type EventType, type Store, type WebhookRecord, type WebhookStore } from '@ipokit/core';
+import { makeIpo, makeSnapshot, referenceStore, toDataset } from '@ipokit/core/testing';
+import type { PostgresClient } from './client.js';
+import { deliveriesChannel, migrate, migrateUpTo } from './migrations.js';
+import { postgresStore } from './postgres-store.js';
+import { importDatasetStream } from './stream-import.js';
+import { failingOnSnapshotInsert, interceptQueries, openTestDatabase, type TestDatabase } from './test-database.js';
+
+// Webhooks on PostgreSQL (migration 6, docs/spec.md#webhooks), beyond the shared suite: events
+// are recorded in the write's own transaction (a write that fails records none, and wakes no
+// worker); concurrent claims never share a delivery; concurrent status-change recorders of
+// several processes record each change once; watchDeliveries on every kind of client; the
+// claim, lease and settling rules against the core's MemoryOutbox in random sequences; and
+// a schema of version 5 upgrading.
+
+const url = process.env.DATABASE_URL;
+const KIND = url ? 'PostgreSQL' : 'PGlite';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await openTestDatabase('webhooks');
+});
+afterAll(() => db.close());
+
+// 2026-11-24 10:00 IST, and the midnight that starts the 25th.
+const T = Date.parse('2026-11-24T04:30:00.000Z');
+const MIDNIGHT_25 = Date.parse('2026-11-24T18:30:00.000Z');
+const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'];
+const LEASE = 60_000;
+
+function hook(id: string, events: EventType[], accountId = 'acct_1'): WebhookRecord {
+  return { id, accountId, url: `https://example.com/${id}`, events, description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
+}
+
+/** A fresh store over emptied tables, with account acct_1 and these endpoints. */
+async function storeWith(hooks: WebhookRecord[]): Promise<Store & WebhookStore> {
+  const store = await db.emptyStore();
+  await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+  for (const h of hooks) expect(await store.insertWebhook(h)).toBe('ok');
+  return store;
+}
+
+async function count(table: string, schema = db.schema): Promise<number> {
+  const { rows } = await db.client.query(`SELECT count(*)::int AS n FROM "${schema}".${table}`);
+  return Number((rows[0] as { n: number }).n);
+}
+
+const claimAll = (store: WebhookStore, now: number): Promise<ClaimedDelivery[]> =>
+  store.claimDeliveries({ now, limit: 100_000, perWebhook: 100_000, leaseMs: LEASE, skipWebhooks: [] });
+
+/** A claimed delivery's parts that do not depend on random ids, sorted, for comparing. */
+function shapes(claimed: ClaimedDelivery[]): string[] {
+  return claimed.map((c) => JSON.stringify([c.delivery.webhookId, c.delivery.eventType, JSON.parse(c.body)])).sort();
+}
+
+/** The items the streaming import reads for a dataset held as an object. */
+function itemsOf(dataset: { ipos: unknown[]; gmp: unknown[] }, fail?: { after: number }) {
+  return async function* items() {
+    let n = 0;
+    for (const key of ['ipos', 'gmp'] as const) {
+      yield { kind: 'key' as const, key };
+      yield { kind: 'value' as const, key, value: [] };
+      for (const [index, value] of dataset[key].entries()) {
+        if (fail !== undefined && ++n > fail.after) throw new Error('the source broke (injected)');
+        yield key === 'ipos' ? { kind: 'ipo' as const, index, value } : { kind: 'snapshot' as const, index, value };
+      }
+    }
+  };
+}
+
+/** How many ms until `done()` holds, polling every 10 ms; fails after `limitMs`. */
+async function msUntil(done: () => boolean | Promise<boolean>, limitMs = 3_000): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (await done()) return performance.now() - started;
+    if (performance.now() - started > limitMs) throw new Error(`not done after ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Another client object on the same database, as another process has: a pool of its own on
+ * PostgreSQL; on PGlite (one per process) the same instance behind another object.
+ */
+function otherClient(): { client: PostgresClient; close(): Promise<void> } {
+  if (url) {
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    return { client: pool, close: () => pool.end() };
+  }
+  const target = db.client;
+  const client = new Proxy(target, {
+    get(t, property) {
+      const value: unknown = Reflect.get(t, property, t);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(t) : value;
+    },
+  });
+  return { client, close: async () => undefined };
+}
+
+describe(`webhook events are the write's own (${KIND})`, () => {
+  const ipos = Array.from({ length: 3 }, (_, i) => makeIpo({ id: `new${i}`, symbol: `NEW${i}`, startDate: '2026-11-10' }));
+  const snapshots = Array.from({ length: 6_000 }, (_, i) => makeSnapshot(`new${i % 3}`, Date.UTC(2026, 10, 1) + i * 60_000, { a: 100 + (i % 7) }));
+
+  it('a write refused for its conflicts records no event and no delivery (writeDataset and the streaming import)', async () => {
+    const store = await storeWith([hook('wh_all', ALL)]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'keep', symbol: 'KEEP' })], snapshots: [] }, { at: T });
+    await claimAll(store, T);
+    const [events, deliveries] = [await count('events'), await count('deliveries')];
+    const clash = [makeIpo({ id: 'x1', symbol: 'keep' }), makeIpo({ id: 'x2' })];
+    expect((await store.writeDataset({ ipos: clash, snapshots: [makeSnapshot('x2', T, { a: 1 })] }, { at: T + 1 })).length).toBe(1);
+    const err = await importDatasetStream({ client: db.client, schema: db.schema, at: T + 2 }, itemsOf(toDataset({ ipos: clash, snapshots: [] }))).catch((e: unknown) => e);
+    expect(isIpokitError(err, 'ERR:DATASET')).toBe(true);
+    expect([await count('events'), await count('deliveries')]).toEqual([events, deliveries]);
+    expect(await claimAll(store, T + 10)).toEqual([]);
+  });
+
+  it('a write that fails halfway (after events of its first batches were recorded) records none, and wakes no watcher', { timeout: 90_000 }, async () => {
+    const store = await storeWith([hook('wh_all', ALL)]);
+    let wakes = 0;
+    const stop = await store.watchDeliveries!(() => wakes++);
+    try {
+      // writeDataset: the IPOs and the first 5,000 snapshots (with their events) are written, the second batch (1,000) fails
+      const broken = postgresStore({ client: failingOnSnapshotInsert(db.client, 2), schema: db.schema });
+      const err = await importDataset(broken, toDataset({ ipos, snapshots }), { now: () => new Date(T) }).catch((e: unknown) => e);
+      expect(isIpokitError(err, 'ERR:UNAVAILABLE')).toBe(true);
+      // the streaming import: the source breaks after 4,000 records, mid-transaction
+      const source = await importDatasetStream({ client: db.client, schema: db.schema, at: T, batchSize: 1_000 }, itemsOf(toDataset({ ipos, snapshots }), { after: 4_000 })).catch(
+        (e: unknown) => e,
+      );
+      expect((source as Error).message).toBe('the source broke (injected)');
+      // and one that fails after its NOTIFY was sent: PostgreSQL drops it with the rollback
+      let notified = false;
+      const late = interceptQueries(db.client, (text, params, next) => {
+        if (notified) return Promise.reject(new Error('lost after the NOTIFY (injected)'));
+        if (text.includes('pg_notify')) notified = true;
+        return next(text, params);
+      });
+      const afterNotify = await postgresStore({ client: late, schema: db.schema }).writeDataset({ ipos, snapshots: snapshots.slice(0, 10) }, { at: T }).catch((e: unknown) => e);
+      expect(notified).toBe(true);
+      expect(isIpokitError(afterNotify, 'ERR:UNAVAILABLE')).toBe(true);
+      expect([await count('ipos'), await count('snapshots'), await count('events'), await count('deliveries')]).toEqual([0, 0, 0, 0]);
+      await sleep(300);
+      expect(wakes).toBe(0);
+      // The same import, whole: 3 ipo.created and 6,000 gmp.snapshot events, one NOTIFY.
+      await importDatasetStream({ client: db.client, schema: db.schema, at: T, batchSize: 1_000 }, itemsOf(toDataset({ ipos, snapshots })));
+      expect([await count('events'), await count('deliveries')]).toEqual([6_003, 6_003]);
+      await msUntil(() => wakes > 0);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('the streaming import records the events writeDataset records, in the same order', async () => {
+    const hooks = [hook('wh_all', ALL), hook('wh_gmp', ['gmp.snapshot', 'ipo.updated'])];
+    const first = { ipos: [makeIpo({ id: 'a', startDate: '2026-11-20', endDate: '2026-11-26' }), makeIpo({ id: 'b' })], snapshots: [makeSnapshot('a', T - 60_000, { x: 100 })] };
+    const second = {
+      ipos: [makeIpo({ id: 'a', startDate: '2026-11-20', endDate: '2026-11-23' }), makeIpo({ id: 'b' }), makeIpo({ id: 'c' })],
+      snapshots: [makeSnapshot('a', T - 60_000, { x: 100 }), makeSnapshot('a', T, { x: 120 }), makeSnapshot('c', T, { y: 5 })],
+    };
+    const claimed = async (write: (store: Store & WebhookStore, data: typeof first, at: number) => Promise<unknown>) => {
+      const store = await storeWith(hooks);
+      await write(store, first, T);
+      await claimAll(store, T);
+      await write(store, second, T + 1);
+      return (await claimAll(store, T + 1)).map((c) => [c.delivery.webhookId, c.delivery.eventType, JSON.parse(c.body)]);
+    };
+    const direct = await claimed((store, data, at) => store.writeDataset(data, { at }));
+    const streamed = await claimed((_, data, at) => importDatasetStream({ client: db.client, schema: db.schema, at, batchSize: 1 }, itemsOf(toDataset(data))));
+    expect(streamed).toEqual(direct);
+    expect(direct.map(([w, type]) => `${w} ${type}`)).toEqual([
+      'wh_all ipo.updated',
+      'wh_gmp ipo.updated',
+      'wh_all ipo.status_changed',
+      'wh_all ipo.created',
+      'wh_all gmp.snapshot',
+      'wh_gmp gmp.snapshot',
+      'wh_all gmp.snapshot',
+      'wh_gmp gmp.snapshot',
+    ]);
+  });
+});
+
+describe(`webhook deliveries under concurrency (${KIND})`, () => {
+  it('4 concurrent claimers over 2,000 pending deliveries get disjoint sets that cover them all', async () => {
+    const store = await storeWith([hook('wh_a', ['ipo.created']), hook('wh_b', ['ipo.created'])]);
+    await store.writeDataset({ ipos: Array.from({ length: 1_000 }, (_, i) => makeIpo({ id: `ipo${i}` })), snapshots: [] }, { at: T });
+    const others = [otherClient(), otherClient()];
+    // two store objects on this client, two on others (other processes)
+    const claimers = [store, postgresStore({ client: db.client, schema: db.schema }), ...others.map((o) => postgresStore({ client: o.client, schema: db.schema }))];
+    try {
+      const got = await Promise.all(
+        claimers.map(async (claimer) => {
+          const mine: string[] = [];
+          for (;;) {
+            const batch = await claimer.claimDeliveries({ now: T, limit: 37, perWebhook: 25, leaseMs: LEASE, skipWebhooks: [] });
+            if (batch.length === 0) return mine;
+            mine.push(...batch.map((c) => c.delivery.id));
+          }
+        }),
+      );
+      const all = got.flat();
+      expect(all.length).toBe(2_000);
+      expect(new Set(all).size).toBe(2_000);
+      if (url) expect(got.filter((mine) => mine.length > 0).length).toBeGreaterThan(1);
+      expect(await claimAll(store, T + LEASE - 1)).toEqual([]);
+    } finally {
+      for (const c of claimers) await c.close?.();
+      for (const o of others) await o.close();
+    }
+  });
+
+  it('3 processes calling recordStatusChanges at one midnight record each change once', async () => {
+    const store = await storeWith([hook('wh_sc', ['ipo.status_changed'])]);
+    // 50 IPOs open on the 25th (IST)
+    const ipos = Array.from({ length: 50 }, (_, i) => makeIpo({ id: `sc${i}`, startDate: '2026-11-25', endDate: '2026-11-27' }));
+    await store.writeDataset({ ipos, snapshots: [] }, { at: T });
+    await store.recordStatusChanges({ now: T });
+    const others = [otherClient(), otherClient(), otherClient()];
+    const processes = others.map((o) => postgresStore({ client: o.client, schema: db.schema }));
+    try {
+      for (let round = 0; round < 3; round++) {
+        const now = MIDNIGHT_25 + round * 86_400_000;
+        const results = await Promise.all(processes.flatMap((p, i) => [p.recordStatusChanges({ now: now + i }), p.recordStatusChanges({ now: now + i + 1 })]));
+        // the 25th: 50 open; the 26th: nothing; the 27th: nothing (they close after the 27th)
+        expect(results.reduce((n, r) => n + r.recorded, 0)).toBe(round === 0 ? 50 : 0);
+        expect(results.every((r) => r.nextAt === Date.parse('2026-11-27T18:30:00.000Z'))).toBe(true);
+      }
+      expect((await claimAll(store, MIDNIGHT_25 + 3 * 86_400_000)).length).toBe(50);
+    } finally {
+      for (const p of processes) await p.close?.();
+      for (const o of others) await o.close();
+    }
+  });
+});
+
+describe(`watchDeliveries (${KIND})`, () => {
+  /** The clients a store may be given here, each with its own store object. */
+  const clients: Array<[string, () => Promise<{ client: PostgresClient; close(): Promise<void> }>]> = url
+    ? [
+        ['a pool', async () => { const pool = new pg.Pool({ connectionString: url, max: 3 }); return { client: pool, close: () => pool.end() }; }],
+        ['one pg.Client', async () => { const c = new pg.Client({ connectionString: url }); await c.connect(); return { client: c, close: () => c.end() }; }],
+      ]
+    : [['PGlite', async () => ({ client: db.client, close: async () => undefined })]];
+
+  for (const [name, open] of clients) {
+    it(`on ${name}: wakes after a commit that adds deliveries (a write of another process, a replay, a status change), not after a rollback nor a write that adds none`, { timeout: 60_000 }, async () => {
+      const setup = await storeWith([hook('wh_a', ['ipo.created', 'ipo.status_changed'])]);
+      await setup.close?.();
+      const opened = await open();
+      const other = otherClient();
+      const watcher = postgresStore({ client: opened.client, schema: db.schema });
+      const writer = postgresStore({ client: other.client, schema: db.schema });
+      let wakes = 0;
+      const stop = await watcher.watchDeliveries!(() => wakes++);
+      try {
+        // (a notification arrives within milliseconds; none is waited for 400 ms)
+        const woke = async (what: () => Promise<unknown>, limitMs = 2_000): Promise<boolean> => {
+          const before = wakes;
+          await what();
+          try {
+            await msUntil(() => wakes > before, limitMs);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        expect(await woke(() => writer.writeDataset({ ipos: [makeIpo({ id: 'w1', startDate: '2026-11-25' })], snapshots: [] }, { at: T }))).toBe(true);
+        // nothing changed: no event, no delivery, no wake
+        expect(await woke(() => writer.writeDataset({ ipos: [makeIpo({ id: 'w1', startDate: '2026-11-25' })], snapshots: [] }, { at: T + 1 }), 400)).toBe(false);
+        const failing = postgresStore({ client: failingOnSnapshotInsert(other.client, 1), schema: db.schema });
+        expect(await woke(() => failing.writeDataset({ ipos: [makeIpo({ id: 'w2' })], snapshots: [makeSnapshot('w2', T, { a: 1 })] }, { at: T }).catch(() => undefined), 400)).toBe(false);
+        const [c] = await claimAll(writer, T);
+        expect(await woke(() => writer.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_replayed', now: T + 5 }))).toBe(true);
+        await writer.recordStatusChanges({ now: T });
+        expect(await woke(() => writer.recordStatusChanges({ now: MIDNIGHT_25 + 1 }))).toBe(true);
+        // the watcher's own writes too
+        expect(await woke(() => watcher.writeDataset({ ipos: [makeIpo({ id: 'w3' })], snapshots: [] }, { at: T + 6 }))).toBe(true);
+      } finally {
+        await stop();
+        await watcher.close?.();
+        await writer.close?.();
+        await other.close();
+        await opened.close();
+      }
+      // stopped: no more wakes
+      const after = wakes;
+      const store = postgresStore({ client: db.client, schema: db.schema });
+      await store.writeDataset({ ipos: [makeIpo({ id: 'w4' })], snapshots: [] }, { at: T + 7 });
+      await sleep(200);
+      expect(wakes).toBe(after);
+    });
+  }
+
+  it.skipIf(!url)('on a pool: holds one connection of its own while it runs (the store runs one call fewer), gives it back on stop, and never holds pool.end() up', async () => {
+    await storeWith([hook('wh_a', ['ipo.created'])]);
+    const pool = new pg.Pool({ connectionString: url, max: 3 });
+    const held = () => pool.totalCount - pool.idleCount;
+    const store = postgresStore({ client: pool, schema: db.schema, dataCacheTtlMs: 0 });
+    const stop = await store.watchDeliveries!(() => undefined);
+    expect(held()).toBe(1);
+    const listening = async () =>
+      (await db.client.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = $1`, [`LISTEN "${deliveriesChannel(db.schema)}"`])).rows[0] as { n: number };
+    expect((await listening()).n).toBeGreaterThanOrEqual(1);
+    await stop();
+    expect(held()).toBe(0);
+    // a pool of 1 (or one the cache already narrowed to 1) has none to spare: polling alone, and a stop all the same
+    const small = new pg.Pool({ connectionString: url, max: 1 });
+    const none = await postgresStore({ client: small, schema: db.schema }).watchDeliveries!(() => undefined);
+    expect(small.totalCount - small.idleCount).toBe(0);
+    await none();
+    await small.end();
+    // never stopped: pool.end() resolves all the same
+    await store.watchDeliveries!(() => undefined);
+    const started = performance.now();
+    await pool.end();
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe(`watchDeliveries when it cannot listen, or stops listening (${KIND})`, () => {
+  it('on a client that cannot LISTEN (a wrapper without notifications) resolves all the same: the worker polls', async () => {
+    await storeWith([hook('wh_a', ['ipo.created'])]);
+    const wrapped = postgresStore({ client: interceptQueries(db.client, (text, params, next) => next(text, params)), schema: db.schema });
+    let wakes = 0;
+    const stop = await wrapped.watchDeliveries!(() => wakes++);
+    await wrapped.writeDataset({ ipos: [makeIpo({ id: 'p1' })], snapshots: [] }, { at: T });
+    await sleep(200);
+    expect(wakes).toBe(0);
+    await stop();
+    await wrapped.close?.();
+  });
+
+  it.skipIf(!url)('on a pool: when its connection is lost it listens again by itself, and wakes then (notifications may have been missed)', async () => {
+    await storeWith([hook('wh_a', ['ipo.created'])]);
+    const pool = new pg.Pool({ connectionString: url, max: 3, application_name: 'ipokit-webhooks-test-dropped' });
+    pool.on('error', () => undefined); // the LISTEN connection is killed on purpose
+    const store = postgresStore({ client: pool, schema: db.schema, dataCacheTtlMs: 0 });
+    const writer = postgresStore({ client: db.client, schema: db.schema });
+    let wakes = 0;
+    const stop = await store.watchDeliveries!(() => wakes++);
+    const listener = async () =>
+      (
+        await db.client.query(`SELECT pid FROM pg_stat_activity WHERE application_name = 'ipokit-webhooks-test-dropped' AND query = $1`, [
+          `LISTEN "${deliveriesChannel(db.schema)}"`,
+        ])
+      ).rows as Array<{ pid: number }>;
+    try {
+      await msUntil(async () => (await listener()).length === 1);
+      await db.client.query('SELECT pg_terminate_backend($1)', [(await listener())[0]!.pid]);
+      await writer.writeDataset({ ipos: [makeIpo({ id: 'l1' })], snapshots: [] }, { at: T }); // maybe missed
+      await msUntil(() => wakes > 0, 5_000);
+      await msUntil(async () => (await listener()).length === 1, 5_000);
+      const before = wakes;
+      await writer.writeDataset({ ipos: [makeIpo({ id: 'l2' })], snapshots: [] }, { at: T + 1 });
+      await msUntil(() => wakes > before);
+    } finally {
+      await stop();
+      await writer.close?.();
+      await store.close?.();
+      await pool.end();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Claims, leases, settling, disabling, replay and pruning against the core's MemoryOutbox
+// (the reference store's), step by step, with every answer compared exactly: the order of
+// each claim, every delivery's record, and the endpoints.
+
+type Op =
+  | { kind: 'write'; ids: string[]; start: number; about: string | null; snap: number | null }
+  | { kind: 'delete'; ids: string[] }
+  | { kind: 'claim'; limit: number; perWebhook: number; skip: number[] }
+  | { kind: 'finish'; picks: Array<{ pick: number; outcome: 'ok' | 'retry' | 'fail'; retryMs: number; disable: 'now' | 'soon' | 'never' }> }
+  | { kind: 'tick'; ms: number }
+  | { kind: 'replay'; pick: number; hook: number }
+  | { kind: 'prune'; back: number }
+  | { kind: 'status' };
+
+const HOOKS: WebhookRecord[] = [hook('wh_1', ALL), hook('wh_2', ['ipo.created', 'gmp.snapshot']), hook('wh_3', ['ipo.status_changed', 'ipo.deleted', 'ipo.updated'])];
+const STARTS = ['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26'];
+
+function opArbitrary(): fc.Arbitrary<Op> {
+  const ids = fc.uniqueArray(fc.constantFrom('a', 'b', 'c', 'd'), { minLength: 1, maxLength: 3 });
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('write' as const), ids, start: fc.nat(STARTS.length - 1), about: fc.constantFrom(null, 'x', 'y'), snap: fc.option(fc.nat(3)) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), ids }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({ kind: fc.constant('claim' as const), limit: fc.integer({ min: 0, max: 5 }), perWebhook: fc.integer({ min: 1, max: 3 }), skip: fc.subarray([0, 1, 2]) }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('finish' as const),
+        picks: fc.array(fc.record({
+            pick: fc.nat(),
+            outcome: fc.constantFrom('ok' as const, 'retry' as const, 'fail' as const),
+            retryMs: fc.constantFrom(0, 5_000, 600_000),
+            disable: fc.constantFrom('now' as const, 'soon' as const, 'never' as const),
+          }), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.constantFrom(1_000, 30_000, LEASE, 6 * 3_600_000) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('replay' as const), pick: fc.nat(), hook: fc.nat(2) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), back: fc.constantFrom(0, 30_000, 3_600_000) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('status' as const) }) },
+  );
+}
+
+/** A delivery without its random ids (the event's unless a status change's; the delivery's unless a replay named it), for comparing. */
+function plain(d: DeliveryRecord): DeliveryRecord {
+  return { ...d, id: d.id.startsWith('dlv_replay_') ? d.id : '?', eventId: d.eventId.startsWith('evt_sc_') ? d.eventId : '?' };
+}
+
+/** An endpoint's deliveries without their random ids, in an order of their own. */
+async function deliveriesOf(store: WebhookStore, webhookId: string): Promise<string[] | null> {
+  const listed = await store.listDeliveries({ webhookId, before: null, limit: 1_000 });
+  return listed === null ? null : listed.map((d) => JSON.stringify(plain(d))).sort();
+}
+
+async function runModel(ops: Op[]): Promise<void> {
+  const store = await storeWith(HOOKS);
+  const model = referenceStore();
+  await model.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+  for (const h of HOOKS) await model.insertWebhook(h);
+  // every pair claimed (ours, the model's)
+  const claims: Array<[ClaimedDelivery, ClaimedDelivery]> = [];
+  let now = T;
+  let replays = 0;
+  try {
+    for (const op of ops) {
+      const both = async <R>(fn: (s: Store & WebhookStore) => Promise<R>): Promise<[R, R]> => [await fn(store), await fn(model)];
+      if (op.kind === 'write') {
+        const ipos = op.ids.map((id) => makeIpo({ id, startDate: STARTS[op.start]!, endDate: '2026-11-26', about: op.about }));
+        const snapshots = op.snap === null ? [] : op.ids.map((id) => makeSnapshot(id, T + 60_000 * (op.snap! % 2), { s: 100 + op.snap! }));
+        const [a, b] = await both((s) => s.writeDataset({ ipos: structuredClone(ipos), snapshots: structuredClone(snapshots) }, { at: now }));
+        expect(a).toEqual(b);
+      } else if (op.kind === 'delete') {
+        const [a, b] = await both((s) => s.deleteIpos([...op.ids], { at: now }));
+        expect(a).toEqual(b);
+      } else if (op.kind === 'claim') {
+        const input = { now, limit: op.limit, perWebhook: op.perWebhook, leaseMs: LEASE, skipWebhooks: op.skip.map((i) => HOOKS[i]!.id) };
+        const [a, b] = await both((s) => s.claimDeliveries(input));
+        // the same deliveries, in the same order
+        expect(a.map((c) => ({ ...c, delivery: plain(c.delivery), lease: '' }))).toEqual(b.map((c) => ({ ...c, delivery: plain(c.delivery), lease: '' })));
+        for (let i = 0; i < a.length; i++) claims.push([a[i]!, b[i]!]);
+      } else if (op.kind === 'finish') {
+        if (claims.length === 0) continue;
+        const results: Array<[DeliveryResult, DeliveryResult]> = op.picks.map((p, i) => {
+          const [a, b] = claims[p.pick % claims.length]!;
+          const at = now + i;
+          const base = { at, delivered: p.outcome === 'ok', status: p.outcome === 'ok' ? 200 : 500, error: p.outcome === 'ok' ? null : 'answered 500' };
+          const rest = {
+            ...base,
+            nextAttemptAt: p.outcome === 'retry' ? at + p.retryMs : null,
+            disableBefore: p.disable === 'now' ? at : p.disable === 'soon' ? at - 40_000 : 0,
+          };
+          return [
+            { id: a.delivery.id, lease: a.lease, ...rest },
+            { id: b.delivery.id, lease: b.lease, ...rest },
+          ];
+        });
+        await store.finishDeliveries(results.map(([a]) => a));
+        await model.finishDeliveries(results.map(([, b]) => b));
+      } else if (op.kind === 'tick') {
+        now += op.ms;
+      } else if (op.kind === 'replay') {
+        if (claims.length === 0) continue;
+        const [a, b] = claims[op.pick % claims.length]!;
+        const id = `dlv_replay_${++replays}`;
+        const webhookId = HOOKS[op.hook]!.id;
+        const got = await store.replayDelivery({ webhookId, of: a.delivery.id, id, now });
+        const want = await model.replayDelivery({ webhookId, of: b.delivery.id, id, now });
+        expect(got === null ? null : plain(got)).toEqual(want === null ? null : plain(want));
+      } else if (op.kind === 'prune') {
+        const [a, b] = await both((s) => s.pruneDeliveries({ before: now - op.back }));
+        expect(a).toBe(b);
+      } else {
+        const [a, b] = await both((s) => s.recordStatusChanges({ now }));
+        expect(a).toEqual(b);
+      }
+      // Every endpoint and every delivery, as both hold them.
+      for (const h of HOOKS) {
+        expect(await store.getWebhook(h.id)).toEqual(await model.getWebhook(h.id));
+        expect(await deliveriesOf(store, h.id)).toEqual(await deliveriesOf(model, h.id));
+      }
+    }
+  } finally {
+    await store.close?.();
+    await model.close?.();
+  }
+}
+
+describe(`claims, leases and settling against MemoryOutbox (${KIND})`, () => {
+  it('an attempt in flight when its endpoint was disabled, retried later, ends as failed at the next claim, due or not; an old lease settles nothing', async () => {
+    await runModel([
+      { kind: 'write', ids: ['a', 'b'], start: 0, about: null, snap: null },
+      { kind: 'claim', limit: 5, perWebhook: 3, skip: [1, 2] },
+      // the first fails for 40 s and more: wh_1 is disabled while the second is in flight
+      { kind: 'finish', picks: [{ pick: 0, outcome: 'retry', retryMs: 5_000, disable: 'now' }] },
+      { kind: 'finish', picks: [{ pick: 1, outcome: 'retry', retryMs: 600_000, disable: 'never' }] },
+      { kind: 'claim', limit: 0, perWebhook: 1, skip: [] },
+      // leases run out, and a result under one of them comes late
+      { kind: 'claim', limit: 5, perWebhook: 3, skip: [] },
+      { kind: 'tick', ms: LEASE },
+      { kind: 'claim', limit: 1, perWebhook: 1, skip: [] },
+      { kind: 'finish', picks: [{ pick: 2, outcome: 'ok', retryMs: 0, disable: 'never' }] },
+      { kind: 'replay', pick: 0, hook: 0 },
+      { kind: 'claim', limit: 5, perWebhook: 3, skip: [] },
+    ]);
+  });
+
+  it('random writes, claims, finishes, clock moves, replays, prunes and status changes leave both the same (property)', { timeout: 240_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArbitrary(), { minLength: 5, maxLength: 40 }), (ops) => runModel(ops)),
+      { numRuns: Number(process.env.MODEL_RUNS ?? (url ? 60 : 40)) },
+    );
+  });
+});
+
+describe(`migration 6 (${KIND})`, () => {
+  it('upgrades a version 5 schema, its data kept; a process of version 5 writes on, recording nothing; this version records events', async () => {
+    const schema = `${db.schema}_v5`;
+    const q = async (text: string, params: unknown[] = []) => (await db.client.query(text, params)).rows as Array<Record<string, unknown>>;
+    try {
+      expect(await migrateUpTo(db.client, { schema }, 5)).toEqual([1, 2, 3, 4, 5]);
+      await q(`INSERT INTO "${schema}".accounts (id, name, plan, gmp_addon, created_at) VALUES ('acct_1', 'One', 'pro', true, '2026-11-20T10:00:00.000Z')`);
+      await q(
+        `INSERT INTO "${schema}".ipos (id, name, symbol_folded, slug, type, on_nse, on_bse, start_date, end_date, listing_date, doc)
+         VALUES ('old', 'old', NULL, 'old', 'EQ', true, false, '2026-11-25', '2026-11-27', NULL, $1::json)`,
+        [JSON.stringify(makeIpo({ id: 'old', startDate: '2026-11-25', endDate: '2026-11-27' }))],
+      );
+      expect(await migrate(db.client, { schema })).toEqual([6]);
+      expect(await migrate(db.client, { schema })).toEqual([]);
+      const store = postgresStore({ client: db.client, schema });
+      try {
+        expect(await store.insertWebhook(hook('wh_all', ALL))).toBe('ok');
+        // a process of version 5 writes as it did (its statement, no events)
+        await q(`UPDATE "${schema}".ipos SET doc = $1::json WHERE id = 'old'`, [JSON.stringify(makeIpo({ id: 'old', name: 'renamed', startDate: '2026-11-25', endDate: '2026-11-27' }))]);
+        expect(await count('events', schema)).toBe(0);
+        // this version: the IPO of before is updated, a new one created, and its status changes recorded
+        expect(await store.writeDataset({ ipos: [makeIpo({ id: 'old', startDate: '2026-11-25', endDate: '2026-11-27' }), makeIpo({ id: 'new' })], snapshots: [] }, { at: T })).toEqual([]);
+        expect((await claimAll(store, T)).map((c) => c.delivery.eventType).sort()).toEqual(['ipo.created', 'ipo.updated']);
+        expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 1 })).toEqual({ recorded: 1, nextAt: Date.parse('2026-11-27T18:30:00.000Z') });
+      } finally {
+        await store.close?.();
+      }
+    } finally {
+      await db.client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  });
+});
