@@ -1,10 +1,20 @@
 /** `ipokit accounts create | update | list | show`: accounts and their plans, in PostgreSQL. */
 import { parseArgs } from 'node:util';
-import { createAccount, getAccount, getAccountWindows, listAccounts, listApiKeys, updateAccount, type Account, type Plan, type Store } from '@ipokit/core';
-import { postgresStore } from '@ipokit/storage-postgres';
+import {
+  createAccount,
+  getAccount,
+  getAccountWindows,
+  listAccounts,
+  listApiKeys,
+  updateAccount,
+  type Account,
+  type Plan,
+  type Store,
+  type WebhookStore,
+} from '@ipokit/core';
 import { integer, oneOf, parseOrThrow, required, takePositionals } from './args.js';
-import { readConfigFile, resolveSettings, type ServeSettings } from './config.js';
-import { schemaOf, withDatabase } from './database.js';
+import { loadSettings, type ServeSettings } from './config.js';
+import { schemaOf, storeOf, withDatabase } from './database.js';
 import { columns, fields } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 import { keysTable } from './keys.js';
@@ -158,11 +168,8 @@ async function show(argv: readonly string[], io: CliIo): Promise<number> {
  * IPOKIT_CONFIG) and the IPOKIT_* variables. A config file with problems is a usage error
  * listing them.
  */
-async function serverSettings(config: string | undefined, io: CliIo): Promise<ServeSettings> {
-  if (config === '') throw new CliError('--config must not be empty');
-  const name = config ?? (io.env.IPOKIT_CONFIG || undefined);
-  const file = name === undefined ? undefined : await readConfigFile(name, io.cwd);
-  return resolveSettings({ env: io.env, ...(file === undefined ? {} : { file }) });
+function serverSettings(config: string | undefined, io: CliIo): Promise<ServeSettings> {
+  return loadSettings(config, [], io);
 }
 
 /** How a command prints its result: a table, JSON, or the bare id (or key). */
@@ -189,10 +196,10 @@ export function outputOf(values: { json?: boolean; quiet?: boolean }): OutputMod
  * const keys = await onStore(io, values.schema, (store) => listApiKeys(store, { accountId }));
  * ```
  */
-export async function onStore<T>(io: CliIo, schemaOption: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+export async function onStore<T>(io: CliIo, schemaOption: string | undefined, fn: (store: Store & WebhookStore) => Promise<T>): Promise<T> {
   const schema = schemaOf(schemaOption, io);
   return withDatabase(io, schema, async (db) => {
-    const store = postgresStore({ client: db.client, schema });
+    const store = storeOf(db);
     try {
       return await fn(store);
     } finally {

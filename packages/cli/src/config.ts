@@ -1,7 +1,8 @@
 /**
  * The settings of `ipokit serve` and of the demo's `npm start`: where the server listens,
  * where the API is mounted, how many proxies stand in front of it, the access log, the
- * router's options and the connection limits. Each comes from its flag, else its
+ * router's options, the connection limits and the webhook worker (which `ipokit worker`
+ * reads too). Each comes from its flag, else its
  * environment variable, else the config file (`--config FILE`, JSON), else its default.
  * The router's own rules check the router's options (`resolveOptions` of `@ipokit/core`),
  * the connection limits' rules the limits, so that each rule is written once.
@@ -10,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isIpokitError, resolveOptions, type IpoRouterOptions, type LimitSettings, type Plan, type ResolvedOptions } from '@ipokit/core';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
-import { CliError } from './io.js';
+import { CliError, type CliIo } from './io.js';
 
 /** The web framework the server runs on. */
 export type Framework = 'express' | 'koa';
@@ -34,6 +35,12 @@ export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> 
   /** How long a stopping server waits for the requests under way. */
   drainMs: number;
   connections: ConnectionLimits;
+  /** `ipokit serve` delivers webhooks: it runs a worker in its process. Default true. */
+  webhooks: boolean;
+  /** The worker also sends to `http:` URLs (local receivers, tests). Default false: `https:` only. */
+  allowInsecureWebhooks: boolean;
+  /** Delivery attempts the worker has in flight at once. Default {@link DEFAULT_WEBHOOK_CONCURRENCY}. */
+  webhookConcurrency: number;
 }
 
 /** The router's options among the settings. */
@@ -50,6 +57,12 @@ export const HEALTH_PATHS = Object.freeze({ live: '/healthz', ready: '/readyz' }
 
 /** The most proxies `trustProxy` may count: more is surely a typo. */
 export const MAX_TRUST_PROXY = 100;
+
+/** Delivery attempts a webhook worker has in flight at once, by default (the core's default). */
+export const DEFAULT_WEBHOOK_CONCURRENCY = 64;
+
+/** The most attempts a worker may have in flight: each holds a connection. */
+export const MAX_WEBHOOK_CONCURRENCY = 1_000;
 
 /** A value given as a flag: the setting's path, the flag as the user typed it, the text. */
 export interface FlagValue {
@@ -202,6 +215,9 @@ const LEAVES: readonly Leaf[] = [
       check: key === 'maxConnections' ? wholeNumber(1, MAX_CONNECTIONS) : wholeNumber(0, MAX_TIMEOUT_MS),
     }),
   ),
+  { path: 'webhooks', flag: '--webhooks', env: 'IPOKIT_WEBHOOKS', fromText: booleanText, fromJson: same, check: isBoolean },
+  { path: 'allowInsecureWebhooks', flag: '--allow-insecure-webhooks', env: 'IPOKIT_ALLOW_INSECURE_WEBHOOKS', fromText: booleanText, fromJson: same, check: isBoolean },
+  { path: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'IPOKIT_WEBHOOK_CONCURRENCY', fromText: digits, fromJson: same, check: wholeNumber(1, MAX_WEBHOOK_CONCURRENCY) },
 ];
 const LEAF = new Map(LEAVES.map((leaf) => [leaf.path, leaf]));
 
@@ -396,6 +412,9 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     keyCacheTtlMs: router.keyCacheTtlMs,
     limiterFailOpen: router.limiterFailOpen,
     connections,
+    webhooks: value('webhooks', true),
+    allowInsecureWebhooks: value('allowInsecureWebhooks', false),
+    webhookConcurrency: value('webhookConcurrency', DEFAULT_WEBHOOK_CONCURRENCY),
   };
 }
 
@@ -475,6 +494,10 @@ export const SETTINGS_FLAGS = {
   'keep-alive-timeout-ms': { type: 'string' },
   'idle-timeout-ms': { type: 'string' },
   'max-connections': { type: 'string' },
+  webhooks: { type: 'boolean' },
+  'no-webhooks': { type: 'boolean' },
+  'allow-insecure-webhooks': { type: 'boolean' },
+  'webhook-concurrency': { type: 'string' },
 } as const;
 
 /**
@@ -520,4 +543,41 @@ export function settingsFlags(values: Readonly<Record<string, string | boolean |
 function strings(value: string | boolean | Array<string | boolean> | undefined): string[] {
   if (value === undefined || typeof value === 'boolean') return [];
   return (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string');
+}
+
+/**
+ * The settings in force: `flags`, else the environment (`PORT`, `HOST`, `IPOKIT_*`), else
+ * the config file (`--config FILE`, else `IPOKIT_CONFIG`), else the defaults. A value the
+ * rules refuse is a usage error (`CliError`); a config file with problems throws a
+ * {@link ConfigFileError} listing them (see {@link reportConfigProblems}).
+ *
+ * @example
+ * ```ts
+ * const settings = await loadSettings(values.config, settingsFlags(values), io);
+ * ```
+ */
+export async function loadSettings(config: string | undefined, flags: readonly FlagValue[], io: CliIo): Promise<ServeSettings> {
+  if (config === '') throw new CliError('--config must not be empty');
+  const name = config ?? (io.env.IPOKIT_CONFIG || undefined);
+  const file = name === undefined ? undefined : await readConfigFile(name, io.cwd);
+  return resolveSettings({ flags, env: io.env, ...(file === undefined ? {} : { file }) });
+}
+
+/**
+ * Reports a config file with problems, each on its own line, and resolves to 2; any other
+ * error is thrown again, for the caller to report.
+ *
+ * @example
+ * ```ts
+ * try { settings = await loadSettings(...); } catch (err) { return reportConfigProblems(err, 'ipokit worker: config file', 'nothing was started', io); }
+ * // ipokit worker: config file bad.json has 2 problems; nothing was started:
+ * //   port: must be a whole number from 0 to 65535, got -1
+ * //   ...
+ * ```
+ */
+export function reportConfigProblems(err: unknown, who: string, outcome: string, io: CliIo): number {
+  if (!(err instanceof ConfigFileError)) throw err;
+  io.stderr.write(`${who} ${err.file} has ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}; ${outcome}:\n`);
+  for (const line of err.problems) io.stderr.write(`  ${line.replace(/\r?\n/g, ' ')}\n`);
+  return 2;
 }

@@ -2,7 +2,8 @@
  * How database commands find their database: `DATABASE_URL` (or the `openDatabase` a test
  * passes in `CliIo`) and the schema (`--schema`, else `IPOKIT_SCHEMA`, else `ipokit`).
  */
-import { DEFAULT_SCHEMA, type PostgresClient } from '@ipokit/storage-postgres';
+import type { Store, WebhookStore } from '@ipokit/core';
+import { DEFAULT_SCHEMA, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
 import pg from 'pg';
 import { CliError, type CliIo } from './io.js';
 import { describeCause } from './report.js';
@@ -113,6 +114,20 @@ export async function withDatabase<T>(io: CliIo, schema: string, fn: (db: Opened
   } finally {
     await db.close();
   }
+}
+
+/**
+ * The PostgreSQL store of a database: IPOs, accounts and keys, rate limits, and webhook
+ * endpoints with their deliveries. Close it (`store.close()`) before the database.
+ *
+ * @example
+ * ```ts
+ * const store = storeOf(db);
+ * await listWebhooks(store, { accountId });
+ * ```
+ */
+export function storeOf(db: { client: PostgresClient; schema: string }): Store & WebhookStore {
+  return postgresStore({ client: db.client, schema: db.schema });
 }
 
 /**

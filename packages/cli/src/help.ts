@@ -25,9 +25,11 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
                     [--max-url-length N] [--store-timeout-ms N] [--key-cache-ttl-ms N]
                     [--limiter-fail-open | --no-limiter-fail-open] [--drain-ms N]
                     [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
-                    [--idle-timeout-ms N] [--max-connections N]`,
+                    [--idle-timeout-ms N] [--max-connections N]
+                    [--webhooks | --no-webhooks] [--allow-insecure-webhooks] [--webhook-concurrency N]`,
     details: `Serves the API at /ipos (or --mount), with Express (default) or Koa, its OpenAPI document
-at /ipos/-/openapi.json, and health checks at /healthz and /readyz.
+at /ipos/-/openapi.json, and health checks at /healthz and /readyz; and delivers the
+store's webhooks from the same process, as 'ipokit worker' does, unless --no-webhooks.
 
 Without DATABASE_URL it serves from memory: the generated demo dataset, or --dataset FILE,
 with one demo account and key per plan (printed, with curl lines to try).
@@ -99,6 +101,15 @@ hold every file descriptor (times in milliseconds; 0 turns a timeout off):
                              that is lower)
 The banner prints the limits in force.
 
+Webhooks (see 'ipokit webhooks --help' and 'ipokit worker --help'):
+  --webhooks, --no-webhooks    deliver webhooks from this process: a worker beside the
+                               server (IPOKIT_WEBHOOKS; default on). Off, run
+                               'ipokit worker' on the same database instead
+  --allow-insecure-webhooks    also send to http: URLs, for local receivers and tests
+                               (IPOKIT_ALLOW_INSECURE_WEBHOOKS; default off: https: only)
+  --webhook-concurrency N      delivery attempts in flight at once, 1 to 1000
+                               (IPOKIT_WEBHOOK_CONCURRENCY; default 64)
+
 The config file holds the same settings by name, e.g.
   {"port": 8080, "host": "0.0.0.0", "mount": "/ipos", "trustProxy": 1, "log": "json",
    "openapi": true, "limits": {"free": {"perMinute": 10}, "keyless": {"perMinute": "off"}},
@@ -116,7 +127,8 @@ The target's secret-like query values (key, token, password, ...) are logged as 
 x-api-key header never is. ACCOUNT is the account of the request's valid key.
 
 On SIGTERM or Ctrl-C it stops accepting connections, finishes the requests under way and
-exits; connections still open after --drain-ms are cut.
+exits; connections still open after --drain-ms are cut. The webhook worker stops claiming
+deliveries and finishes its attempts under way (each within 15 s) meanwhile.
 
 Example:
   DATABASE_URL=postgres://localhost/ipos ipokit serve --framework koa --port 8080 --config ipokit.config.json`,
@@ -206,6 +218,76 @@ Examples:
   ipokit keys create --account "$ACCOUNT" --label "trial" --expires 30d
   NEW_KEY=$(ipokit keys rotate "$KEY_ID" --overlap 1h --quiet)`,
   },
+  webhooks: {
+    usage: `Usage: ipokit webhooks create --account ID --url URL --events TYPES [--description TEXT] [--json | --quiet] [--schema S]
+       ipokit webhooks list --account ID [--json | --quiet] [--schema S]
+       ipokit webhooks delete ID [--schema S]
+       ipokit webhooks deliveries ID [--limit N] [--before DELIVERY_ID] [--json] [--schema S]
+       ipokit webhooks replay WEBHOOK_ID DELIVERY_ID [--json | --quiet] [--schema S]`,
+    details: `Creates, lists and deletes an account's webhook endpoints, lists their deliveries and
+sends one again. An endpoint gets a signed POST (Standard Webhooks: webhook-id,
+webhook-timestamp, webhook-signature) for each event of the types it takes:
+  ipo.created, ipo.updated, ipo.deleted   an IPO was added, changed or removed
+  ipo.status_changed                      an IPO's status changed (by an import, or at an
+                                          IST midnight as its dates pass)
+  gmp.snapshot                            a GMP snapshot was added or changed
+A worker sends them ('ipokit worker', or 'ipokit serve' unless --no-webhooks); an attempt
+that fails is retried 7 times over about 28 hours, and an endpoint failing for 5 days is
+disabled.
+
+create makes an endpoint (on the pro plan only) and prints its signing secret: the only time
+  it is shown. The receiver checks each delivery's signature with it.
+list prints each endpoint's id, URL, event types, state (enabled, or disabled since when it
+  was disabled), when it was created and its description. Never the secret.
+delete removes an endpoint and its deliveries: nothing more is sent to it.
+deliveries prints an endpoint's deliveries, newest first: the event, its type, the state
+  (pending, delivered, or failed once out of retries), the attempts made, the last HTTP
+  status, when the next attempt is due and the last error.
+replay sends a delivery's event to its endpoint again, as a new delivery due now, with the
+  same webhook-id (so the receiver can tell it is a repeat).
+
+Options:
+  --account ID       the account (its id, from 'ipokit accounts create')
+  --url URL          create: where to send, an absolute https: URL (http: is sent to only by
+                     a worker run with --allow-insecure-webhooks)
+  --events TYPES     create: all, or a comma-separated list of the types above
+  --description TEXT
+                     create: what the endpoint is for, at most 200 characters
+  --limit N          deliveries: at most N, 1 to 100 (default 20)
+  --before ID        deliveries: those older than this delivery (the last one of the page before)
+  --json             print JSON (create: the endpoint with its secret)
+  --quiet, -q        create: print only the secret; list: only the ids; replay: the new delivery's id
+${DATABASE_OPTIONS}
+
+Examples:
+  SECRET=$(ipokit webhooks create --account "$ACCOUNT" --url https://example.com/hooks/ipo --events all --quiet)
+  ipokit webhooks create --account "$ACCOUNT" --url https://example.com/hooks/gmp --events gmp.snapshot,ipo.status_changed
+  ipokit webhooks deliveries "$WEBHOOK" --limit 5
+  ipokit webhooks replay "$WEBHOOK" "$DELIVERY"`,
+  },
+  worker: {
+    usage: 'Usage: ipokit worker [--allow-insecure-webhooks] [--concurrency N] [--config FILE] [--schema S]',
+    details: `Delivers the database's webhooks (see 'ipokit webhooks --help') until SIGTERM or Ctrl-C,
+then finishes the attempts under way (each within 15 s), records them and exits. It
+migrates the schema first, as 'ipokit serve' does.
+
+'ipokit serve' runs the same worker in its own process unless --no-webhooks. Any number of
+workers and servers may share a database: each attempt is made by one of them, and one
+whose process died is made again when its lease (a minute) runs out.
+
+Options:
+  --allow-insecure-webhooks
+                     also send to http: URLs, for local receivers and tests
+                     (IPOKIT_ALLOW_INSECURE_WEBHOOKS; default off: https: only)
+  --concurrency N    attempts in flight at once, 1 to 1000, at most 4 of them to one
+                     endpoint (IPOKIT_WEBHOOK_CONCURRENCY; default 64)
+  --config FILE      the config file of 'ipokit serve' (IPOKIT_CONFIG): its
+                     allowInsecureWebhooks and webhookConcurrency
+${DATABASE_OPTIONS}
+
+Example:
+  DATABASE_URL=postgres://localhost/ipos ipokit worker --concurrency 16`,
+  },
   usage: {
     usage: 'Usage: ipokit usage --account ID [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--key KEY_ID] [--json] [--schema S]',
     details: `Prints an account's usage: per IST day, key and route (list, ipo, gmp), the requests
@@ -245,11 +327,13 @@ export const MAIN_HELP = `ipokit: Indian IPO data and GMP timeseries as a REST/J
 Usage: ipokit <command> [options]
 
 Commands:
-  serve       serve the API (from memory, or from PostgreSQL when DATABASE_URL is set)
+  serve       serve the API (from memory, or from PostgreSQL when DATABASE_URL is set), and deliver webhooks
   migrate     create or upgrade the tables in PostgreSQL
   import      import a dataset JSON file into PostgreSQL (streamed, all or nothing)
   accounts    create an account, change its plan, list and show them (accounts create | update | list | show)
   keys        create, rotate, list and revoke API keys (keys create | rotate | list | revoke)
+  webhooks    webhook endpoints and their deliveries (webhooks create | list | delete | deliveries | replay)
+  worker      deliver the webhooks (PostgreSQL), until stopped
   usage       an account's requests per IST day, key and route, admitted and refused
   demo-data   write the generated demo dataset as JSON
 
@@ -260,7 +344,7 @@ Options:
 Environment:
   DATABASE_URL    postgres://user:password@host:5432/database, for the PostgreSQL commands
   IPOKIT_SCHEMA   the PostgreSQL schema (default ipokit); --schema overrides it
-  PORT, HOST, IPOKIT_*   serve's settings: see 'ipokit serve --help'
+  PORT, HOST, IPOKIT_*   serve's and worker's settings: see 'ipokit serve --help'
 
 Exit codes: 0 done, 1 failed (bad data, database, a refused change), 2 bad usage.`;
 

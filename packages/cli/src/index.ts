@@ -1,6 +1,6 @@
 /**
- * @ipokit/cli: the `ipokit` command (`serve`, `migrate`, `import`, `accounts`, `keys`,
- * `demo-data`), callable in-process with {@link runCli}.
+ * @ipokit/cli: the `ipokit` command (`serve`, `worker`, `migrate`, `import`, `accounts`,
+ * `keys`, `webhooks`, `usage`, `demo-data`), callable in-process with {@link runCli}.
  */
 import pkg from '../package.json' with { type: 'json' };
 import { accountsCommand } from './accounts.js';
@@ -13,11 +13,14 @@ import { migrateCommand } from './migrate.js';
 import { reportError } from './report.js';
 import { serveCommand } from './serve.js';
 import { usageCommand } from './usage.js';
+import { webhooksCommand } from './webhooks.js';
+import { workerCommand } from './worker.js';
 
 export { CliError, type CliIo, type Command } from './io.js';
 export { processIo } from './process-io.js';
 export { reportError, type ReportContext } from './report.js';
 export { serve, type ServeOptions } from './serve.js';
+export type { WorkerSettings } from './worker.js';
 export { DEMO_USAGE, runDemo } from './demo.js';
 export type { ConnectionLimits } from './connection-limits.js';
 export {
@@ -55,6 +58,8 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   import: importCommand,
   accounts: accountsCommand,
   keys: keysCommand,
+  webhooks: webhooksCommand,
+  worker: workerCommand,
   usage: usageCommand,
   'demo-data': demoDataCommand,
 };
@@ -62,6 +67,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   accounts: ['create', 'update'],
   keys: ['create', 'rotate', 'list', 'revoke'],
+  webhooks: ['create', 'list', 'delete', 'deliveries', 'replay'],
 };
 
 /**

@@ -21,9 +21,10 @@ export interface CliIo {
    */
   openDatabase?: () => Promise<{ client: PostgresClient; close: () => Promise<void> }>;
   /**
-   * Stops long-running commands (`serve`): when it aborts, the server stops accepting
-   * connections, finishes the requests under way and the command resolves. `bin.ts` aborts
-   * it on SIGTERM and SIGINT; absent, `serve` runs until the process ends.
+   * Stops long-running commands (`serve`, `worker`): when it aborts, the server stops
+   * accepting connections, the webhook worker stops claiming deliveries, the requests and
+   * delivery attempts under way finish and the command resolves. `bin.ts` aborts it on
+   * SIGTERM and SIGINT; absent, they run until the process ends.
    */
   signal?: AbortSignal;
 }
@@ -40,4 +41,20 @@ export class CliError extends Error {
     this.name = 'CliError';
     this.exitCode = exitCode;
   }
+}
+
+/**
+ * Resolves when the signal aborts; never without one (the process ends the command).
+ *
+ * @example
+ * ```ts
+ * await stopped(io.signal); // SIGTERM or Ctrl-C (bin.ts aborts it)
+ * ```
+ */
+export function stopped(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal === undefined) return;
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

@@ -12,8 +12,9 @@ import { capture, openCliTestDatabase, type CliTestDatabase } from './test-helpe
 // what the server answers: the framework, the address, the mount path, the proxies trusted,
 // the access log, the drain time, the OpenAPI document, every limit, the list page cap, the
 // GMP preview, the GMP bucket cap, the URL cap, the store timeout, the key cache, the
-// limiter failing open, and the connection limits. On PostgreSQL (PGlite, or the real one
-// of DATABASE_URL) through a client whose queries the test can slow down or break.
+// limiter failing open, the connection limits and the webhook worker. On PostgreSQL
+// (PGlite, or the real one of DATABASE_URL) through a client whose queries the test can
+// slow down or break.
 
 const ORBIT = {
   ipos: [{ id: '2026000001', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', slug: 'orbit-aerospace-ipo', type: 'EQ', exchanges: ['nse'], startDate: '2026-11-20', endDate: '2099-11-24' }],
@@ -39,6 +40,10 @@ const FULL = {
   keyCacheTtlMs: 0,
   limiterFailOpen: true,
   connections: { headersTimeoutMs: 4000, requestTimeoutMs: 5000, keepAliveTimeoutMs: 1500, idleTimeoutMs: 6000, maxConnections: 50 },
+  // off here: a worker's queries would compete with the server's on PGlite's one connection
+  webhooks: false,
+  allowInsecureWebhooks: true,
+  webhookConcurrency: 8,
 };
 
 let dir: string;
@@ -128,6 +133,8 @@ describe('ipokit serve --config with every setting', () => {
       expect(stdout.split('\n')[1]).toBe('Connections: at most 50, each closed after 6 s without traffic; timeouts: headers 4 s, request 5 s, keep-alive 1500 ms.');
       expect(stdout).toContain('Access log: a JSON object per request on stdout; client addresses from X-Forwarded-For, 1 proxy in front.');
       expect(stdout).toContain('OpenAPI document: off (--openapi turns it on)');
+      // webhooks false
+      expect(stdout).toContain("\nWebhooks: off (--webhooks turns them on): run 'ipokit worker' to deliver them.\n");
       expect(stdout).toContain('API keys (shown once; limits: free 2 requests/min, GMP 1/min; paid 4 requests/min, GMP 1/min; pro 40 requests/min + 100/IST day, GMP 20/min):');
       const keys = keysOf(stdout);
       const api = `${serving.root}/api/v1/ipos`;
@@ -203,10 +210,12 @@ describe('ipokit serve --config with every setting', () => {
     expect(serving.stderr()).toContain('Stopping: finishing the requests under way (connections still open after 700 ms are cut).');
   }, 120_000);
 
-  it('lets a flag override the file: --openapi, Express, and trust proxy there too', async () => {
-    const serving = await startServe(['--config', 'full.json', '--dataset', 'orbit.json', '--openapi', '--framework', 'express', '--host', '127.0.0.1', '--log', 'off']);
+  it('lets a flag override the file: --openapi, Express, --webhooks, and trust proxy there too', async () => {
+    const serving = await startServe(['--config', 'full.json', '--dataset', 'orbit.json', '--openapi', '--framework', 'express', '--host', '127.0.0.1', '--log', 'off', '--webhooks']);
     try {
       expect(serving.stdout()).toMatch(/ with Express at http:\/\/localhost:\d+\/api\/v1\/ipos\n/);
+      // allowInsecureWebhooks and webhookConcurrency, from the file
+      expect(serving.stdout()).toContain('\nWebhooks: delivered from this process, up to 8 attempts at once, to http: and https: URLs (--allow-insecure-webhooks).\n');
       const api = `${serving.root}/api/v1/ipos`;
       const doc = await get(`${api}/-/openapi.json`);
       expect(doc.status).toBe(200);

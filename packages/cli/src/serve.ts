@@ -11,10 +11,9 @@ import { resolveOptions, type LimitSettings } from '@ipokit/core';
 import { formatAccessLog } from './access-log.js';
 import { integer, parseOrThrow, takePositionals } from './args.js';
 import {
-  ConfigFileError,
   HEALTH_PATHS,
-  readConfigFile,
-  resolveSettings,
+  loadSettings,
+  reportConfigProblems,
   routerOptionsOf,
   settingsFlags,
   settingsJson,
@@ -25,8 +24,9 @@ import {
 } from './config.js';
 import { openFilesLimit, openFilesWarning, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { hasDatabase, openDatabase, schemaOf, type OpenedDatabase } from './database.js';
-import { CliError, type CliIo, type Command } from './io.js';
+import { CliError, stopped, type CliIo, type Command } from './io.js';
 import { startServer, type RunningServer, type ServerRouterOptions } from './server.js';
+import { workerOptions, workerText, type WorkerSettings } from './worker.js';
 
 /** Options of {@link serve}. */
 export interface ServeOptions {
@@ -60,6 +60,8 @@ export interface ServeOptions {
   router?: ServerRouterOptions;
   /** The access log on stdout: a text line per request (the default), a JSON object per line, or none. */
   log?: LogFormat;
+  /** Deliver the store's webhooks from this process too: a worker with these settings. Absent or false: no worker. */
+  webhooks?: WorkerSettings | false;
 }
 
 /**
@@ -102,10 +104,13 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     ...(options.router === undefined ? {} : { router: options.router }),
     ...(log === 'off' ? {} : { accessLog: (entry) => void io.stdout.write(`${formatAccessLog(entry, log)}\n`) }),
+    ...(options.webhooks ? { webhookWorker: workerOptions(options.webhooks, io) } : {}),
   });
   printBanner(running, options, title, opened, io);
   await stopped(io.signal);
-  io.stderr.write(`Stopping: finishing the requests under way (connections still open after ${options.drainMs} ms are cut).\n`);
+  io.stderr.write(
+    `Stopping: finishing the requests under way (connections still open after ${options.drainMs} ms are cut).${running.worker === null ? '' : ' Webhook attempts under way finish too.'}\n`,
+  );
   await drain(running, options.drainMs);
   return 0;
 }
@@ -158,17 +163,11 @@ export async function runServe(argv: readonly string[], io: CliIo, profile: Serv
   );
   takePositionals(positionals, []);
   if (values.dataset === '') throw new CliError('--dataset must not be empty');
-  if (values.config === '') throw new CliError('--config must not be empty');
-  const configFile = values.config ?? (io.env.IPOKIT_CONFIG || undefined);
   let settings: ServeSettings;
   try {
-    const file = configFile === undefined ? undefined : await readConfigFile(configFile, io.cwd);
-    settings = resolveSettings({ flags: settingsFlags(values), env: io.env, ...(file === undefined ? {} : { file }) });
+    settings = await loadSettings(values.config, settingsFlags(values), io);
   } catch (err) {
-    if (!(err instanceof ConfigFileError)) throw err;
-    io.stderr.write(`${profile.who}: config file ${err.file} has ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}; nothing was served:\n`);
-    for (const line of err.problems) io.stderr.write(`  ${line.replace(/\r?\n/g, ' ')}\n`);
-    return 2;
+    return reportConfigProblems(err, `${profile.who}: config file`, 'nothing was served', io);
   }
   if (values['print-config'] === true) {
     io.stdout.write(settingsJson(settings));
@@ -188,6 +187,7 @@ export async function runServe(argv: readonly string[], io: CliIo, profile: Serv
       demoKeys: profile.demoKeys === true || values['demo-keys'] === true,
       drainMs: settings.drainMs,
       connectionLimits: settings.connections,
+      webhooks: settings.webhooks ? { allowInsecure: settings.allowInsecureWebhooks, concurrency: settings.webhookConcurrency } : false,
       ...(profile.title === undefined ? {} : { title: profile.title }),
       ...(profile.seedEmptyDatabase === undefined ? {} : { seedEmptyDatabase: profile.seedEmptyDatabase }),
       ...(datasetFile === undefined ? {} : { datasetFile }),
@@ -225,6 +225,8 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   const proxies = options.trustProxy ?? 0;
   const addresses = proxies === 0 ? 'client addresses from the connection' : `client addresses from X-Forwarded-For, ${proxies} prox${proxies === 1 ? 'y' : 'ies'} in front`;
   out(`Access log: ${log === 'off' ? 'off' : `${log === 'json' ? 'a JSON object' : 'a line'} per request on stdout`}; ${addresses}.`);
+  if (options.webhooks) out(`Webhooks: delivered from this process, ${workerText(options.webhooks)}.`);
+  else out(`Webhooks: off (--webhooks turns them on)${db === undefined ? '' : ": run 'ipokit worker' to deliver them"}.`);
   if (db !== undefined && running.ipoCount === 0) io.stderr.write("The database holds no IPO yet: load a dataset with 'ipokit import <file>' (or serve --dataset <file>).\n");
   out();
   if (running.keys !== null) {
@@ -264,15 +266,6 @@ function limitsLine({ server }: RunningServer): string {
   return `Connections: at most ${server.maxConnections}, ${idle}; timeouts: headers ${time(server.headersTimeout)}, request ${time(server.requestTimeout)}, keep-alive ${time(server.keepAliveTimeout)}.`;
 }
 
-/** Resolves when the signal aborts; never without one (the process ends the server). */
-function stopped(signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal === undefined) return;
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
 /**
  * Stops accepting connections; requests under way finish, keep-alive connections close as
  * soon as they are idle. Connections still open after `drainMs` (a stuck client, one that
@@ -280,6 +273,8 @@ function stopped(signal: AbortSignal | undefined): Promise<void> {
  */
 async function drain(running: RunningServer, drainMs: number): Promise<void> {
   const { server } = running;
+  // The webhook worker stops claiming now and finishes its attempts meanwhile.
+  const delivering = running.worker?.stop();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const idle = setInterval(() => server.closeIdleConnections(), 100);
@@ -290,5 +285,6 @@ async function drain(running: RunningServer, drainMs: number): Promise<void> {
     clearInterval(idle);
     clearTimeout(cut);
   }
+  await delivering;
   await running.close();
 }

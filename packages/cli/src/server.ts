@@ -2,7 +2,8 @@
  * The server behind `ipokit serve` and the demo's `npm start`: a store (memory, or
  * PostgreSQL on a client it is given), optionally one demo account and key per plan, the
  * router mounted at /ipos (or another mount path) with Express or Koa, the health checks
- * at /healthz and /readyz, and optionally an access log line per request.
+ * at /healthz and /readyz, optionally an access log line per request, and optionally a
+ * webhook worker delivering the store's events from the same process.
  */
 import { createServer, type Server } from 'node:http';
 import express from 'express';
@@ -20,18 +21,23 @@ import {
   type IpoRouterOptions,
   type Plan,
   type Store,
+  type WebhookStore,
+  type WebhookWorker,
+  type WebhookWorkerOptions,
 } from '@ipokit/core';
 import { accountRouter, ipoRouter } from '@ipokit/express';
 import { accountRouter as koaAccountRouter, ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
-import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
+import { migrate, type PostgresClient } from '@ipokit/storage-postgres';
 import { observeAccounts, requestRecords, withAccessLog, type AccessLogEntry, type RequestListener } from './access-log.js';
 import { DEFAULT_MOUNT, HEALTH_PATHS, MAX_TRUST_PROXY, mountProblem } from './config.js';
 import { applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
+import { storeOf } from './database.js';
 import { readDatasetJson } from './dataset-file.js';
 import { generateDataset } from './generate.js';
 import { healthChecks, type HealthAnswer } from './health.js';
 import { CliError } from './io.js';
+import { startNodeWorker } from './worker.js';
 
 /** One demo key per plan (the pro account has the GMP add-on). */
 export type DemoKeys = Record<Plan, string>;
@@ -82,6 +88,13 @@ export interface ServerOptions {
   router?: ServerRouterOptions;
   /** Receives one entry per request, once its response is done. Default: no access log. */
   accessLog?: (entry: AccessLogEntry) => void;
+  /**
+   * Deliver the store's webhooks from this process: a worker (`startWebhookWorker` of
+   * `@ipokit/core`, with these options and the clock above; by default on Node's HTTP
+   * clients, `nodeWebhookTransport`) runs beside the server until
+   * {@link RunningServer.close}. Default: no worker.
+   */
+  webhookWorker?: Omit<WebhookWorkerOptions, 'now'>;
 }
 
 /** The router options {@link startServer} takes: all but the clock and the error sink, which it has as its own options. */
@@ -124,7 +137,9 @@ export interface RunningServer {
   ipoCount: number;
   /** Curl lines that work as pasted (with `$KEY` for the key when no demo key was made): a list, and one IPO and its GMP series when some IPO has GMP data. */
   curls: string[];
-  /** Stops listening (if still listening) and frees the store and the database. */
+  /** The webhook worker, when {@link ServerOptions.webhookWorker} asked for one; `stop()` drains it (more than once is fine). */
+  worker: WebhookWorker | null;
+  /** Stops listening (if still listening) and the webhook worker (its attempts under way finish), and frees the store and the database. */
   close(): Promise<void>;
 }
 
@@ -163,7 +178,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
   };
 
-  let store: Store | undefined;
+  let store: (Store & WebhookStore) | undefined;
+  let worker: WebhookWorker | null = null;
   let source: RunningServer['source'];
   let ipoCount: number;
   let keys: DemoKeys | null = null;
@@ -184,7 +200,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     } else {
       const { client, schema } = database;
       await migrate(client, { schema });
-      store = postgresStore({ client, schema });
+      store = storeOf(database);
       if (options.datasetFile !== undefined) {
         await fromFile(store, options.datasetFile);
         source = 'file';
@@ -200,8 +216,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ({ keys, accounts: demoAccounts } = await createDemoKeys(store, database === undefined ? undefined : (name) => findAccountByName(database.client, database.schema, name)));
     }
     sample = await pickSample(store, now());
+    if (options.webhookWorker !== undefined) worker = startNodeWorker(store, { ...options.webhookWorker, now });
     server = await listen(handlerFor(store, { ...options, mount, now, demoAccounts }), options.port, options.host ?? '127.0.0.1', options.connectionLimits);
   } catch (err) {
+    await worker?.stop().catch(() => undefined);
     await release().catch(() => undefined);
     throw err;
   }
@@ -226,8 +244,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     source,
     ipoCount,
     curls,
+    worker,
     close: async () => {
-      if (listening.listening) await new Promise<void>((resolve, reject) => listening.close((err) => (err ? reject(err) : resolve())));
+      const drained = worker?.stop();
+      try {
+        if (listening.listening) await new Promise<void>((resolve, reject) => listening.close((err) => (err ? reject(err) : resolve())));
+      } finally {
+        await drained;
+      }
       await release();
     },
   };
