@@ -3,7 +3,7 @@
  * BENCHMARKS.md with the machine, the versions, the date and the exact commands.
  *
  *   npm run bench                      # HTTP, core, PostgreSQL, limiters and full stack (DATABASE_URL or 127.0.0.1:5432, REDIS_URL or 127.0.0.1:6379)
- *   npm run bench -- --only http,core  # a part of it (http, core, postgres, limiter, quotas, full-stack)
+ *   npm run bench -- --only http,core  # a part of it (http, core, postgres, limiter, quotas, webhooks, full-stack)
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { formatRows, type BenchRow } from './rows.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');
-const ALL_PARTS = ['http', 'core', 'postgres', 'limiter', 'quotas', 'full-stack'];
+const ALL_PARTS = ['http', 'core', 'postgres', 'limiter', 'quotas', 'webhooks', 'full-stack'];
 const parts = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ALL_PARTS);
 const started = new Date();
 
@@ -58,6 +58,14 @@ if (parts.has('quotas')) {
     title: 'Quotas: three windows against one, a hot account on PostgreSQL, usage counting',
     command: 'DATABASE_URL=... REDIS_URL=... node --conditions=source --import tsx bench/quotas.ts',
     rows: await runQuotasBench(),
+  });
+}
+if (parts.has('webhooks')) {
+  const { runWebhooksBench } = await import('./webhooks.js');
+  done({
+    title: 'Webhooks: deliveries per second, commit to first attempt, event recording on an import',
+    command: 'DATABASE_URL=... node --conditions=source --import tsx bench/webhooks.ts',
+    rows: await runWebhooksBench(),
   });
 }
 if (parts.has('full-stack')) {
