@@ -21,17 +21,25 @@ export const KEY_PREFIX_LENGTH = 12;
  */
 export function randomBase62(length: number): string {
   let out = '';
-  // getRandomValues fills at most 65,536 bytes a call; a few spare bytes make a refill rare
-  const bytes = new Uint8Array(Math.min(length + 16, 65_536));
   while (out.length < length) {
-    crypto.getRandomValues(bytes);
-    for (let i = 0; i < bytes.length && out.length < length; i++) {
-      // Bytes from 248 (4 x 62) up are dropped: kept, they would make the first 8 characters likelier.
-      if (bytes[i]! < 248) out += BASE62[bytes[i]! % 62];
+    if (poolAt === POOL_BYTES) {
+      crypto.getRandomValues(pool);
+      poolAt = 0;
     }
+    const byte = pool[poolAt]!;
+    // Each byte is used once, then forgotten.
+    pool[poolAt++] = 0;
+    // Bytes from 248 (4 x 62) up are dropped: kept, they would make the first 8 characters likelier.
+    if (byte < 248) out += BASE62[byte % 62];
   }
   return out;
 }
+
+// Random bytes are drawn from the CSPRNG 4 KB at a time: one call per id cost more than the
+// rest of recording an event (an import records one per snapshot), and the bytes are as random.
+const POOL_BYTES = 4_096;
+const pool = new Uint8Array(POOL_BYTES);
+let poolAt = POOL_BYTES;
 
 /**
  * A new API key: `ipk_` and 32 base62 characters (about 190 bits).
