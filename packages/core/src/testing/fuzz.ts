@@ -1123,6 +1123,8 @@ async function violationOf(ctx: PhaseContext, found: Found, seed: number, errors
     shown,
     '--- response',
     response,
+    // What the router reported meanwhile (the cause of a 500 is only there).
+    ...(errors.length === 0 ? [] : ['--- onError (the last of ' + errors.length + ')', errorText(errors[errors.length - 1]), String((errors[errors.length - 1] as Error)?.stack ?? '').split('\n').slice(0, 8).join('\n')]),
     `--- reproduce with seed ${seed}`,
   ].join('\n');
   return new FuzzViolation(message, problems, text, response, seed, position, reproduced);
