@@ -8,6 +8,7 @@
  * import is found half written.
  *
  *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24] [--stall-seconds 10] [--stall-rate 150] [--redis-cycles 4]
+ *                     [--webhook-cycles 3] [--only webhooks]
  *
  * Then a stall: another session locks the IPO table for `--stall-seconds` while requests
  * keep coming at `--stall-rate` a second whatever the answers (the apps shed load beyond
@@ -22,12 +23,24 @@
  * down), the open one only 200, and both must recover by themselves, their limits landing in
  * the new Redis. Without redis-server on the machine this phase is skipped with one line.
  *
+ * Then webhooks (docs/spec.md#webhooks): two webhook worker processes
+ * (packages/storage-postgres/src/webhook-worker-app.ts, each with its own pg.Pool) deliver
+ * to a local receiver with two endpoints the `ipo.created` events of small imports made
+ * here without pause, while, `--webhook-cycles` times, a worker is killed with kill -9 in
+ * the middle of attempts and replaced, and the database is stopped and started again. Then
+ * the imports stop and the workers drain (bounded), and it fails unless every event of every
+ * import that committed reached both endpoints at least once, no delivery failed or is left
+ * pending, an import refused by an outage left no event, and no worker ended but those
+ * killed (an unhandled rejection ends one). `--webhook-cycles 0` skips this phase, `--only
+ * webhooks` runs it alone.
+ *
  * `restart` (the default when PostgreSQL's binaries are installed) runs a throwaway cluster
  * and stops it for real (`pg_ctl stop`, alternating `-m immediate`, a crash, and `-m fast`);
  * `proxy` puts a TCP proxy before DATABASE_URL and cuts every connection through it.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +48,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { importDataset } from '@ipokit/core';
+import { createAccount, createWebhook, importDataset, isIpokitError } from '@ipokit/core';
 import { FIXTURE_NOW, IPO_IDS, seedFixture } from '@ipokit/core/testing';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 // The storage package's test proxy (not published), by path.
@@ -43,6 +56,8 @@ import { cuttableProxy } from '../packages/storage-postgres/src/test-proxy.js';
 // The Redis package's throwaway server (not published), by path.
 import { redisServerPath, throwawayRedis } from '../packages/limiter-redis/src/test-redis.js';
 import type { FaultAppStats } from './faults-app.js';
+// The storage package's webhook worker process (not published), by path.
+import type { WorkerAppStats } from '../packages/storage-postgres/src/webhook-worker-app.js';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
@@ -53,6 +68,9 @@ const SNAPSHOTS_PER_IMPORT = 25;
 const STALL_SECONDS = Number(args.get('stall-seconds') ?? 10);
 const STALL_RATE = Number(args.get('stall-rate') ?? 150);
 const REDIS_CYCLES = Number(args.get('redis-cycles') ?? 4);
+const WEBHOOK_CYCLES = Number(args.get('webhook-cycles') ?? 3);
+/** `--only webhooks`: the webhooks phase alone. */
+const ONLY = args.get('only');
 /** What an app's own timeout middleware answers (scripts/faults-app.ts). */
 const ANSWERED_FIRST = 'answered first by the app';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -199,9 +217,46 @@ async function main(): Promise<void> {
   const mode = args.get('mode') ?? (bin !== null ? 'restart' : 'proxy');
   if (mode === 'restart' && bin === null) throw new Error('--mode restart needs PostgreSQL installed (/usr/lib/postgresql/*/bin)');
   if (mode === 'proxy' && !process.env.DATABASE_URL) throw new Error('--mode proxy needs DATABASE_URL');
+  if (ONLY !== undefined && ONLY !== 'webhooks') throw new Error(`--only takes webhooks, got ${JSON.stringify(ONLY)}`);
   const db = mode === 'restart' ? await throwawayCluster(bin!) : await proxiedServer(process.env.DATABASE_URL!);
-  console.log(`faults: ${db.describe}; ${CYCLES} cycles, ${WORKERS} concurrent clients over Express and Koa`);
+  const problems: string[] = [];
+  const lines: string[] = [];
+  try {
+    if (ONLY === undefined) {
+      console.log(`faults: ${db.describe}; ${CYCLES} cycles, ${WORKERS} concurrent clients over Express and Koa`);
+      const service = await serviceOutages(db, mode);
+      problems.push(...service.problems);
+      lines.push(...service.lines);
+    } else console.log(`faults: ${db.describe}; the webhooks phase only`);
+    if (WEBHOOK_CYCLES > 0) {
+      const webhooks = await webhookOutages(db, mode);
+      problems.push(...webhooks.problems);
+      lines.push(...webhooks.lines);
+    } else lines.push('webhooks:           skipped (--webhook-cycles 0)');
+  } finally {
+    await db.close();
+  }
 
+  console.log('');
+  for (const line of lines) console.log(line);
+  if (problems.length > 0) {
+    console.log(`\nFAILED:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+    process.exitCode = 1;
+  } else {
+    const held = [
+      ...(ONLY === undefined ? ['no crash, no unhandled rejection, no leaked connection, no answer but 200 or a clean 503, nothing half written or lost'] : []),
+      ...(WEBHOOK_CYCLES > 0 ? ['every event of a committed import delivered at least once, none failed, no worker crashed'] : []),
+    ];
+    console.log(`result:             ${held.join('; ')}`);
+  }
+}
+
+/**
+ * The first phases: two apps under load while the database is stopped and started again
+ * `--cycles` times, then the stall, then the Redis outages. Resolves to what went wrong
+ * and the lines of the summary.
+ */
+async function serviceOutages(db: Faultable, mode: string): Promise<{ problems: string[]; lines: string[] }> {
   const admin = new pg.Pool({ connectionString: db.url, max: 2, connectionTimeoutMillis: 1_000 });
   admin.on('error', () => {});
   await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
@@ -323,26 +378,18 @@ async function main(): Promise<void> {
   for (const app of apps) app.child.kill('SIGTERM');
   await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`).catch(() => {});
   await admin.end();
-  await db.close();
 
   const sorted = [...recoveries].sort((a, b) => a - b);
-  console.log('');
-  console.log(`faults injected:    ${CYCLES} (${mode})`);
-  console.log(
+  const lines = [
+    `faults injected:    ${CYCLES} (${mode})`,
     `requests:           ${sent + (stall?.sent ?? 0)} sent: ${tally.ok} x 200, ${tally.unavailable} x 503 ERR:UNAVAILABLE, ` +
       `${tally.answeredFirst} x 503 by the app's own timeout first, ${[...tally.bad.values()].reduce((a, b) => a + b, 0)} other`,
-  );
-  if (stall !== undefined) console.log(`stall:              first 200 ${stall.firstOkMs} ms after the database answered again; ${stall.lateFailures} requests sent after it not answered 200`);
-  console.log(`recovery:           every cycle; median ${sorted[sorted.length >> 1]} ms, worst ${sorted.at(-1)} ms after the database was back`);
-  if (redis === null) console.log('redis:              skipped (no redis-server on this machine)');
-  else console.log(`redis:              ${redis.summary}`);
-  console.log(`imports:            ${imports.length} (${imports.filter((i) => i.ok).length} done, ${imports.filter((i) => !i.ok).length} refused by the outage); half written: ${half}; done but lost: ${lost}`);
-  if (problems.length > 0) {
-    console.log(`\nFAILED:\n${problems.map((p) => `- ${p}`).join('\n')}`);
-    process.exitCode = 1;
-  } else {
-    console.log('result:             no crash, no unhandled rejection, no leaked connection, no answer but 200 or a clean 503, nothing half written or lost');
-  }
+  ];
+  if (stall !== undefined) lines.push(`stall:              first 200 ${stall.firstOkMs} ms after the database answered again; ${stall.lateFailures} requests sent after it not answered 200`);
+  lines.push(`recovery:           every cycle; median ${sorted[sorted.length >> 1]} ms, worst ${sorted.at(-1)} ms after the database was back`);
+  lines.push(redis === null ? 'redis:              skipped (no redis-server on this machine)' : `redis:              ${redis.summary}`);
+  lines.push(`imports:            ${imports.length} (${imports.filter((i) => i.ok).length} done, ${imports.filter((i) => !i.ok).length} refused by the outage); half written: ${half}; done but lost: ${lost}`);
+  return { problems, lines };
 }
 
 interface RedisReport {
@@ -481,6 +528,331 @@ async function stalled(url: string, apps: App[], paths: Array<[string, string]>,
   await Promise.all(pending);
   await locker.end();
   return { sent, firstOkMs: Math.round(firstOk - released), lateFailures };
+}
+
+// --- webhooks -------------------------------------------------------------------------------
+
+const WH_SCHEMA = 'ipokit_faults_webhooks';
+const WORKER_APP = fileURLToPath(new URL('../packages/storage-postgres/src/webhook-worker-app.ts', import.meta.url));
+/** New IPOs per import of the webhooks phase: each one an `ipo.created` event. */
+const IPOS_PER_IMPORT = 5;
+/** The workers' lease and timeout: short, so that the attempts of a killed worker are made again soon. */
+const WH_LEASE_MS = 4_000;
+const WH_TIMEOUT_MS = 2_000;
+/** The longest wait, once the imports stop, for every delivery to be settled. */
+const DRAIN_LIMIT_MS = 60_000;
+
+/** A webhook worker process (packages/storage-postgres/src/webhook-worker-app.ts). */
+interface WorkerProcess {
+  name: string;
+  child: ChildProcess;
+  /** Killed on purpose (kill -9): its end is no crash. */
+  killed: boolean;
+  /** Stopped at the end (SIGTERM): it must exit 0. */
+  stopping: boolean;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts a worker process on the phase's schema; any end of it that this script did not
+ * ask for (a crash, an unhandled rejection: the process exits 70) is a problem.
+ */
+async function startWorker(url: string, name: string, problems: string[]): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', WORKER_APP], {
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      IPOKIT_SCHEMA: WH_SCHEMA,
+      IPOKIT_WORKER_NAME: name,
+      IPOKIT_LEASE_MS: String(WH_LEASE_MS),
+      IPOKIT_TIMEOUT_MS: String(WH_TIMEOUT_MS),
+      IPOKIT_POLL_MS: '250',
+      // the outages make many store errors on purpose: counted (stats), not printed
+      IPOKIT_QUIET_ERRORS: '1',
+    },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const worker: WorkerProcess = { name, child, killed: false, stopping: false, exit };
+  void exit.then(({ code, signal }) => {
+    if (!worker.killed && !worker.stopping) problems.push(`webhook worker ${name} ended by itself (${code === null ? signal : `exit ${code}`})`);
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)),
+      exit.then(({ code, signal }) => Promise.reject(new Error(`webhook worker ${name} exited (${code ?? signal}) before it was ready`))),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`webhook worker ${name} not ready after 30 s`)), 30_000))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+  return worker;
+}
+
+function workerStats(worker: WorkerProcess): Promise<WorkerAppStats> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`webhook worker ${worker.name} did not answer stats`)), 5_000);
+    worker.child.once('message', (m) => {
+      clearTimeout(timer);
+      resolve(m as WorkerAppStats);
+    });
+    worker.child.send('stats');
+  });
+}
+
+/** The endpoints' receiver: counts what reached it. */
+interface WebhookReceiver {
+  port: number;
+  /** Requests per endpoint path and `webhook-id` (the event's id). */
+  seen: Map<string, number>;
+  /** The endpoint paths the event of each IPO reached (its id read from the body). */
+  reached: Map<string, Set<string>>;
+  requests: number;
+  /** Requests read and not yet answered, per worker (`x-ipokit-test-worker`). */
+  inFlight: Map<string, number>;
+  close(): Promise<void>;
+}
+
+async function webhookReceiver(problems: string[]): Promise<WebhookReceiver> {
+  const r: WebhookReceiver = { port: 0, seen: new Map(), reached: new Map(), requests: 0, inFlight: new Map(), close: async () => undefined };
+  const server = http.createServer((req, res) => {
+    const worker = String(req.headers['x-ipokit-test-worker']);
+    let closed = false;
+    r.inFlight.set(worker, (r.inFlight.get(worker) ?? 0) + 1);
+    res.once('close', () => {
+      closed = true;
+      r.inFlight.set(worker, (r.inFlight.get(worker) ?? 1) - 1);
+    });
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      r.requests++;
+      const path = req.url ?? '';
+      const key = `${path} ${String(req.headers['webhook-id'])}`;
+      r.seen.set(key, (r.seen.get(key) ?? 0) + 1);
+      try {
+        const ipo = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string } }).data.id;
+        const paths = r.reached.get(ipo) ?? new Set<string>();
+        paths.add(path);
+        r.reached.set(ipo, paths);
+      } catch {
+        problems.push(`the receiver got a body that is not an event: ${Buffer.concat(chunks).toString('utf8').slice(0, 80)}`);
+      }
+      // Answered after a little while, as a real endpoint is: attempts stay in flight long
+      // enough for a kill to land in the middle of some.
+      setTimeout(() => closed || res.writeHead(204).end(), 10 + Math.random() * 50);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  r.port = (server.address() as AddressInfo).port;
+  r.close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return r;
+}
+
+/**
+ * The webhooks phase: two worker processes deliver the events of small imports (new IPOs,
+ * so `ipo.created`) made here without pause, to a local receiver with two endpoints, while
+ * a worker is killed (kill -9, in the middle of attempts) and replaced, and the database is
+ * stopped and started again, `--webhook-cycles` times each. Then the imports stop, the
+ * workers drain, and every event of every import that committed must have reached both
+ * endpoints at least once, no delivery may have failed, nothing may be left pending, and no
+ * worker may have ended but those killed.
+ */
+async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: string[]; lines: string[] }> {
+  const began = performance.now();
+  const problems: string[] = [];
+  const pool = new pg.Pool({ connectionString: db.url, max: 4, connectionTimeoutMillis: 1_000 });
+  pool.on('error', () => {});
+  await pool.query(`DROP SCHEMA IF EXISTS ${WH_SCHEMA} CASCADE`);
+  await migrate(pool, { schema: WH_SCHEMA });
+  // (no data cache: it would hold a connection for LISTEN, and this process reads no IPO)
+  const store = postgresStore({ client: pool, schema: WH_SCHEMA, dataCacheTtlMs: 0 });
+  const receiver = await webhookReceiver(problems);
+  const account = await createAccount(store, { name: 'Faults', plan: 'pro', gmpAddon: true });
+  const paths = new Map<string, string>();
+  for (const path of ['/hooks/a', '/hooks/b']) {
+    const { id } = await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${receiver.port}${path}`, events: ['ipo.created'] });
+    paths.set(id, path);
+  }
+  let named = 0;
+  const workers: WorkerProcess[] = [];
+  const live = (): WorkerProcess[] => workers.filter((w) => !w.killed && !w.stopping);
+  for (let i = 0; i < 2; i++) workers.push(await startWorker(db.url, `w${++named}`, problems));
+  console.log(`webhooks: 2 worker processes (lease ${WH_LEASE_MS} ms, timeout ${WH_TIMEOUT_MS} ms), 2 endpoints, ${IPOS_PER_IMPORT} new IPOs per import; ${WEBHOOK_CYCLES} cycles of kill -9 and database stop`);
+
+  // Imports all along: those refused by an outage must have committed nothing.
+  const imports: Array<{ ids: string[]; ok: boolean }> = [];
+  const importErrors = new Map<string, number>();
+  let importing = true;
+  const importer = (async () => {
+    for (let n = 0; importing; n++) {
+      const ids = Array.from({ length: IPOS_PER_IMPORT }, (_, i) => `whf${n}x${i}`);
+      try {
+        await importDataset(store, { ipos: ids.map((id, i) => ({ id, name: `Faults ${id}`, slug: `whf-${n}-${i}`, type: 'EQ' })) });
+        imports.push({ ids, ok: true });
+      } catch (err) {
+        imports.push({ ids, ok: false });
+        // (an outage is ERR:UNAVAILABLE; anything else means the phase is broken)
+        if (!isIpokitError(err, 'ERR:UNAVAILABLE')) importErrors.set(String(err), (importErrors.get(String(err)) ?? 0) + 1);
+      }
+      await sleep(100);
+    }
+  })();
+
+  let kills = 0;
+  let midDelivery = 0;
+  let stops = 0;
+  const downFor: number[] = [];
+  try {
+    await sleep(1_500);
+    for (let c = 0; c < WEBHOOK_CYCLES; c++) {
+      // (a) kill -9 a worker, in the middle of attempts if it has some within 3 s, and start another
+      const victims = live();
+      const victim = victims[c % victims.length]!;
+      const waitFrom = performance.now();
+      while ((receiver.inFlight.get(victim.name) ?? 0) === 0 && performance.now() - waitFrom < 3_000) await sleep(2);
+      const inFlight = receiver.inFlight.get(victim.name) ?? 0;
+      victim.killed = true;
+      victim.child.kill('SIGKILL');
+      await victim.exit;
+      kills++;
+      if (inFlight > 0) midDelivery++;
+      const replacement = await startWorker(db.url, `w${++named}`, problems);
+      workers.push(replacement);
+      await sleep(1_500 + Math.round(Math.random() * 1_000));
+      // (b) the database stopped, and started again
+      const downAt = performance.now();
+      await db.down(c);
+      stops++;
+      await sleep(1_000 + Math.round(Math.random() * 1_000));
+      await db.up();
+      for (;;) {
+        if (await pool.query('SELECT 1').then(() => true, () => false)) break;
+        if (performance.now() - downAt > 60_000) throw new Error(`webhooks cycle ${c + 1}: the database does not answer 60 s after it was started again`);
+        await sleep(50);
+      }
+      downFor.push(Math.round(performance.now() - downAt));
+      console.log(
+        `webhooks cycle ${c + 1}/${WEBHOOK_CYCLES}: killed ${victim.name} with ${inFlight} requests in flight, started ${replacement.name}; ` +
+          `database down ${downFor.at(-1)} ms; ${imports.length} imports, ${receiver.requests} requests received so far`,
+      );
+      await sleep(1_500 + Math.round(Math.random() * 1_000));
+    }
+  } finally {
+    importing = false;
+    await importer;
+  }
+
+  // Drain: every delivery settled, within a bound.
+  const stoppedImporting = performance.now();
+  let pending = -1;
+  for (;;) {
+    pending = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${WH_SCHEMA}.deliveries WHERE state = 'pending'`).then(
+      (r) => r.rows[0]!.n,
+      () => -1,
+    );
+    if (pending === 0 || performance.now() - stoppedImporting > DRAIN_LIMIT_MS) break;
+    await sleep(200);
+  }
+  const drainMs = Math.round(performance.now() - stoppedImporting);
+  if (pending !== 0) problems.push(`webhooks: ${pending} deliveries still pending ${DRAIN_LIMIT_MS / 1000} s after the imports stopped`);
+
+  // The workers left: their counts, then a clean stop (SIGTERM drains; exit 0).
+  const stopping = live();
+  const stats = await Promise.all(stopping.map((w) => workerStats(w).catch(() => null)));
+  const lastStats = { storeErrors: stats.reduce((n, s) => n + (s?.storeErrors ?? 0), 0), attempts: stats.reduce((n, s) => n + (s?.attempts ?? 0), 0) };
+  for (const w of stopping) {
+    w.stopping = true;
+    w.child.kill('SIGTERM');
+  }
+  for (const w of stopping) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ended = await Promise.race([w.exit, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 20_000)))]);
+    clearTimeout(timer);
+    if (ended === null) {
+      w.child.kill('SIGKILL');
+      problems.push(`webhook worker ${w.name} did not stop within 20 s of SIGTERM`);
+    } else if (ended.code !== 0) problems.push(`webhook worker ${w.name} exited ${ended.code ?? ended.signal} on SIGTERM`);
+  }
+
+  // What was stored, and what reached the receiver.
+  const stored = new Set((await pool.query<{ id: string }>(`SELECT id FROM ${WH_SCHEMA}.ipos`)).rows.map((r) => r.id));
+  const rows = (
+    await pool.query<{ event: string; ipo: string; webhook: string; state: string }>(
+      `SELECT e.id AS event, e.body::json -> 'data' ->> 'id' AS ipo, d.webhook_id AS webhook, d.state
+       FROM ${WH_SCHEMA}.deliveries AS d JOIN ${WH_SCHEMA}.events AS e ON e.id = d.event_id`,
+    )
+  ).rows;
+  const events = (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${WH_SCHEMA}.events`)).rows[0]!.n;
+  const byIpo = new Map<string, typeof rows>();
+  for (const r of rows) byIpo.set(r.ipo, [...(byIpo.get(r.ipo) ?? []), r]);
+  const committed: string[] = [];
+  let done = 0;
+  let refused = 0;
+  let ambiguous = 0;
+  let half = 0;
+  let lost = 0;
+  let leftBehind = 0;
+  for (const imp of imports) {
+    const n = imp.ids.filter((id) => stored.has(id)).length;
+    if (n !== 0 && n !== imp.ids.length) half++;
+    if (imp.ok) {
+      done++;
+      if (n !== imp.ids.length) lost++;
+      committed.push(...imp.ids);
+    } else if (n === imp.ids.length) {
+      // refused, but committed all the same (the connection was lost at COMMIT): its events count
+      ambiguous++;
+      committed.push(...imp.ids);
+    } else {
+      refused++;
+      for (const id of imp.ids) if (byIpo.has(id) || receiver.reached.has(id)) leftBehind++;
+    }
+  }
+  let unrecorded = 0;
+  let unreceived = 0;
+  for (const id of committed) {
+    const ds = byIpo.get(id) ?? [];
+    if (new Set(ds.map((d) => d.webhook)).size !== paths.size) unrecorded++;
+    if ((receiver.reached.get(id)?.size ?? 0) !== paths.size) unreceived++;
+  }
+  const rowsUnreceived = rows.filter((r) => !receiver.seen.has(`${paths.get(r.webhook)} ${r.event}`)).length;
+  const states = new Map<string, number>();
+  for (const r of rows) states.set(r.state, (states.get(r.state) ?? 0) + 1);
+  const duplicates = receiver.requests - receiver.seen.size;
+
+  if (done === 0) problems.push('webhooks: no import committed, so nothing was tested');
+  for (const [what, n] of importErrors) problems.push(`webhooks: ${n} imports failed otherwise than by the outage: ${what}`);
+  if (half > 0) problems.push(`webhooks: ${half} imports half written`);
+  if (lost > 0) problems.push(`webhooks: ${lost} imports reported done but not stored`);
+  if (leftBehind > 0) problems.push(`webhooks: ${leftBehind} events of imports refused by the outage were recorded or sent`);
+  if (unrecorded > 0) problems.push(`webhooks: ${unrecorded} IPOs of committed imports lack a delivery per endpoint`);
+  if (unreceived > 0) problems.push(`webhooks: the events of ${unreceived} IPOs of committed imports did not reach every endpoint`);
+  if (rowsUnreceived > 0) problems.push(`webhooks: ${rowsUnreceived} deliveries whose (endpoint, webhook-id) never reached the receiver`);
+  if ((states.get('failed') ?? 0) > 0) problems.push(`webhooks: ${states.get('failed')} deliveries failed`);
+  if (rows.length !== committed.length * paths.size) problems.push(`webhooks: ${rows.length} deliveries for ${committed.length} committed IPOs and ${paths.size} endpoints`);
+
+  await receiver.close();
+  await pool.query(`DROP SCHEMA IF EXISTS ${WH_SCHEMA} CASCADE`).catch(() => {});
+  await pool.end();
+  const seconds = ((performance.now() - began) / 1000).toFixed(1);
+  const sortedDown = [...downFor].sort((a, b) => a - b);
+  return {
+    problems,
+    lines: [
+      `webhooks:           ${seconds} s; ${kills} workers killed with kill -9 (${midDelivery} in the middle of attempts) and replaced; ` +
+        `${stops} database stops (${mode}), down a median ${sortedDown[sortedDown.length >> 1] ?? 0} ms`,
+      `webhook imports:    ${imports.length} (${done} done, ${refused} refused by the outage, ${ambiguous} refused but committed); half written: ${half}; done but lost: ${lost}; ` +
+        `events of refused imports recorded or sent: ${leftBehind}`,
+      `webhook deliveries: ${events} events, ${rows.length} deliveries (${[...states].map(([state, n]) => `${n} ${state}`).join(', ')}); ` +
+        `${receiver.requests} requests received, ${duplicates} duplicates; committed events not received: ${unreceived}; ` +
+        `drained ${drainMs} ms after the imports stopped; the last workers reported ${lastStats.storeErrors} store errors and made ${lastStats.attempts} attempts`,
+    ],
+  };
 }
 
 await main();

@@ -72,6 +72,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   let again = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let nextStatusAt = -Infinity;
+  /** Whether the last cycle failed (the store is down): the next look is pollMs away. */
+  let failed = false;
   let lastStatusCheck = -Infinity;
   let lastPrune = -Infinity;
   let unwatch: (() => Promise<void>) | null = null;
@@ -106,12 +108,15 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       if (inFlightTotal === 0) for (const resolve of idle.splice(0)) resolve();
       return;
     }
-    const wait = Math.max(0, Math.min(pollMs, nextStatusAt - now()));
+    // After a failure the store is looked at again in pollMs: a status check that is due (or
+    // never succeeded) would otherwise make the wait 0, over and over, while the store is down.
+    const wait = failed ? pollMs : Math.max(0, Math.min(pollMs, nextStatusAt - now()));
     // (not unref'd: like a listening server, a running worker keeps its process alive until stop())
     timer = setTimeout(kick, wait);
   };
 
   const cycle = async (): Promise<void> => {
+    failed = false;
     try {
       if (settled.length > 0) {
         const batch = settled.splice(0);
@@ -141,6 +146,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       // A full batch: more may be due.
       if (claimed.length === room) again = true;
     } catch (err) {
+      failed = true;
+      again = false;
       onError(err);
     }
   };
