@@ -434,7 +434,8 @@ function rank(c: DatasetConflict): number {
 }
 
 /** Runs a store call; a failure that is not already an `IpokitError` becomes `ERR:UNAVAILABLE`. */
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+/** Runs a store call: an IpokitError passes as it is, any other failure is `ERR:UNAVAILABLE`. */
+export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {

@@ -108,7 +108,8 @@ export function randomId(prefix: string): string {
 const UTF8 = new TextEncoder();
 const KEY_SCRATCH = new Uint8Array(256);
 
-const K = new Int32Array([
+/** SHA-256's round constants (FIPS 180-4, 4.2.2); hmac.ts uses them too. */
+export const SHA256_K = new Int32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
   0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
   0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -148,7 +149,7 @@ function sha256Hex(bytes: Uint8Array, n: number): string {
     let a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7;
     for (let t = 0; t < 64; t++) {
       const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-      const t1 = (h + s1 + ((e & f) ^ (~e & g)) + K[t]! + W[t]!) | 0;
+      const t1 = (h + s1 + ((e & f) ^ (~e & g)) + SHA256_K[t]! + W[t]!) | 0;
       const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
       const t2 = (s0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
       h = g;

@@ -3,8 +3,8 @@
  * with the events it wants and the secret that signs them, and their deliveries. Every
  * failure is an `IpokitError`.
  */
-import { getAccount } from './admin.js';
-import { IpokitError, isIpokitError } from './errors.js';
+import { getAccount, storeCall } from './admin.js';
+import { IpokitError } from './errors.js';
 import { generateWebhookSecret } from './events.js';
 import { toIsoUtc } from './dates.js';
 import { EVENT_TYPES, type AccountStore, type DeliveryRecord, type DeliveryState, type EventType, type Plan, type WebhookRecord, type WebhookStore } from './types.js';
@@ -227,15 +227,6 @@ function plansOf(value: readonly Plan[] | undefined): readonly Plan[] {
 function idOf(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || [...value].length > 200 || !value.isWellFormed()) throw bad(name, `${name} must be a string of 1 to 200 characters.`);
   return value;
-}
-
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (isIpokitError(err)) throw err;
-    throw new IpokitError('ERR:UNAVAILABLE', 'The store failed.', { cause: err });
-  }
 }
 
 function bad(parameter: string, message: string): IpokitError {
