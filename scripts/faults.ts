@@ -25,8 +25,8 @@
  *
  * Then webhooks (docs/spec.md#webhooks): two webhook worker processes
  * (packages/storage-postgres/src/webhook-worker-app.ts, each with its own pg.Pool) deliver
- * to a local receiver with two endpoints the `ipo.created` events of small imports made
- * here without pause, while, `--webhook-cycles` times, a worker is killed with kill -9 in
+ * to a local receiver with two endpoints the `ipo.created` and `gmp.snapshot` events of small
+ * imports (new IPOs with a snapshot each) made here without pause, while, `--webhook-cycles` times, a worker is killed with kill -9 in
  * the middle of attempts and replaced, and the database is stopped and started again. Then
  * the imports stop and the workers drain (bounded), and it fails unless every event of every
  * import that committed reached both endpoints at least once, no delivery failed or is left
@@ -536,6 +536,8 @@ const WH_SCHEMA = 'ipokit_faults_webhooks';
 const WORKER_APP = fileURLToPath(new URL('../packages/storage-postgres/src/webhook-worker-app.ts', import.meta.url));
 /** New IPOs per import of the webhooks phase: each one an `ipo.created` event. */
 const IPOS_PER_IMPORT = 5;
+/** The events of each IPO an import of the webhooks phase makes: its creation, and its one snapshot's. */
+const WH_EVENTS = ['ipo.created', 'gmp.snapshot'] as const;
 /** The workers' lease and timeout: short, so that the attempts of a killed worker are made again soon. */
 const WH_LEASE_MS = 4_000;
 const WH_TIMEOUT_MS = 2_000;
@@ -606,7 +608,7 @@ interface WebhookReceiver {
   port: number;
   /** Requests per endpoint path and `webhook-id` (the event's id). */
   seen: Map<string, number>;
-  /** The endpoint paths the event of each IPO reached (its id read from the body). */
+  /** The endpoint paths each event reached, by its type and IPO (read from the body: `ipo.created whf0x1`). */
   reached: Map<string, Set<string>>;
   requests: number;
   /** Requests read and not yet answered, per worker (`x-ipokit-test-worker`). */
@@ -632,10 +634,11 @@ async function webhookReceiver(problems: string[]): Promise<WebhookReceiver> {
       const key = `${path} ${String(req.headers['webhook-id'])}`;
       r.seen.set(key, (r.seen.get(key) ?? 0) + 1);
       try {
-        const ipo = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string } }).data.id;
-        const paths = r.reached.get(ipo) ?? new Set<string>();
+        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; data: { id?: string; ipoId?: string } };
+        const what = `${event.type} ${event.data.id ?? event.data.ipoId}`;
+        const paths = r.reached.get(what) ?? new Set<string>();
         paths.add(path);
-        r.reached.set(ipo, paths);
+        r.reached.set(what, paths);
       } catch {
         problems.push(`the receiver got a body that is not an event: ${Buffer.concat(chunks).toString('utf8').slice(0, 80)}`);
       }
@@ -654,8 +657,9 @@ async function webhookReceiver(problems: string[]): Promise<WebhookReceiver> {
 }
 
 /**
- * The webhooks phase: two worker processes deliver the events of small imports (new IPOs,
- * so `ipo.created`) made here without pause, to a local receiver with two endpoints, while
+ * The webhooks phase: two worker processes deliver the events of small imports (new IPOs
+ * with a snapshot each, so `ipo.created`, and `gmp.snapshot` fanned out by the workers'
+ * claims) made here without pause, to a local receiver with two endpoints, while
  * a worker is killed (kill -9, in the middle of attempts) and replaced, and the database is
  * stopped and started again, `--webhook-cycles` times each. Then the imports stop, the
  * workers drain, and every event of every import that committed must have reached both
@@ -675,7 +679,7 @@ async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: 
   const account = await createAccount(store, { name: 'Faults', plan: 'pro', gmpAddon: true });
   const paths = new Map<string, string>();
   for (const path of ['/hooks/a', '/hooks/b']) {
-    const { id } = await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${receiver.port}${path}`, events: ['ipo.created'] });
+    const { id } = await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${receiver.port}${path}`, events: [...WH_EVENTS] });
     paths.set(id, path);
   }
   let named = 0;
@@ -692,7 +696,10 @@ async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: 
     for (let n = 0; importing; n++) {
       const ids = Array.from({ length: IPOS_PER_IMPORT }, (_, i) => `whf${n}x${i}`);
       try {
-        await importDataset(store, { ipos: ids.map((id, i) => ({ id, name: `Faults ${id}`, slug: `whf-${n}-${i}`, type: 'EQ' })) });
+        await importDataset(store, {
+          ipos: ids.map((id, i) => ({ id, name: `Faults ${id}`, slug: `whf-${n}-${i}`, type: 'EQ' })),
+          gmp: ids.map((ipoId) => ({ ipoId, timestamp: '2026-11-20T10:00:00.000Z', sources: [{ name: 'ipowatch', gmpPrice: 40 }] })),
+        });
         imports.push({ ids, ok: true });
       } catch (err) {
         imports.push({ ids, ok: false });
@@ -751,7 +758,10 @@ async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: 
   const stoppedImporting = performance.now();
   let pending = -1;
   for (;;) {
-    pending = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${WH_SCHEMA}.deliveries WHERE state = 'pending'`).then(
+    // (deliveries pending, and gmp.snapshot events not fanned out yet)
+    pending = await pool.query<{ n: number }>(
+      `SELECT ((SELECT count(*) FROM ${WH_SCHEMA}.deliveries WHERE state = 'pending') + (SELECT count(*) FROM ${WH_SCHEMA}.snapshot_events))::int AS n`,
+    ).then(
       (r) => r.rows[0]!.n,
       () => -1,
     );
@@ -782,14 +792,15 @@ async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: 
   // What was stored, and what reached the receiver.
   const stored = new Set((await pool.query<{ id: string }>(`SELECT id FROM ${WH_SCHEMA}.ipos`)).rows.map((r) => r.id));
   const rows = (
-    await pool.query<{ event: string; ipo: string; webhook: string; state: string }>(
-      `SELECT e.id AS event, e.body::json -> 'data' ->> 'id' AS ipo, d.webhook_id AS webhook, d.state
+    await pool.query<{ event: string; what: string; webhook: string; state: string }>(
+      `SELECT e.id AS event, e.type || ' ' || coalesce(e.body::json -> 'data' ->> 'id', e.body::json -> 'data' ->> 'ipoId') AS what, d.webhook_id AS webhook, d.state
        FROM ${WH_SCHEMA}.deliveries AS d JOIN ${WH_SCHEMA}.events AS e ON e.id = d.event_id`,
     )
   ).rows;
   const events = (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${WH_SCHEMA}.events`)).rows[0]!.n;
-  const byIpo = new Map<string, typeof rows>();
-  for (const r of rows) byIpo.set(r.ipo, [...(byIpo.get(r.ipo) ?? []), r]);
+  const byEvent = new Map<string, typeof rows>();
+  for (const r of rows) byEvent.set(r.what, [...(byEvent.get(r.what) ?? []), r]);
+  const eventsOf = (id: string): string[] => WH_EVENTS.map((type) => `${type} ${id}`);
   const committed: string[] = [];
   let done = 0;
   let refused = 0;
@@ -810,15 +821,15 @@ async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: 
       committed.push(...imp.ids);
     } else {
       refused++;
-      for (const id of imp.ids) if (byIpo.has(id) || receiver.reached.has(id)) leftBehind++;
+      for (const what of imp.ids.flatMap(eventsOf)) if (byEvent.has(what) || receiver.reached.has(what)) leftBehind++;
     }
   }
   let unrecorded = 0;
   let unreceived = 0;
-  for (const id of committed) {
-    const ds = byIpo.get(id) ?? [];
+  for (const what of committed.flatMap(eventsOf)) {
+    const ds = byEvent.get(what) ?? [];
     if (new Set(ds.map((d) => d.webhook)).size !== paths.size) unrecorded++;
-    if ((receiver.reached.get(id)?.size ?? 0) !== paths.size) unreceived++;
+    if ((receiver.reached.get(what)?.size ?? 0) !== paths.size) unreceived++;
   }
   const rowsUnreceived = rows.filter((r) => !receiver.seen.has(`${paths.get(r.webhook)} ${r.event}`)).length;
   const states = new Map<string, number>();
@@ -830,11 +841,13 @@ async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: 
   if (half > 0) problems.push(`webhooks: ${half} imports half written`);
   if (lost > 0) problems.push(`webhooks: ${lost} imports reported done but not stored`);
   if (leftBehind > 0) problems.push(`webhooks: ${leftBehind} events of imports refused by the outage were recorded or sent`);
-  if (unrecorded > 0) problems.push(`webhooks: ${unrecorded} IPOs of committed imports lack a delivery per endpoint`);
-  if (unreceived > 0) problems.push(`webhooks: the events of ${unreceived} IPOs of committed imports did not reach every endpoint`);
+  if (unrecorded > 0) problems.push(`webhooks: ${unrecorded} events of committed imports lack a delivery per endpoint`);
+  if (unreceived > 0) problems.push(`webhooks: ${unreceived} events of committed imports did not reach every endpoint`);
   if (rowsUnreceived > 0) problems.push(`webhooks: ${rowsUnreceived} deliveries whose (endpoint, webhook-id) never reached the receiver`);
   if ((states.get('failed') ?? 0) > 0) problems.push(`webhooks: ${states.get('failed')} deliveries failed`);
-  if (rows.length !== committed.length * paths.size) problems.push(`webhooks: ${rows.length} deliveries for ${committed.length} committed IPOs and ${paths.size} endpoints`);
+  if (rows.length !== committed.length * WH_EVENTS.length * paths.size) {
+    problems.push(`webhooks: ${rows.length} deliveries for ${committed.length} committed IPOs, ${WH_EVENTS.length} events each and ${paths.size} endpoints`);
+  }
 
   await receiver.close();
   await pool.query(`DROP SCHEMA IF EXISTS ${WH_SCHEMA} CASCADE`).catch(() => {});

@@ -975,6 +975,29 @@ CREATE TABLE ${s}.status_cursor (
 INSERT INTO ${s}.status_cursor (covered) VALUES (NULL);
 `,
   },
+  {
+    version: 7,
+    name: 'gmp.snapshot events fanned out after the write',
+    // A write's gmp.snapshot events, as the write recorded them in its transaction: the
+    // snapshots it changed, a row per 1,000, copied (so that a later write or a deletion does
+    // not change what is sent). Workers turn each row into events and deliveries in a
+    // transaction of their own, and delete it (docs/spec.md#webhooks). A 10,000-snapshot
+    // import writes 10 of these rows, not 10,000 events and their deliveries.
+    //
+    // Nothing of before changes: a process of version 6 (a rolling deploy) records its
+    // gmp.snapshot events eagerly as it did, and its workers leave these rows to newer ones.
+    sql: (s) => `
+CREATE TABLE ${s}.snapshot_events (
+  seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  -- the write's instant: the events' and their deliveries' time
+  at         bigint NOT NULL,
+  -- the last endpoint (webhooks.seq) the write saw: endpoints made later take none of these
+  up_to      bigint NOT NULL,
+  -- [[ipo_id, ts, mean, median, min, max, mode], ...] in paise, in the order of the write
+  snapshots  json NOT NULL
+);
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

@@ -227,14 +227,15 @@ async function writePass(
       // when no endpoint is enabled.
       const endpoints = await readEndpoints(tx, s);
       const when = at ?? Date.now();
-      let deliveries = 0;
+      // deliveries and snapshot-event rows added: announced once, at the end, when any were
+      let added = 0;
       const writeIpos = (t: Transaction, batch: IpoRecord[]): Promise<void> =>
         writeIpoBatch(t, s, batch, endpoints, when).then((n) => {
-          deliveries += n;
+          added += n;
         });
       const writeSnapshots = (t: Transaction, batch: SnapshotRecord[]): Promise<void> =>
         writeSnapshotBatch(t, s, batch, endpoints, when).then((n) => {
-          deliveries += n;
+          added += n;
         });
       const writer = new BatchWriter(tx);
       const checker = createDatasetChecker();
@@ -291,7 +292,7 @@ async function writePass(
       // The same records as pass 1, and as valid (duplicates included) before COMMIT.
       checker.finish();
       if (ipos !== first.ipoKeys.length || snapshots !== first.snapshots) throw changed('a different number of records');
-      if (deliveries > 0) await notifyDeliveries(tx, s);
+      if (added > 0) await notifyDeliveries(tx, s);
       progress({ pass: 2, ipos, snapshots });
       return { kind: 'written', ipos, snapshots, version: await dataVersion(tx, s) };
     });

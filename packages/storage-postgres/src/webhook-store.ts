@@ -6,11 +6,12 @@
  * (core/src/outbox.ts), restated here in SQL and pinned to it by `testWebhookStore`; the
  * events themselves are built by the core (`eventsOfWrite`, `eventsOfStatusChanges`), never here.
  *
- * Tables (migration 6): `webhooks`, `events`, `deliveries`, `status_cursor`. Every time is
+ * Tables (migrations 6 and 7): `webhooks`, `events`, `deliveries`, `status_cursor`, and
+ * `snapshot_events` (a write's gmp.snapshot events, fanned out by claims). Every time is
  * epoch ms from the caller's clock, never the database's `now()`.
  */
-import { IpokitError, todayInIst } from '@ipokit/core';
-import { addDays, DISABLED_ERROR, dueStatusChanges, eventsOfStatusChanges, istDayStart, nextStatusChangeAt } from '@ipokit/core/backend';
+import { GMP_FIELDS, IpokitError, todayInIst } from '@ipokit/core';
+import { addDays, DISABLED_ERROR, dueStatusChanges, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt } from '@ipokit/core/backend';
 import type {
   ClaimedDelivery,
   DeliveryRecord,
@@ -19,6 +20,7 @@ import type {
   EventRecord,
   EventType,
   IpoDates,
+  SnapshotRecord,
   WebhookRecord,
   WebhookStore,
 } from '@ipokit/core';
@@ -33,6 +35,8 @@ import { deliveriesChannel } from './migrations.js';
 export interface Endpoints {
   types: ReadonlySet<EventType>;
   count: ReadonlyMap<EventType, number>;
+  /** The last of them made (`webhooks.seq`): events fanned out later go to none made after. */
+  upTo: number;
 }
 
 /**
@@ -46,11 +50,15 @@ export interface Endpoints {
  * ```
  */
 export async function readEndpoints(tx: Transaction, s: string): Promise<Endpoints | null> {
-  const rows = await tx.query<{ events: string[] }>(`SELECT events FROM ${s}.webhooks WHERE disabled_at IS NULL`);
+  const rows = await tx.query<{ events: string[]; seq: string | number }>(`SELECT events, seq FROM ${s}.webhooks WHERE disabled_at IS NULL`);
   if (rows.length === 0) return null;
   const count = new Map<EventType, number>();
-  for (const r of rows) for (const type of new Set(r.events)) count.set(type as EventType, (count.get(type as EventType) ?? 0) + 1);
-  return { types: new Set(count.keys()), count };
+  let upTo = 0;
+  for (const r of rows) {
+    for (const type of new Set(r.events)) count.set(type as EventType, (count.get(type as EventType) ?? 0) + 1);
+    upTo = Math.max(upTo, Number(r.seq));
+  }
+  return { types: new Set(count.keys()), count, upTo };
 }
 
 /** Events per statement when they are recorded. */
@@ -75,7 +83,8 @@ export async function recordEvents(
   s: string,
   events: readonly EventRecord[],
   due: number,
-  endpoints: Endpoints,
+  endpoints: Pick<Endpoints, 'count'>,
+  upTo: number | null = null,
 ): Promise<{ events: number; deliveries: number }> {
   let added = { events: 0, deliveries: 0 };
   if (events.length === 0) return added;
@@ -98,14 +107,14 @@ export async function recordEvents(
       // endpoint made since gets an id made in SQL)
       ids: Array.from({ length: endpoints.count.get(e.type) ?? 0 }, () => `dlv_${randomBase62(20)}`),
     }));
-    const [r] = await tx.query<{ events: number; deliveries: number }>(RECORD_EVENTS(s), [JSON.stringify(rows), due]);
+    const [r] = await tx.query<{ events: number; deliveries: number }>(RECORD_EVENTS(s), [JSON.stringify(rows), due, upTo]);
     added = { events: added.events + Number(r?.events ?? 0), deliveries: added.deliveries + Number(r?.deliveries ?? 0) };
   }
   return added;
 }
 
 // The events (x) fanned out to the enabled endpoints taking their types (fan), as the
-// statement's snapshot shows them; an event is inserted only with some delivery, and
+// statement's snapshot shows them, up to the endpoint $3 when it is given; an event is inserted only with some delivery, and
 // deliveries only for events inserted here (an id recorded before is skipped). `seq` is
 // assigned in the order of the SELECT: events in order, then endpoints in creation order.
 const RECORD_EVENTS = (s: string): string => `
@@ -114,7 +123,7 @@ WITH x AS MATERIALIZED (
 ),
 fan AS MATERIALIZED (
   SELECT x.ord, w.id AS webhook_id, w.seq, row_number() OVER (PARTITION BY x.ord ORDER BY w.seq)::int AS k
-  FROM x JOIN ${s}.webhooks AS w ON w.disabled_at IS NULL AND x.type = ANY (w.events)
+  FROM x JOIN ${s}.webhooks AS w ON w.disabled_at IS NULL AND x.type = ANY (w.events) AND ($3::bigint IS NULL OR w.seq <= $3::bigint)
 ),
 ev AS (
   INSERT INTO ${s}.events (id, type, at, body)
@@ -250,6 +259,9 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     },
 
     async claimDeliveries(input): Promise<ClaimedDelivery[]> {
+      // A write's gmp.snapshot events become deliveries here first: as many rows as the
+      // claim could take, those another worker is fanning out skipped.
+      await fanOutSnapshotEvents(ctx, { wait: false, enough: input.limit });
       const rows = await query<ClaimRow>(CLAIM(s), [input.now, bound(input.limit), bound(input.perWebhook), input.leaseMs, [...input.skipWebhooks], DISABLED_ERROR]);
       return rows.map((r) => ({ delivery: deliveryOf(r), lease: r.lease, url: r.url, secret: r.secret, body: r.body }));
     },
@@ -260,6 +272,9 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     },
 
     async listDeliveries({ webhookId, before, limit }): Promise<DeliveryRecord[] | null> {
+      // Every write's deliveries are listed, those of gmp.snapshot events made first (waiting
+      // for the ones a worker is making).
+      await fanOutSnapshotEvents(ctx, { wait: true, enough: Infinity });
       // The endpoint as a one-row table: there is a row even when it has no delivery. After
       // `before` in the order; none when `before` is not one of its deliveries.
       const rows = await query<Omit<DeliveryRow, 'id'> & { id: string | null; found: string }>(
@@ -329,6 +344,67 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     async stopWatches() {
       await Promise.all([...watches].map((stop) => stop()));
     },
+  };
+}
+
+/**
+ * Fans out writes' `gmp.snapshot` events (`snapshot_events`, migration 7): one row at a time,
+ * oldest first, each in a transaction that builds its events with the core's `eventsOfWrite`,
+ * records them with their deliveries to the enabled endpoints taking the type that the write
+ * saw (`up_to`), announces them, and deletes the row. Stops when no row is left, or when
+ * `enough` deliveries were made. `wait: false` skips rows another transaction is fanning out
+ * (claims); `wait: true` waits for them (a listing sees every committed write's deliveries).
+ * A row's events are made once: the row is locked, and deleted in the same transaction.
+ * Resolves to the deliveries made.
+ *
+ * @example
+ * ```ts
+ * await fanOutSnapshotEvents(ctx, { wait: false, enough: 64 });
+ * ```
+ */
+export async function fanOutSnapshotEvents(ctx: Pick<WebhookContext, 's' | 'query' | 'transaction'>, { wait, enough }: { wait: boolean; enough: number }): Promise<number> {
+  const { s, query, transaction } = ctx;
+  // (most claims find none: one plain read, not a transaction)
+  if ((await query<{ seq: string }>(`SELECT seq FROM ${s}.snapshot_events LIMIT 1`)).length === 0) return 0;
+  let made = 0;
+  while (made < enough) {
+    const added = await transaction(async (tx) => {
+      const [row] = await tx.query<{ seq: string; at: string; up_to: string; snapshots: SnapshotEventRow[] | string; endpoints: number }>(
+        `SELECT b.seq, b.at, b.up_to, b.snapshots,
+           (SELECT count(*)::int FROM ${s}.webhooks AS w WHERE w.disabled_at IS NULL AND 'gmp.snapshot' = ANY (w.events) AND w.seq <= b.up_to) AS endpoints
+         FROM ${s}.snapshot_events AS b ORDER BY b.seq LIMIT 1 FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
+      );
+      if (row === undefined) return null;
+      let deliveries = 0;
+      if (row.endpoints > 0) {
+        const at = Number(row.at);
+        const list = typeof row.snapshots === 'string' ? (JSON.parse(row.snapshots) as SnapshotEventRow[]) : row.snapshots;
+        const events = eventsOfWrite({ at, ipos: [], snapshots: list.map(snapshotOfEventRow), deleted: [] }, GMP_SNAPSHOT);
+        deliveries = (await recordEvents(tx, s, events, at, { count: new Map([['gmp.snapshot', row.endpoints]]) }, Number(row.up_to))).deliveries;
+        if (deliveries > 0) await notifyDeliveries(tx, s);
+      }
+      await tx.query(`DELETE FROM ${s}.snapshot_events WHERE seq = $1`, [row.seq]);
+      return deliveries;
+    });
+    if (added === null) break;
+    made += added;
+  }
+  return made;
+}
+
+/** A snapshot as `snapshot_events` keeps it: ipo id, timestamp, then the aggregations in GMP_FIELDS' order. */
+type SnapshotEventRow = [string, string | number, ...(string | number | null)[]];
+
+const GMP_SNAPSHOT: ReadonlySet<EventType> = new Set(['gmp.snapshot']);
+
+function snapshotOfEventRow([ipoId, ts, ...aggregations]: SnapshotEventRow): SnapshotRecord {
+  const num = (v: string | number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
+  return {
+    ipoId,
+    timestamp: Number(ts),
+    // (an event carries the aggregations, not the sources)
+    sources: [],
+    aggregations: Object.fromEntries(GMP_FIELDS.map((f, i) => [f, num(aggregations[i])])) as SnapshotRecord['aggregations'],
   };
 }
 
