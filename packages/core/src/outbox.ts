@@ -45,7 +45,7 @@ interface Endpoint {
  * const outbox = new MemoryOutbox();
  * outbox.insertWebhook(webhook);
  * outbox.record(eventsOfWrite(changes, outbox.subscribedTypes()), now);
- * outbox.claim({ now, limit: 10, perWebhook: 4, leaseMs: 60_000, skipWebhooks: [] });
+ * outbox.claim({ now, limit: 10, perWebhook: 4, leaseMs: 60_000, busy: new Map() });
  * ```
  */
 export class MemoryOutbox {
@@ -196,10 +196,10 @@ export class MemoryOutbox {
    *
    * @example
    * ```ts
-   * outbox.claim({ now, limit: 64, perWebhook: 4, leaseMs: 60_000, skipWebhooks: [] });
+   * outbox.claim({ now, limit: 64, perWebhook: 4, leaseMs: 60_000, busy: new Map() });
    * ```
    */
-  claim(input: { now: number; limit: number; perWebhook: number; leaseMs: number; skipWebhooks: readonly string[] }): ClaimedDelivery[] {
+  claim(input: { now: number; limit: number; perWebhook: number; leaseMs: number; busy: ReadonlyMap<string, number> }): ClaimedDelivery[] {
     const { now } = input;
     for (const row of [...this.leased.values()]) {
       if (row.leaseUntil > now) continue;
@@ -207,7 +207,6 @@ export class MemoryOutbox {
       row.lease = null;
       this.push(row);
     }
-    const skip = new Set(input.skipWebhooks);
     const open: Array<{ endpoint: Endpoint; queue: Row[]; taken: number }> = [];
     for (const [id, queue] of this.queues) {
       const endpoint = this.endpoints.get(id);
@@ -218,7 +217,9 @@ export class MemoryOutbox {
         this.queues.delete(id);
         continue;
       }
-      if (!skip.has(id)) open.push({ endpoint, queue, taken: 0 });
+      // (what the caller has in flight to it counts as taken)
+      const taken = input.busy.get(id) ?? 0;
+      if (taken < input.perWebhook) open.push({ endpoint, queue, taken });
     }
     const claimed: ClaimedDelivery[] = [];
     while (claimed.length < input.limit) {

@@ -600,13 +600,14 @@ export interface WebhookStore {
 
   /**
    * Claims up to `limit` pending deliveries whose `nextAttemptAt <= now`, of enabled
-   * endpoints not in `skipWebhooks`, at most `perWebhook` of one endpoint, earliest
+   * endpoints, at most `perWebhook` of one endpoint less the attempts `busy` says the caller
+   * has in flight to it (none of an endpoint with `perWebhook` or more), earliest
    * `nextAttemptAt` first. A claim is a lease: until `now + leaseMs` no other claim returns
    * the delivery, and only a {@link WebhookStore.finishDeliveries} with its `lease` token
    * settles it. A lease that runs out unsettled (its worker died) makes the delivery
    * claimable again: at least once. Concurrent claims never return one delivery twice.
    */
-  claimDeliveries(input: { now: number; limit: number; perWebhook: number; leaseMs: number; skipWebhooks: readonly string[] }): Promise<ClaimedDelivery[]>;
+  claimDeliveries(input: { now: number; limit: number; perWebhook: number; leaseMs: number; busy: ReadonlyMap<string, number> }): Promise<ClaimedDelivery[]>;
 
   /**
    * Settles claimed deliveries, each under its lease (a result whose lease is no longer the

@@ -140,8 +140,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       }
       const room = concurrency - inFlightTotal;
       if (room <= 0) return;
-      const skipWebhooks = [...inFlight].filter(([, n]) => n >= perWebhook).map(([id]) => id);
-      const claimed = await store.claimDeliveries({ now: t, limit: room, perWebhook, leaseMs, skipWebhooks });
+      // (an endpoint's attempts in flight count against its perWebhook)
+      const claimed = await store.claimDeliveries({ now: t, limit: room, perWebhook, leaseMs, busy: new Map(inFlight) });
       for (const c of claimed) attempt(c);
       // A full batch: more may be due.
       if (claimed.length === room) again = true;

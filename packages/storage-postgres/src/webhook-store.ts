@@ -262,7 +262,7 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
       // A write's gmp.snapshot events become deliveries here first: as many rows as the
       // claim could take, those another worker is fanning out skipped.
       await fanOutSnapshotEvents(ctx, { wait: false, enough: input.limit });
-      const rows = await query<ClaimRow>(CLAIM(s), [input.now, bound(input.limit), bound(input.perWebhook), input.leaseMs, [...input.skipWebhooks], DISABLED_ERROR]);
+      const rows = await query<ClaimRow>(CLAIM(s), [input.now, bound(input.limit), bound(input.perWebhook), input.leaseMs, [...input.busy.keys()], [...input.busy.values()], DISABLED_ERROR]);
       return rows.map((r) => ({ delivery: deliveryOf(r), lease: r.lease, url: r.url, secret: r.secret, body: r.body }));
     },
 
@@ -428,9 +428,10 @@ async function dropLoneEvents(tx: Transaction, s: string, ids: readonly string[]
  * The claim, one statement (`MemoryOutbox.claim`): every lease that has run out is given up;
  * the pending deliveries no claim holds of a disabled endpoint (an attempt in flight when it
  * was disabled, retried since; a replay) end as failed; and the due deliveries are claimed in
- * the order (next_attempt_at, seq), at most `perWebhook` of an enabled endpoint not skipped,
- * until `limit` are. Parameters: $1 now, $2 limit, $3 perWebhook (null: no bound), $4
- * leaseMs, $5 skipWebhooks, $6 DISABLED_ERROR.
+ * the order (next_attempt_at, seq), at most `perWebhook` less the caller's attempts in flight
+ * (`busy`) of an enabled endpoint, until `limit` are. Parameters: $1 now, $2 limit, $3
+ * perWebhook (null: no bound), $4 leaseMs, $5 and $6 busy's endpoints and counts, $7
+ * DISABLED_ERROR.
  *
  * The walk reads at most `perWebhook` rows of each enabled endpoint (the index
  * deliveries_due), so one endpoint's backlog is never walked through. Rows are locked FOR
@@ -441,19 +442,20 @@ const CLAIM = (s: string): string => `
 WITH cand AS (
   SELECT d.id, d.next_attempt_at AS nat, d.seq
   FROM ${s}.webhooks AS w
+  LEFT JOIN unnest($5::text[], $6::bigint[]) AS b(id, n) ON b.id = w.id
   CROSS JOIN LATERAL (
     SELECT d.id, d.next_attempt_at, d.seq FROM ${s}.deliveries AS d
     WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= $1::bigint
       AND (d.lease IS NULL OR d.lease_until <= $1::bigint)
     ORDER BY d.next_attempt_at, d.seq
-    LIMIT $3::bigint
+    LIMIT greatest(coalesce($3::bigint, 9223372036854775807) - coalesce(b.n, 0), 0)
     FOR UPDATE OF d SKIP LOCKED
   ) AS d
-  WHERE w.disabled_at IS NULL AND NOT (w.id = ANY ($5::text[]))
+  WHERE w.disabled_at IS NULL
 ),
 pick AS MATERIALIZED (SELECT id, nat, seq FROM cand ORDER BY nat, seq LIMIT $2::bigint),
 settled AS (
-  UPDATE ${s}.deliveries AS d SET state = 'failed', next_attempt_at = NULL, last_error = $6::text, lease = NULL, lease_until = NULL
+  UPDATE ${s}.deliveries AS d SET state = 'failed', next_attempt_at = NULL, last_error = $7::text, lease = NULL, lease_until = NULL
   WHERE d.id IN (
     SELECT x.id FROM ${s}.webhooks AS w JOIN ${s}.deliveries AS x ON x.webhook_id = w.id
     WHERE w.disabled_at IS NOT NULL AND x.state = 'pending' AND (x.lease IS NULL OR x.lease_until <= $1::bigint)

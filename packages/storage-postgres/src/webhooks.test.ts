@@ -49,7 +49,7 @@ async function count(table: string, schema = db.schema): Promise<number> {
 }
 
 const claimAll = (store: WebhookStore, now: number): Promise<ClaimedDelivery[]> =>
-  store.claimDeliveries({ now, limit: 100_000, perWebhook: 100_000, leaseMs: LEASE, skipWebhooks: [] });
+  store.claimDeliveries({ now, limit: 100_000, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
 
 /** A claimed delivery's parts that do not depend on random ids, sorted, for comparing. */
 function shapes(claimed: ClaimedDelivery[]): string[] {
@@ -223,7 +223,7 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     const others = [otherClient(), otherClient()];
     try {
       const claimers = others.map((o) => postgresStore({ client: o.client, schema: db.schema }));
-      const got = await Promise.all(claimers.map((c) => c.claimDeliveries({ now: T + 10, limit: 500, perWebhook: 100_000, leaseMs: LEASE, skipWebhooks: [] })));
+      const got = await Promise.all(claimers.map((c) => c.claimDeliveries({ now: T + 10, limit: 500, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() })));
       // each made at least the rows it needed for 500, skipping the other's; none made twice
       expect(got.map((g) => g.length)).toEqual([500, 500]);
       expect(await store.listDeliveries({ webhookId: 'wh_gmp', before: null, limit: 1 })).toHaveLength(1);
@@ -249,7 +249,7 @@ describe(`webhook deliveries under concurrency (${KIND})`, () => {
         claimers.map(async (claimer) => {
           const mine: string[] = [];
           for (;;) {
-            const batch = await claimer.claimDeliveries({ now: T, limit: 37, perWebhook: 25, leaseMs: LEASE, skipWebhooks: [] });
+            const batch = await claimer.claimDeliveries({ now: T, limit: 37, perWebhook: 25, leaseMs: LEASE, busy: new Map() });
             if (batch.length === 0) return mine;
             mine.push(...batch.map((c) => c.delivery.id));
           }
@@ -427,7 +427,7 @@ describe(`watchDeliveries when it cannot listen, or stops listening (${KIND})`, 
 type Op =
   | { kind: 'write'; ids: string[]; start: number; about: string | null; snap: number | null }
   | { kind: 'delete'; ids: string[] }
-  | { kind: 'claim'; limit: number; perWebhook: number; skip: number[] }
+  | { kind: 'claim'; limit: number; perWebhook: number; busy: number[] }
   | { kind: 'finish'; picks: Array<{ pick: number; outcome: 'ok' | 'retry' | 'fail'; retryMs: number; disable: 'now' | 'soon' | 'never' }> }
   | { kind: 'tick'; ms: number }
   | { kind: 'replay'; pick: number; hook: number }
@@ -444,7 +444,7 @@ function opArbitrary(): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), ids }) },
     {
       weight: 4,
-      arbitrary: fc.record({ kind: fc.constant('claim' as const), limit: fc.integer({ min: 0, max: 5 }), perWebhook: fc.integer({ min: 1, max: 3 }), skip: fc.subarray([0, 1, 2]) }),
+      arbitrary: fc.record({ kind: fc.constant('claim' as const), limit: fc.integer({ min: 0, max: 5 }), perWebhook: fc.integer({ min: 1, max: 3 }), busy: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 3, maxLength: 3 }) }),
     },
     {
       weight: 4,
@@ -500,7 +500,7 @@ async function runModel(ops: Op[]): Promise<void> {
         const [a, b] = await both((s) => s.deleteIpos([...op.ids], { at: now }));
         expect(a).toEqual(b);
       } else if (op.kind === 'claim') {
-        const input = { now, limit: op.limit, perWebhook: op.perWebhook, leaseMs: LEASE, skipWebhooks: op.skip.map((i) => HOOKS[i]!.id) };
+        const input = { now, limit: op.limit, perWebhook: op.perWebhook, leaseMs: LEASE, busy: new Map(op.busy.flatMap((n, i) => (n > 0 ? [[HOOKS[i]!.id, n] as const] : []))) };
         const [a, b] = await both((s) => s.claimDeliveries(input));
         // the same deliveries, in the same order
         expect(a.map((c) => ({ ...c, delivery: plain(c.delivery), lease: '' }))).toEqual(b.map((c) => ({ ...c, delivery: plain(c.delivery), lease: '' })));
@@ -556,18 +556,18 @@ describe(`claims, leases and settling against MemoryOutbox (${KIND})`, () => {
   it('an attempt in flight when its endpoint was disabled, retried later, ends as failed at the next claim, due or not; an old lease settles nothing', async () => {
     await runModel([
       { kind: 'write', ids: ['a', 'b'], start: 0, about: null, snap: null },
-      { kind: 'claim', limit: 5, perWebhook: 3, skip: [1, 2] },
+      { kind: 'claim', limit: 5, perWebhook: 3, busy: [0, 3, 3] },
       // the first fails for 40 s and more: wh_1 is disabled while the second is in flight
       { kind: 'finish', picks: [{ pick: 0, outcome: 'retry', retryMs: 5_000, disable: 'now' }] },
       { kind: 'finish', picks: [{ pick: 1, outcome: 'retry', retryMs: 600_000, disable: 'never' }] },
-      { kind: 'claim', limit: 0, perWebhook: 1, skip: [] },
+      { kind: 'claim', limit: 0, perWebhook: 1, busy: [0, 0, 0] },
       // leases run out, and a result under one of them comes late
-      { kind: 'claim', limit: 5, perWebhook: 3, skip: [] },
+      { kind: 'claim', limit: 5, perWebhook: 3, busy: [0, 0, 0] },
       { kind: 'tick', ms: LEASE },
-      { kind: 'claim', limit: 1, perWebhook: 1, skip: [] },
+      { kind: 'claim', limit: 1, perWebhook: 1, busy: [0, 0, 0] },
       { kind: 'finish', picks: [{ pick: 2, outcome: 'ok', retryMs: 0, disable: 'never' }] },
       { kind: 'replay', pick: 0, hook: 0 },
-      { kind: 'claim', limit: 5, perWebhook: 3, skip: [] },
+      { kind: 'claim', limit: 5, perWebhook: 3, busy: [0, 0, 0] },
     ]);
   });
 

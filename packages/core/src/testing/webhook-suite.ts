@@ -145,7 +145,7 @@ const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.stat
 
 /** Claims everything due at `now` (generous limits). */
 const claimAll = (store: WebhookStore, now: number, extra: Partial<Parameters<WebhookStore['claimDeliveries']>[0]> = {}): Promise<ClaimedDelivery[]> =>
-  store.claimDeliveries({ now, limit: 1_000, perWebhook: 1_000, leaseMs: LEASE, skipWebhooks: [], ...extra });
+  store.claimDeliveries({ now, limit: 1_000, perWebhook: 1_000, leaseMs: LEASE, busy: new Map(), ...extra });
 
 /** A claimed delivery's parts that do not depend on random ids, for comparing. */
 interface Shape {
@@ -296,14 +296,14 @@ function deliveryChecks(check: Check, hook: Hook): void {
   const pairs = (cs: ClaimedDelivery[]): string[][] => cs.map((c) => [c.delivery.webhookId, ipoOf(c)]);
   const list = async (store: WebhookStore, webhookId = 'wh_a') => (await store.listDeliveries({ webhookId, before: null, limit: 100 }))!;
 
-  check('claims come earliest first, at most limit and perWebhook, never for skipWebhooks; a leased delivery is claimed again only when its lease ran out', async (store) => {
+  check('claims come earliest first, at most limit and perWebhook less what busy says is in flight; a leased delivery is claimed again only when its lease ran out', async (store) => {
     await setUp(store, 4);
-    const first = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, skipWebhooks: ['wh_b'] });
-    expect(pairs(first)).toEqual([
-      ['wh_a', 'ipo0'],
-      ['wh_a', 'ipo1'],
-    ]);
-    const second = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, skipWebhooks: [] });
+    // wh_b has 2 in flight (none more), wh_a 1 (one more)
+    const first = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, busy: new Map([['wh_b', 2], ['wh_a', 1]]) });
+    expect(pairs(first)).toEqual([['wh_a', 'ipo0']]);
+    const next = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, busy: new Map([['wh_b', 5], ['wh_a', 1]]) });
+    expect(pairs(next)).toEqual([['wh_a', 'ipo1']]);
+    const second = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, busy: new Map() });
     expect(pairs(second)).toEqual([
       ['wh_b', 'ipo0'],
       ['wh_b', 'ipo1'],
@@ -320,7 +320,7 @@ function deliveryChecks(check: Check, hook: Hook): void {
     // The leases run out: all eight are claimable again, under new leases (a worker that died loses nothing).
     const again = await claimAll(store, T + 10 + LEASE);
     expect(again.length).toBe(8);
-    const old = new Set([...first, ...second, ...rest].map((c) => c.lease));
+    const old = new Set([...first, ...next, ...second, ...rest].map((c) => c.lease));
     expect(again.every((c) => !old.has(c.lease))).toBe(true);
     // An old lease settles nothing now.
     await store.finishDeliveries([result(first[0]!, T + 10 + LEASE + 1)]);
@@ -329,7 +329,7 @@ function deliveryChecks(check: Check, hook: Hook): void {
 
   check('finishDeliveries settles under the lease only: delivered, failed with a retry, and failed for good', async (store) => {
     await setUp(store, 3);
-    const [c0, c1, c2] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    const [c0, c1, c2] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
     await store.finishDeliveries([
       result(c0!, T + 20),
       result(c1!, T + 21, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 5_021 }),
@@ -345,8 +345,8 @@ function deliveryChecks(check: Check, hook: Hook): void {
     await store.finishDeliveries([result(c1!, T + 30)]);
     expect((await list(store)).find((d) => d.id === c1!.delivery.id)!.state).toBe('pending');
     // The retry is due at its time, and only then.
-    expect(await claimAll(store, T + 5_020, { skipWebhooks: ['wh_b'] })).toEqual([]);
-    const retry = await claimAll(store, T + 5_021, { skipWebhooks: ['wh_b'] });
+    expect(await claimAll(store, T + 5_020, { busy: new Map([['wh_b', 1_000]]) })).toEqual([]);
+    const retry = await claimAll(store, T + 5_021, { busy: new Map([['wh_b', 1_000]]) });
     expect(retry.map((c) => c.delivery.id)).toEqual([c1!.delivery.id]);
     expect(retry[0]!.delivery.attempts).toBe(1);
     await store.finishDeliveries([result(retry[0]!, T + 5_030)]);
@@ -355,7 +355,7 @@ function deliveryChecks(check: Check, hook: Hook): void {
 
   check('an endpoint failing since disableBefore or earlier is disabled and its pending deliveries fail; a success ends the streak', async (store) => {
     await setUp(store, 3);
-    const [c0, c1, c2] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    const [c0, c1, c2] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
     const fail = (c: ClaimedDelivery, at: number, disableBefore: number): DeliveryResult =>
       result(c, at, { delivered: false, status: 503, error: 'answered 503', nextAttemptAt: at + 1_000_000, disableBefore });
     // Fails at T+100 (the streak starts), then a success ends it.
@@ -364,7 +364,7 @@ function deliveryChecks(check: Check, hook: Hook): void {
     // A new streak starts at T+300: failing since T+300 is not failing since T+250 or earlier.
     await store.finishDeliveries([fail(c2!, T + 300, T + 250)]);
     expect((await store.getWebhook('wh_a'))!.disabledAt).toBeNull();
-    const [r0] = await claimAll(store, T + 100 + 1_000_000, { skipWebhooks: ['wh_b'] });
+    const [r0] = await claimAll(store, T + 100 + 1_000_000, { busy: new Map([['wh_b', 1_000]]) });
     expect(r0!.delivery.id).toBe(c0!.delivery.id);
     await store.finishDeliveries([fail(r0!, T + 1_000_200, T + 300)]);
     expect((await store.getWebhook('wh_a'))!.disabledAt).toBe(toIsoUtc(T + 1_000_200));
@@ -372,7 +372,7 @@ function deliveryChecks(check: Check, hook: Hook): void {
     expect(listed.filter((d) => d.state === 'pending')).toEqual([]);
     expect(listed.find((d) => d.id === c2!.delivery.id)).toMatchObject({ state: 'failed', lastError: DISABLED_ERROR, attempts: 1 });
     expect(listed.find((d) => d.id === c0!.delivery.id)).toMatchObject({ state: 'failed', lastError: DISABLED_ERROR, lastStatus: 503, attempts: 2 });
-    expect(await claimAll(store, T + 100_000_000, { skipWebhooks: ['wh_b'] })).toEqual([]);
+    expect(await claimAll(store, T + 100_000_000, { busy: new Map([['wh_b', 1_000]]) })).toEqual([]);
     // The other endpoint is not touched.
     expect((await store.getWebhook('wh_b'))!.disabledAt).toBeNull();
     expect((await claimAll(store, T + 100_000_000)).length).toBe(3);
@@ -380,11 +380,11 @@ function deliveryChecks(check: Check, hook: Hook): void {
 
   check('an attempt in flight when its endpoint is disabled, and failing after, is not tried again', async (store) => {
     await setUp(store, 2);
-    const [c0, c1] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    const [c0, c1] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
     await store.finishDeliveries([result(c0!, T + 100, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 200, disableBefore: T + 100 })]);
     expect((await store.getWebhook('wh_a'))!.disabledAt).toBe(toIsoUtc(T + 100));
     await store.finishDeliveries([result(c1!, T + 150, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 250, disableBefore: T + 150 - 5 * DAY })]);
-    expect(await claimAll(store, T + 1_000, { skipWebhooks: ['wh_b'] })).toEqual([]);
+    expect(await claimAll(store, T + 1_000, { busy: new Map([['wh_b', 1_000]]) })).toEqual([]);
     expect((await list(store)).map((d) => d.state)).toEqual(['failed', 'failed']);
     expect((await list(store)).find((d) => d.id === c1!.delivery.id)).toMatchObject({ attempts: 1, lastStatus: 500, nextAttemptAt: null });
   });
@@ -404,7 +404,7 @@ function deliveryChecks(check: Check, hook: Hook): void {
 
   check('replayDelivery: a new pending delivery of the same event to the same endpoint, due now; null for another endpoint', async (store) => {
     await setUp(store, 1);
-    const [c] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    const [c] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
     await store.finishDeliveries([result(c!, T + 20, { delivered: false, status: 410, error: 'answered 410', nextAttemptAt: null })]);
     expect(await store.replayDelivery({ webhookId: 'wh_b', of: c!.delivery.id, id: 'dlv_x', now: T + 30 })).toBeNull();
     expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_nope', id: 'dlv_x', now: T + 30 })).toBeNull();
@@ -422,14 +422,14 @@ function deliveryChecks(check: Check, hook: Hook): void {
       lastStatus: null,
       lastError: null,
     });
-    const [r] = await claimAll(store, T + 30, { skipWebhooks: ['wh_b'] });
+    const [r] = await claimAll(store, T + 30, { busy: new Map([['wh_b', 1_000]]) });
     expect(r!.delivery.id).toBe('dlv_again');
     expect(r!.body).toBe(c!.body);
   });
 
   check('pruneDeliveries forgets settled deliveries older than before, never pending ones, and keeps events other deliveries need', async (store) => {
     await setUp(store, 3);
-    const [c0, c1] = await claimAll(store, T + 10, { skipWebhooks: ['wh_b'] });
+    const [c0, c1] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
     await store.finishDeliveries([result(c0!, T + 20), result(c1!, T + 40, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: null })]);
     expect(await store.pruneDeliveries({ before: T + 30 })).toBe(1);
     expect((await list(store)).some((d) => d.id === c0!.delivery.id)).toBe(false);

@@ -265,6 +265,40 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
       }
     });
 
+    check('an endpoint with some attempts in flight is given only what is left of perWebhookConcurrency', async ({ store, start, hook }) => {
+      const held: Array<() => void> = [];
+      let open = 0;
+      let most = 0;
+      const slow = await receiver(() => {
+        most = Math.max(most, ++open);
+        return new Promise<number>((resolve) =>
+          held.push(() => {
+            open--;
+            resolve(200);
+          }),
+        );
+      });
+      try {
+        await hook('wh_slow', slow.url);
+        start({ perWebhookConcurrency: 3, concurrency: 8 });
+        await create(store, Array.from({ length: 12 }, (_, i) => `y${String(i).padStart(2, '0')}`), T);
+        await until(() => slow.got.length === 3, 10_000, 'three attempts');
+        // One ends: one more is sent (not three, with room for 8 over all endpoints).
+        held.shift()!();
+        await until(() => slow.got.length >= 4, 10_000, 'a fourth attempt');
+        await sleep(300);
+        expect([slow.got.length, most]).toEqual([4, 3]);
+        // Two end at once: two more.
+        held.splice(0, 2).forEach((f) => f());
+        await until(() => slow.got.length >= 6, 10_000, 'two more');
+        await sleep(300);
+        expect([slow.got.length, most]).toEqual([6, 3]);
+      } finally {
+        held.splice(0).forEach((f) => f());
+        await slow.close();
+      }
+    });
+
     check('stop() drains: an attempt in flight ends and is settled, and nothing more is claimed', async ({ store, start, hook, deliveries }) => {
       let release: () => void = () => undefined;
       const r = await receiver(() => new Promise<number>((resolve) => (release = () => resolve(200))));
