@@ -6,8 +6,9 @@
  *    as `ipokit worker` sends) to a local receiver in a process of its own,
  *    16 endpoints on it, each event signed; on the memory store and on PostgreSQL (a pool of
  *    10). The clock starts when the worker does, with every delivery already pending, and
- *    stops when the receiver has answered them all. Targets: >= 10,000/s in memory,
- *    >= 2,000/s on PostgreSQL.
+ *    stops when the receiver has answered them all. Targets: >= 10,000/s in memory (the
+ *    median of three runs), >= 2,000/s on PostgreSQL. Beside it, the transport alone
+ *    sending as many requests to the same receiver, with nothing else to do.
  * 2. **From an import's commit to the first attempt**, with the worker idle (woken by
  *    LISTEN/NOTIFY on PostgreSQL, by the store's callback in memory): one IPO imported at a
  *    time, 100 times, 20 ms apart; the time from `importDataset` resolving to the receiver
@@ -99,6 +100,22 @@ async function throughput(store: BenchStore, receiver: Receiver, deliveries: num
   const seconds = (performance.now() - started) / 1_000;
   await worker.stop();
   return Math.round(total / seconds);
+}
+
+/** Requests/s of the worker's transport alone, 64 at a time, to the receiver's endpoints, headers made once: what is left when signing, the store and the worker are taken away. */
+async function transportAlone(receiver: Receiver, requests: number, transport: WebhookTransport): Promise<number> {
+  const body = JSON.stringify({ type: 'ipo.created', timestamp: new Date().toISOString(), data: { id: 'bench', name: 'Bench IPO Limited', status: 'upcoming' } });
+  const headers = { 'content-type': 'application/json', 'webhook-timestamp': '1790000000', 'webhook-signature': `v1,${'A'.repeat(44)}`, 'user-agent': 'ipokit-webhooks', 'webhook-id': 'bench' };
+  const urls = Array.from({ length: ENDPOINTS }, (_, i) => new URL(`http://127.0.0.1:${receiver.port}/hooks/${i}`));
+  const signal = new AbortController().signal;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      for (let i = next++; i < requests; i = next++) await transport({ url: urls[i % ENDPOINTS]!, headers, body, timeoutMs: 15_000, signal });
+    }),
+  );
+  return Math.round(requests / ((performance.now() - started) / 1_000));
 }
 
 /** Part 2: the p50 and p95 of commit-to-first-attempt, ms. */
@@ -198,8 +215,27 @@ export async function runWebhooksBench(options: WebhooksBenchOptions = {}): Prom
       log('webhooks: throughput, memory store');
       const memoryFetch = await throughput(memoryStore(), receiver, deliveries);
       rows.push({ group: 'Webhooks', name: `deliveries/s, one worker, memory store (${ENDPOINTS} endpoints, defaults: fetch)`, value: memoryFetch, unit: '/s' });
-      const memory = await throughput(memoryStore(), receiver, deliveries, node);
-      rows.push({ group: 'Webhooks', name: `deliveries/s, one worker, memory store (${ENDPOINTS} endpoints, nodeWebhookTransport as ipokit worker runs)`, value: memory, unit: '/s', target: '>= 10,000', pass: memory >= 10_000 });
+      // (three runs, and the median: one run of a few seconds moves by a third on this kind of machine)
+      const runs: number[] = [];
+      for (let i = 0; i < 3; i++) runs.push(await throughput(memoryStore(), receiver, deliveries, node));
+      const memory = [...runs].sort((a, b) => a - b)[1]!;
+      rows.push({
+        group: 'Webhooks',
+        name: `deliveries/s, one worker, memory store (${ENDPOINTS} endpoints, nodeWebhookTransport as ipokit worker runs)`,
+        value: memory,
+        unit: '/s',
+        target: '>= 10,000',
+        pass: memory >= 10_000,
+        note: `median of ${runs.map((r) => r.toLocaleString('en-US')).join(', ')}`,
+      });
+      const bare = await transportAlone(receiver, deliveries, node);
+      rows.push({
+        group: 'Webhooks',
+        name: 'the same transport alone (64 at a time, no signing, no store, no worker) to the same receiver, requests/s',
+        value: bare,
+        unit: '/s',
+        note: `the worker: ${(memory / bare).toFixed(2)}x`,
+      });
     }
     if (want('latency')) {
       log('webhooks: latency, memory store');

@@ -90,8 +90,8 @@ export interface ServerOptions {
   accessLog?: (entry: AccessLogEntry) => void;
   /**
    * Deliver the store's webhooks from this process: a worker (`startWebhookWorker` of
-   * `@ipokit/core`, with these options and the clock above; by default on Node's HTTP
-   * clients, `nodeWebhookTransport`) runs beside the server until
+   * `@ipokit/core`, with these options and the clock above; by default through undici,
+   * `nodeWebhookTransport`) runs beside the server until
    * {@link RunningServer.close}. Default: no worker.
    */
   webhookWorker?: Omit<WebhookWorkerOptions, 'now'>;

@@ -54,7 +54,7 @@ export function workerText(settings: WorkerSettings): string {
 }
 
 /**
- * Starts a webhook worker that sends through Node's own HTTP clients (`nodeWebhookTransport`,
+ * Starts a webhook worker that sends through undici on Node (`nodeWebhookTransport`,
  * connections kept alive between attempts) unless `options` give a transport; its `stop()`
  * drains the worker, then closes the idle connections. Stopping more than once is fine.
  *

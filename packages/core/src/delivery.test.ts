@@ -114,3 +114,37 @@ describe.each([
     expect(open.received).toEqual([]);
   });
 });
+
+describe('nodeWebhookTransport keeps the time itself', () => {
+  const request = (url: string, timeoutMs: number) => ({
+    url: new URL(url),
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+    timeoutMs,
+    get signal(): AbortSignal {
+      throw new Error('the signal was read');
+    },
+  });
+
+  it('never reads the signal: an answer resolves, silence rejects with a TimeoutError after timeoutMs (and not long after)', async () => {
+    const ok = await receiver((_req, res) => res.writeHead(202).end());
+    await expect(node(request(ok.url, 1_000))).resolves.toEqual({ status: 202 });
+    const silent = await receiver(() => undefined);
+    const started = performance.now();
+    const err = await node(request(silent.url, 250)).catch((e: unknown) => e);
+    const took = performance.now() - started;
+    expect((err as Error).name).toBe('TimeoutError');
+    expect(took).toBeGreaterThanOrEqual(249);
+    // (the transport looks up to 20 ms after a deadline; the rest is this machine's load)
+    expect(took).toBeLessThan(2_000);
+  });
+
+  it('an answer whose status came in time counts, however slowly its body follows; the body is dropped', async () => {
+    const r = await receiver((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('a');
+      setTimeout(() => res.end('b'), 600);
+    });
+    await expect(node(request(r.url, 200))).resolves.toEqual({ status: 200 });
+  });
+});

@@ -6,7 +6,7 @@
  * (`nodeWebhookTransport()` of `@ipokit/core/node` is faster on Node). The worker that
  * schedules attempts builds on it.
  */
-import { signWebhook } from './events.js';
+import { webhookSignature } from './events.js';
 
 /** How long an endpoint has to answer: 15 s. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
@@ -34,18 +34,26 @@ export interface DeliveryAttempt {
 
 /** One signed webhook request, as a transport sends it. */
 export interface WebhookRequest {
+  /** The endpoint's URL, parsed once and shared by its attempts: read it, never change it. */
   url: URL;
   /** `content-type`, `webhook-id`, `webhook-timestamp`, `webhook-signature`, `user-agent`. */
   headers: Record<string, string>;
   body: string;
-  /** Aborted when the attempt's time is up: the transport stops and rejects. */
-  signal: AbortSignal;
+  /** The attempt's time, from the call: no status by then is a timeout. */
+  timeoutMs: number;
+  /**
+   * Aborted when the attempt's time is up: the transport stops and rejects. Made when first
+   * read (with its timer): a transport that keeps the time itself need not read it.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**
  * Sends one webhook request as a `POST`, never following a redirect: resolves to the
- * answer's status once its body has been read (and dropped); rejects when no answer came,
- * the error's `code` (or its `cause`'s) naming why where there is one (`ECONNREFUSED`).
+ * answer's status (its body, not needed, is read and dropped or the connection closed);
+ * rejects when no answer came, the error's `code` (or its `cause`'s) naming why where there
+ * is one (`ECONNREFUSED`). It stops when `signal` aborts, or, never reading `signal`, after
+ * `timeoutMs`, rejecting then with an error named `TimeoutError`.
  */
 export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: number }>;
 
@@ -68,6 +76,23 @@ export function fetchTransport(fetchImpl?: typeof fetch): WebhookTransport {
 
 const defaultTransport = fetchTransport();
 
+/** Endpoint URLs as parsed, by their text: a worker sends to few, over and over. */
+const parsedUrls = new Map<string, URL | null>();
+
+function parsedUrl(text: string): URL | null {
+  let url = parsedUrls.get(text);
+  if (url === undefined) {
+    if (parsedUrls.size >= 1_024) parsedUrls.clear();
+    try {
+      url = new URL(text);
+    } catch {
+      url = null;
+    }
+    parsedUrls.set(text, url);
+  }
+  return url;
+}
+
 /**
  * Makes one attempt: resolves to its outcome, never rejects. A 2xx within the timeout is
  * delivered; any other status, a redirect (not followed), a timeout, a refused connection or
@@ -80,19 +105,19 @@ const defaultTransport = fetchTransport();
  * ```
  */
 export async function deliverWebhook(attempt: DeliveryAttempt): Promise<DeliveryOutcome> {
-  let url: URL;
-  try {
-    url = new URL(attempt.url);
-  } catch {
-    return { ok: false, status: null, error: 'not a URL' };
-  }
+  const url = parsedUrl(attempt.url);
+  if (url === null) return { ok: false, status: null, error: 'not a URL' };
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && attempt.allowInsecure === true)) {
     return { ok: false, status: null, error: `${url.protocol} is not sent to (https: only; allowInsecureWebhooks allows http:)` };
   }
-  const signature = await signWebhook({ id: attempt.id, timestamp: attempt.timestamp, body: attempt.body, secret: attempt.secret });
-  const controller = new AbortController();
+  const signature = webhookSignature({ id: attempt.id, timestamp: attempt.timestamp, body: attempt.body, secret: attempt.secret });
   const timeoutMs = attempt.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  // The signal and its timer are made only for a transport that reads it (fetch's does; the
+  // Node transport keeps the time itself: an AbortSignal and a timer per attempt were a
+  // tenth of a worker's time).
+  let controller: AbortController | null = null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const started = performance.now();
   try {
     const { status } = await (attempt.transport ?? defaultTransport)({
       url,
@@ -104,13 +129,23 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
         'user-agent': 'ipokit-webhooks',
       },
       body: attempt.body,
-      signal: controller.signal,
+      timeoutMs,
+      get signal(): AbortSignal {
+        if (controller === null) {
+          const made = new AbortController();
+          controller = made;
+          timer = setTimeout(() => made.abort(), Math.max(0, timeoutMs - (performance.now() - started)));
+        }
+        return controller.signal;
+      },
     });
     if (status >= 200 && status < 300) return { ok: true, status };
     if (status >= 300 && status < 400) return { ok: false, status, error: `answered ${status}: redirects are not followed` };
     return { ok: false, status, error: `answered ${status}` };
   } catch (err) {
-    if (controller.signal.aborted) return { ok: false, status: null, error: `no answer within ${timeoutMs} ms` };
+    if ((controller as AbortController | null)?.signal.aborted === true || (err as { name?: unknown })?.name === 'TimeoutError') {
+      return { ok: false, status: null, error: `no answer within ${timeoutMs} ms` };
+    }
     const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
     return { ok: false, status: null, error: typeof code === 'string' ? `the request failed (${code})` : 'the request failed' };
   } finally {

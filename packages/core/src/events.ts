@@ -265,6 +265,18 @@ export function generateWebhookSecret(): string {
  * ```
  */
 export async function signWebhook(input: { id: string; timestamp: number; body: string; secret: string }): Promise<string> {
+  return webhookSignature(input);
+}
+
+/**
+ * {@link signWebhook}, at once (the worker's path: no promise per attempt).
+ *
+ * @example
+ * ```ts
+ * webhookSignature({ id: 'msg_1', timestamp: 1_790_000_000, body: '{}', secret }); // 'v1,...'
+ * ```
+ */
+export function webhookSignature(input: { id: string; timestamp: number; body: string; secret: string }): string {
   const mac = hmacSha256(signingKey(input.secret), UTF8.encode(`${input.id}.${input.timestamp}.${input.body}`));
   return `v1,${toBase64(mac)}`;
 }
@@ -280,12 +292,8 @@ const signingKeys = new Map<string, HmacKey>();
 
 function signingKey(secret: string): HmacKey {
   let key = signingKeys.get(secret);
-  if (key !== undefined) {
-    // (most recently used last: the first is the one to forget)
-    signingKeys.delete(secret);
-    signingKeys.set(secret, key);
-    return key;
-  }
+  // (the oldest prepared is forgotten first, used lately or not: preparing it again is cheap)
+  if (key !== undefined) return key;
   if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) throw new TypeError('A webhook secret starts with whsec_.');
   key = hmacKey(fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length)));
   signingKeys.set(secret, key);

@@ -1,6 +1,7 @@
 /**
  * `@ipokit/core/node`: what only Node has, kept out of the runtime-neutral core. Today one
- * thing: a webhook transport on `node:http` and `node:https` with kept-alive connections,
+ * thing: a webhook transport on undici's dispatcher (the HTTP client Node's own `fetch` is
+ * built on, without fetch's Web-stream and header machinery) over kept-alive connections,
  * which a worker on Node sends through several times faster than through `fetch`
  * (docs/spec.md#webhooks). Nothing else in the core imports this file.
  *
@@ -12,20 +13,27 @@
  * const worker = startWebhookWorker(store, { transport: nodeWebhookTransport() });
  * ```
  */
-import http from 'node:http';
-import https from 'node:https';
+import { Agent, type Dispatcher } from 'undici';
 import type { WebhookRequest, WebhookTransport } from './delivery.js';
 
 /** Options of {@link nodeWebhookTransport}. */
 export interface NodeWebhookTransportOptions {
-  /** Connections kept open to one endpoint's host at most (the worker's `perWebhookConcurrency` bounds them too). Default 64. */
+  /** Connections kept open to one endpoint's origin at most (the worker's `perWebhookConcurrency` bounds them too). Default 64. */
   maxSockets?: number;
 }
 
+/** Deadlines this close together share one look at the clock. */
+const SWEEP_SLACK_MS = 20;
+
 /**
- * A webhook transport on Node's own HTTP clients: connections are kept alive between
- * attempts, a redirect is answered with its status and never followed, the attempt's signal
- * aborts the request. `close()` closes the idle connections (a worker's `stop()` does not).
+ * A webhook transport on undici's dispatcher (the HTTP client under Node's own `fetch`,
+ * without fetch's streams and headers machinery): connections to each origin are kept alive
+ * between attempts (one request at a time on each: a `POST` is never pipelined), a redirect
+ * is answered with its status and never followed, and the answer's status is the outcome as
+ * soon as it arrives (its body is read and dropped). It keeps each attempt's time itself,
+ * without reading the attempt's `signal`: one timer for all attempts in flight, looking when
+ * the earliest may have run out (up to 20 ms after), aborts those past `timeoutMs`.
+ * `close()` closes the connections (a worker's `stop()` does not).
  *
  * @example
  * ```ts
@@ -39,32 +47,117 @@ export interface NodeWebhookTransportOptions {
 export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}): WebhookTransport & { close(): void } {
   const maxSockets = options.maxSockets ?? 64;
   if (!Number.isSafeInteger(maxSockets) || maxSockets < 1) throw new TypeError('maxSockets must be a whole number of at least 1.');
-  const agents = { http: new http.Agent({ keepAlive: true, maxSockets }), https: new https.Agent({ keepAlive: true, maxSockets }) };
-  const send = (request: WebhookRequest): Promise<{ status: number }> =>
+  // (no time limits of undici's own: each attempt's timeoutMs is kept here; maxRedirections
+  // stays 0, so a redirect is answered with its status)
+  const dispatcher = new Agent({ connections: maxSockets, pipelining: 1, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+  const inFlight = new Set<Attempt>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let timerAt = Infinity;
+  const arm = (at: number): void => {
+    if (timer !== null && timerAt <= at) return;
+    if (timer !== null) clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(sweep, Math.max(0, at - performance.now()));
+    timer.unref();
+  };
+  const sweep = (): void => {
+    timer = null;
+    timerAt = Infinity;
+    const t = performance.now();
+    let next = Infinity;
+    for (const a of inFlight) {
+      if (a.deadline <= t) {
+        inFlight.delete(a);
+        a.timeOut();
+      } else next = Math.min(next, a.deadline);
+    }
+    if (next !== Infinity) arm(next + SWEEP_SLACK_MS);
+  };
+  const send = (req: WebhookRequest): Promise<{ status: number }> =>
     new Promise((resolve, reject) => {
-      const secure = request.url.protocol === 'https:';
-      const req = (secure ? https : http).request(
-        request.url,
-        {
-          method: 'POST',
-          headers: { ...request.headers, 'content-length': String(new TextEncoder().encode(request.body).byteLength) },
-          agent: secure ? agents.https : agents.http,
-          signal: request.signal,
-        },
-        (res) => {
-          res.on('error', reject);
-          res.on('aborted', () => reject(new Error('the answer was cut off')));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
-          res.resume(); // the body is not needed: read and dropped
-        },
-      );
-      req.on('error', reject);
-      req.end(request.body);
+      const target = targetOf(req.url);
+      const attempt = new Attempt(performance.now() + req.timeoutMs, resolve, reject, () => inFlight.delete(attempt));
+      inFlight.add(attempt);
+      arm(attempt.deadline + SWEEP_SLACK_MS);
+      dispatcher.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers: req.headers, body: req.body }, attempt);
     });
   return Object.assign(send, {
     close(): void {
-      agents.http.destroy();
-      agents.https.destroy();
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      void dispatcher.destroy().catch(() => undefined);
     },
   });
+}
+
+/** A URL's origin and path, read once per URL object (the worker hands the same one to each attempt). */
+const targets = new WeakMap<URL, { origin: string; path: string }>();
+
+function targetOf(url: URL): { origin: string; path: string } {
+  let target = targets.get(url);
+  if (target === undefined) {
+    target = { origin: url.origin, path: url.pathname + url.search };
+    targets.set(url, target);
+  }
+  return target;
+}
+
+/** One request's handler: settles with the status when it arrives, drops the body. */
+class Attempt implements Dispatcher.DispatchHandlers {
+  private abort: ((err?: Error) => void) | null = null;
+  private settled = false;
+  private timedOut = false;
+
+  constructor(
+    readonly deadline: number,
+    private readonly resolve: (value: { status: number }) => void,
+    private readonly reject: (err: Error) => void,
+    private readonly done: () => void,
+  ) {}
+
+  timeOut(): void {
+    this.timedOut = true;
+    // (before the connection: onConnect aborts it)
+    this.abort?.(timeoutError());
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.timedOut) abort(timeoutError());
+  }
+
+  onHeaders(statusCode: number): boolean {
+    // (1xx informational answers are followed by the real one)
+    if (statusCode >= 200 && !this.settled) {
+      this.settled = true;
+      this.resolve({ status: statusCode });
+    }
+    return true;
+  }
+
+  onData(): boolean {
+    return true;
+  }
+
+  onComplete(): void {
+    this.done();
+    if (!this.settled) {
+      this.settled = true;
+      this.reject(new Error('the request ended without an answer'));
+    }
+  }
+
+  onError(err: Error): void {
+    this.done();
+    if (!this.settled) {
+      this.settled = true;
+      this.reject(this.timedOut ? timeoutError() : err);
+    }
+  }
+}
+
+function timeoutError(): Error {
+  const err = new Error('no answer in time');
+  err.name = 'TimeoutError';
+  return err;
 }

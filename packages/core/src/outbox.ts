@@ -59,6 +59,8 @@ export class MemoryOutbox {
    */
   private queues = new Map<string, Row[]>();
   private leased = new Map<string, Row>();
+  /** No lease runs out before this: until then a claim need not look through them. */
+  private leasesLastUntil = Infinity;
   private seq = 0;
   private leases = 0;
   private covered: number | null = null;
@@ -201,11 +203,18 @@ export class MemoryOutbox {
    */
   claim(input: { now: number; limit: number; perWebhook: number; leaseMs: number; busy: ReadonlyMap<string, number> }): ClaimedDelivery[] {
     const { now } = input;
-    for (const row of [...this.leased.values()]) {
-      if (row.leaseUntil > now) continue;
-      this.leased.delete(row.record.id);
-      row.lease = null;
-      this.push(row);
+    if (now >= this.leasesLastUntil) {
+      this.leasesLastUntil = Infinity;
+      for (const row of this.leased.values()) {
+        if (row.leaseUntil > now) {
+          this.leasesLastUntil = Math.min(this.leasesLastUntil, row.leaseUntil);
+          continue;
+        }
+        // (deleting the entry being visited leaves the iteration as it was)
+        this.leased.delete(row.record.id);
+        row.lease = null;
+        this.push(row);
+      }
     }
     const open: Array<{ endpoint: Endpoint; queue: Row[]; taken: number }> = [];
     for (const [id, queue] of this.queues) {
@@ -237,6 +246,7 @@ export class MemoryOutbox {
       row.lease = `l${++this.leases}`;
       row.leaseUntil = now + input.leaseMs;
       this.leased.set(row.record.id, row);
+      this.leasesLastUntil = Math.min(this.leasesLastUntil, row.leaseUntil);
       const event = this.events.get(row.record.eventId)!;
       claimed.push({ delivery: { ...row.record }, lease: row.lease, url: best.endpoint.record.url, secret: best.endpoint.record.secret, body: event.body });
     }
@@ -375,6 +385,7 @@ export class MemoryOutbox {
     this.deliveries = new Map();
     this.queues = new Map();
     this.leased = new Map();
+    this.leasesLastUntil = Infinity;
     this.covered = null;
   }
 

@@ -71,6 +71,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   let running: Promise<void> | null = null;
   let again = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the timer fires (performance.now()). */
+  let timerAt = Infinity;
   let nextStatusAt = -Infinity;
   /** Whether the last cycle failed (the store is down): the next look is pollMs away. */
   let failed = false;
@@ -101,9 +103,9 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   };
 
   const schedule = (): void => {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
     if (stopping) {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
       // (results the store would not take are left to their leases: those attempts are made again)
       if (inFlightTotal === 0) for (const resolve of idle.splice(0)) resolve();
       return;
@@ -111,8 +113,17 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
     // After a failure the store is looked at again in pollMs: a status check that is due (or
     // never succeeded) would otherwise make the wait 0, over and over, while the store is down.
     const wait = failed ? pollMs : Math.max(0, Math.min(pollMs, nextStatusAt - now()));
+    // A look already set for no later is kept (a busy worker ends a cycle per few attempts:
+    // a timer each time was a cost of its own).
+    const at = performance.now() + wait;
+    if (timer !== null && timerAt <= at) return;
+    if (timer !== null) clearTimeout(timer);
+    timerAt = at;
     // (not unref'd: like a listening server, a running worker keeps its process alive until stop())
-    timer = setTimeout(kick, wait);
+    timer = setTimeout(() => {
+      timer = null;
+      kick();
+    }, wait);
   };
 
   const cycle = async (): Promise<void> => {
@@ -140,8 +151,9 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       }
       const room = concurrency - inFlightTotal;
       if (room <= 0) return;
-      // (an endpoint's attempts in flight count against its perWebhook)
-      const claimed = await store.claimDeliveries({ now: t, limit: room, perWebhook, leaseMs, busy: new Map(inFlight) });
+      // (an endpoint's attempts in flight count against its perWebhook; the map itself, read
+      // as the claim runs: it only goes down meanwhile, as attempts end)
+      const claimed = await store.claimDeliveries({ now: t, limit: room, perWebhook, leaseMs, busy: inFlight });
       for (const c of claimed) attempt(c);
       // A full batch: more may be due.
       if (claimed.length === room) again = true;
