@@ -156,7 +156,7 @@ export async function runQuotaScaling(options: { url: string; schema?: string; h
     // big: Q - 1 hits 0.5 ms apart (0 ... 49,999), recorded in bulk, then one more at 59,999
     await hit('acct:big', Q, -WINDOW_MS);
     await pool.query(
-      `WITH w AS (UPDATE ${schema}.rate_windows SET n_hits = ${Q - 1}, oldest_ts = 0, newest_ts = ${(Q - 2) / 2}, newest_sec = ${Math.floor((Q - 2) / 2 / 1000)} WHERE key = 'acct:big' RETURNING id)
+      `WITH w AS (UPDATE ${schema}.rate_windows SET n_hits = ${Q - 1}, oldest_ts = 0, newest_ts = ${(Q - 2) / 2}, forget_sec = ${Math.floor(((Q - 2) / 2 + WINDOW_MS) / 1000)} WHERE key = 'acct:big' RETURNING id)
        , gone AS (DELETE FROM ${schema}.rate_hits WHERE window_id = (SELECT id FROM w))
        INSERT INTO ${schema}.rate_hits (window_id, ts) SELECT (SELECT id FROM w), g * 0.5 FROM generate_series(0, ${Q - 2}) AS g`,
     );
