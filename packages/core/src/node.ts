@@ -15,6 +15,7 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { WebhookRequest, WebhookTransport } from './delivery.js';
+import { EarliestTimer } from './earliest-timer.js';
 
 /** Options of {@link nodeWebhookTransport}. */
 export interface NodeWebhookTransportOptions {
@@ -51,18 +52,7 @@ export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}):
   // stays 0, so a redirect is answered with its status)
   const dispatcher = new Agent({ connections: maxSockets, pipelining: 1, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
   const inFlight = new Set<Attempt>();
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let timerAt = Infinity;
-  const arm = (at: number): void => {
-    if (timer !== null && timerAt <= at) return;
-    if (timer !== null) clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(sweep, Math.max(0, at - performance.now()));
-    timer.unref();
-  };
   const sweep = (): void => {
-    timer = null;
-    timerAt = Infinity;
     const t = performance.now();
     let next = Infinity;
     for (const a of inFlight) {
@@ -71,20 +61,21 @@ export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}):
         a.timeOut();
       } else next = Math.min(next, a.deadline);
     }
-    if (next !== Infinity) arm(next + SWEEP_SLACK_MS);
+    if (next !== Infinity) timer.by(next + SWEEP_SLACK_MS);
   };
+  // (unref'd: attempts in flight keep the process alive through their connections)
+  const timer = new EarliestTimer(sweep, true);
   const send = (req: WebhookRequest): Promise<{ status: number }> =>
     new Promise((resolve, reject) => {
       const target = targetOf(req.url);
       const attempt = new Attempt(performance.now() + req.timeoutMs, resolve, reject, () => inFlight.delete(attempt));
       inFlight.add(attempt);
-      arm(attempt.deadline + SWEEP_SLACK_MS);
+      timer.by(attempt.deadline + SWEEP_SLACK_MS);
       dispatcher.dispatch({ origin: target.origin, path: target.path, method: 'POST', headers: req.headers, body: req.body }, attempt);
     });
   return Object.assign(send, {
     close(): void {
-      if (timer !== null) clearTimeout(timer);
-      timer = null;
+      timer.clear();
       void dispatcher.destroy().catch(() => undefined);
     },
   });

@@ -7,6 +7,7 @@
  * wherever the core does.
  */
 import { deliverWebhook, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './delivery.js';
+import { EarliestTimer } from './earliest-timer.js';
 import { IpokitError } from './errors.js';
 import { nextAttemptAt, WEBHOOK_DISABLE_AFTER_MS } from './events.js';
 import { DELIVERY_RETENTION_MS } from './outbox.js';
@@ -70,9 +71,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   let stopping = false;
   let running: Promise<void> | null = null;
   let again = false;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  /** When the timer fires (performance.now()). */
-  let timerAt = Infinity;
+  // (not unref'd: like a listening server, a running worker keeps its process alive until stop())
+  const timer = new EarliestTimer(() => kick());
   let nextStatusAt = -Infinity;
   /** Whether the last cycle failed (the store is down): the next look is pollMs away. */
   let failed = false;
@@ -104,8 +104,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
 
   const schedule = (): void => {
     if (stopping) {
-      if (timer !== null) clearTimeout(timer);
-      timer = null;
+      timer.clear();
       // (results the store would not take are left to their leases: those attempts are made again)
       if (inFlightTotal === 0) for (const resolve of idle.splice(0)) resolve();
       return;
@@ -113,17 +112,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
     // After a failure the store is looked at again in pollMs: a status check that is due (or
     // never succeeded) would otherwise make the wait 0, over and over, while the store is down.
     const wait = failed ? pollMs : Math.max(0, Math.min(pollMs, nextStatusAt - now()));
-    // A look already set for no later is kept (a busy worker ends a cycle per few attempts:
-    // a timer each time was a cost of its own).
-    const at = performance.now() + wait;
-    if (timer !== null && timerAt <= at) return;
-    if (timer !== null) clearTimeout(timer);
-    timerAt = at;
-    // (not unref'd: like a listening server, a running worker keeps its process alive until stop())
-    timer = setTimeout(() => {
-      timer = null;
-      kick();
-    }, wait);
+    // (a look already set for no later is kept: a busy worker ends a cycle per few attempts)
+    timer.by(performance.now() + wait);
   };
 
   const cycle = async (): Promise<void> => {
@@ -220,8 +210,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
     async stop(): Promise<void> {
       if (!stopping) {
         stopping = true;
-        if (timer !== null) clearTimeout(timer);
-        timer = null;
+        timer.clear();
         const stopWatch = unwatch;
         unwatch = null;
         if (stopWatch !== null) await stopWatch().catch(onError);
