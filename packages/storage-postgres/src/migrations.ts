@@ -49,7 +49,7 @@ CREATE TABLE ${s}.ipos (
   CONSTRAINT ipos_symbol_folded_key UNIQUE (symbol_folded) DEFERRABLE INITIALLY DEFERRED,
   CONSTRAINT ipos_slug_key UNIQUE (slug) DEFERRABLE INITIALLY DEFERRED
 );
--- Indexes for the list routes (CONTRACT 3): each status reads one or two ranges of them.
+-- Indexes for the list routes (docs/spec.md#status): each status reads one or two ranges of them.
 -- listed: listing_date <= T, in order; closed (part): listing_date > T
 CREATE INDEX ipos_listed ON ${s}.ipos (listing_date DESC, id) WHERE listing_date IS NOT NULL;
 -- closed (part): never listed, closing_date < T, in order
@@ -92,7 +92,7 @@ CREATE TABLE ${s}.api_keys (
 );
 CREATE INDEX api_keys_account ON ${s}.api_keys (account_id, created_at, id);
 
--- The limiter (CONTRACT 8). A window is one row that holds how many hits it keeps and the
+-- The limiter (docs/spec.md#limits). A window is one row that holds how many hits it keeps and the
 -- smallest of them, locked FOR UPDATE by a request that may be admitted; each hit is one row
 -- of rate_hits, inserted once when a request is admitted and deleted once when it has left
 -- the window. A hit therefore costs O(1) amortised whatever the quota. Times are float8

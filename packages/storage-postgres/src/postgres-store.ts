@@ -932,7 +932,7 @@ ON CONFLICT (id) DO UPDATE SET
   end_date = excluded.end_date, listing_date = excluded.listing_date, doc = excluded.doc`;
 
 const UPSERT_SNAPSHOTS = (s: string): string => `
-INSERT INTO ${s}.snapshots (ipo_id, ts, sources, ${AGG_COLUMNS})
+INSERT INTO ${s}.snapshots AS t (ipo_id, ts, sources, ${AGG_COLUMNS})
 SELECT ipo_id, ts, sources, ${AGG_COLUMNS}
 FROM json_to_recordset($1::json) AS x(
   ipo_id text, ts bigint, sources json, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} bigint`).join(', ')}
@@ -948,14 +948,7 @@ ON CONFLICT (ipo_id, ts) DO UPDATE SET
 // (the order tests in webhooks.test.ts pin it; joining the input's ordinality back instead
 // cost 15% of the statement).
 const RECORD_CHANGED_SNAPSHOTS = (s: string): string => `
-WITH up AS (
-  INSERT INTO ${s}.snapshots AS t (ipo_id, ts, sources, ${AGG_COLUMNS})
-  SELECT ipo_id, ts, sources, ${AGG_COLUMNS}
-  FROM json_to_recordset($1::json) AS x(
-    ipo_id text, ts bigint, sources json, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} bigint`).join(', ')}
-  )
-  ON CONFLICT (ipo_id, ts) DO UPDATE SET
-    sources = excluded.sources, ${GMP_FIELDS.map((f) => `${FIELD_COLUMN[f]} = excluded.${FIELD_COLUMN[f]}`).join(', ')}
+WITH up AS (${UPSERT_SNAPSHOTS(s)}
   WHERE (t.sources::jsonb, ${GMP_FIELDS.map((f) => `t.${FIELD_COLUMN[f]}`).join(', ')})
     IS DISTINCT FROM (excluded.sources::jsonb, ${GMP_FIELDS.map((f) => `excluded.${FIELD_COLUMN[f]}`).join(', ')})
   RETURNING ipo_id, ts, ${AGG_COLUMNS}
