@@ -11,8 +11,10 @@ import { connectRaw, within } from './test-sockets.js';
 
 // `ipokit serve` in-process: it runs until io.signal aborts, then drains and resolves 0.
 
+// `ipokit serve` runs on the wall clock, and one test asks for status=open: the IPO stays open
+// until 2099 (an end date of 2026-11-24 made that test fail from the IST day 2026-11-25 on).
 const ORBIT = {
-  ipos: [{ id: '2026000001', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', slug: 'orbit-aerospace-ipo', type: 'EQ', exchanges: ['nse', 'bse'], startDate: '2026-11-20', endDate: '2026-11-24' }],
+  ipos: [{ id: '2026000001', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', slug: 'orbit-aerospace-ipo', type: 'EQ', exchanges: ['nse', 'bse'], startDate: '2026-11-20', endDate: '2099-11-24' }],
   gmp: [{ ipoId: '2026000001', timestamp: '2026-11-18T09:30:00.000Z', sources: [{ name: 'ipowatch', gmpPrice: 42 }] }],
 };
 
