@@ -433,10 +433,12 @@ async function dropLoneEvents(tx: Transaction, s: string, ids: readonly string[]
  * perWebhook (null: no bound), $4 leaseMs, $5 and $6 busy's endpoints and counts, $7
  * DISABLED_ERROR.
  *
- * The walk reads at most `perWebhook` rows of each enabled endpoint (the index
- * deliveries_due), so one endpoint's backlog is never walked through. Rows are locked FOR
- * UPDATE SKIP LOCKED: a row another claim (or a finish) holds is passed over, and one it
- * leased meanwhile fails the recheck of `lease_until <= now`; no row is returned twice.
+ * The walk reads at most `limit` rows of each enabled endpoint, and at most what `perWebhook`
+ * leaves it (the index deliveries_due), so one endpoint's backlog is never walked through,
+ * and a claim locks no more of it than it could take: a claim running meanwhile takes the
+ * next rows. Rows are locked FOR UPDATE SKIP LOCKED: a row another claim (or a finish) holds
+ * is passed over, and one it leased meanwhile fails the recheck of `lease_until <= now`; no
+ * row is returned twice.
  */
 const CLAIM = (s: string): string => `
 WITH cand AS (
@@ -448,7 +450,7 @@ WITH cand AS (
     WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= $1::bigint
       AND (d.lease IS NULL OR d.lease_until <= $1::bigint)
     ORDER BY d.next_attempt_at, d.seq
-    LIMIT greatest(coalesce($3::bigint, 9223372036854775807) - coalesce(b.n, 0), 0)
+    LIMIT greatest(least(coalesce($3::bigint, 9223372036854775807) - coalesce(b.n, 0), $2::bigint), 0)
     FOR UPDATE OF d SKIP LOCKED
   ) AS d
   WHERE w.disabled_at IS NULL

@@ -235,6 +235,35 @@ describe(`webhook events are the write's own (${KIND})`, () => {
       await Promise.all(others.map((o) => o.close()));
     }
   });
+
+  // A claim locks what it may take, and a claim that runs meanwhile takes the rest. The claim
+  // used to lock up to perWebhook due rows of each endpoint (here all 8,000) to pick 500, so
+  // a second worker claiming while it ran got none (the test above then failed now and then).
+  it.runIf(url)('a claim holds only the rows it can take: a second claim meanwhile takes the next ones (two connections: PostgreSQL only)', async () => {
+    const store = await storeWith([hook('wh_gmp', ['gmp.snapshot'])]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    await store.writeDataset({ ipos: [], snapshots: Array.from({ length: 8_000 }, (_, i) => makeSnapshot('a', T - i * 60_000, { x: 100 })) }, { at: T + 1 });
+    await store.listDeliveries({ webhookId: 'wh_gmp', before: null, limit: 1 }); // every row fanned out
+    const held = new pg.Client({ connectionString: url });
+    const other = otherClient();
+    await held.connect();
+    try {
+      const first = postgresStore({ client: held, schema: db.schema });
+      const second = postgresStore({ client: other.client, schema: db.schema });
+      const claim = (s: WebhookStore) => s.claimDeliveries({ now: T + 10, limit: 500, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
+      // the first claim's statement runs in a transaction left open: its row locks stay held
+      await held.query('BEGIN');
+      const a = await claim(first);
+      const b = await claim(second);
+      await held.query('COMMIT');
+      expect([a.length, b.length]).toEqual([500, 500]);
+      expect(new Set([...a, ...b].map((c) => c.delivery.id)).size).toBe(1_000);
+      await Promise.all([first.close?.(), second.close?.()]);
+    } finally {
+      await held.end();
+      await other.close();
+    }
+  });
 });
 
 describe(`webhook deliveries under concurrency (${KIND})`, () => {
