@@ -5,7 +5,7 @@
  * Rounds interleave the contenders (A B C ..., then reversed) and the table reports medians
  * of req/s and the ratios the targets are stated in.
  *
- *   node --conditions=source --import tsx bench/http.ts [--rounds 3] [--seconds 5] [--connections 32]
+ *   node --conditions=source --import tsx bench/http.ts [--rounds 3] [--seconds 5] [--connections 32] [--only ipokit-fetch,bare-hono]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,8 @@ export interface HttpBenchOptions {
   rounds?: number;
   seconds?: number;
   connections?: number;
+  /** The contenders to run (default all); a target ratio is reported when both of its sides run. */
+  only?: readonly string[];
 }
 
 const CONTENDERS = ['ipokit-express', 'bare-express', 'handrolled-express', 'ipokit-koa', 'bare-koa', 'ipokit-fetch', 'bare-hono'] as const;
@@ -86,10 +88,13 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   const rounds = options.rounds ?? 3;
   const seconds = options.seconds ?? 5;
   const connections = options.connections ?? 32;
+  const unknown = (options.only ?? []).filter((name) => !(CONTENDERS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown contender ${unknown.join(', ')}; one of ${CONTENDERS.join(', ')}`);
+  const contenders = options.only === undefined ? CONTENDERS : CONTENDERS.filter((name) => options.only!.includes(name));
   const samples = new Map<string, number[]>();
   const cpuSamples = new Map<string, number[]>();
   for (let round = 0; round < rounds; round++) {
-    for (const name of round % 2 === 0 ? CONTENDERS : [...CONTENDERS].reverse()) {
+    for (const name of round % 2 === 0 ? contenders : [...contenders].reverse()) {
       const s = await start(name);
       try {
         for (const [i, path] of s.paths.entries()) {
@@ -109,7 +114,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   const rows: BenchRow[] = [];
   const note = `${connections} connections, ${rounds} interleaved rounds of ${seconds} s, client and server on one 2-core machine`;
   for (const route of ROUTE_NAMES) {
-    for (const name of CONTENDERS) {
+    for (const name of contenders) {
       const xs = samples.get(`${name}|${route}`) ?? [];
       rows.push({
         group: 'HTTP',
@@ -120,6 +125,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
       });
     }
     for (const [ours, theirs, target] of TARGETS) {
+      if (!contenders.includes(ours) || !contenders.includes(theirs)) continue;
       const ratio = rps(ours, route) / rps(theirs, route);
       const cpuRatio = cpuUs(theirs, route) / cpuUs(ours, route);
       rows.push({
@@ -143,6 +149,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     rounds: Number(args.get('rounds') ?? 3),
     seconds: Number(args.get('seconds') ?? 5),
     connections: Number(args.get('connections') ?? 32),
+    ...(args.has('only') ? { only: args.get('only')!.split(',') } : {}),
   });
   const { formatRows } = await import('./rows.js');
   console.log(formatRows(rows));
