@@ -5,13 +5,14 @@
 import { todayInIst, toIsoUtc } from './dates.js';
 import { IpokitError, isIpokitError, KEYLESS_INFO, WIRE_ERRORS, type WireErrorCode } from './errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from './gmp.js';
-import { keyUseWrite, lookupKey } from './key-cache.js';
+import { cachedKey, keyUseWrite, readKey } from './key-cache.js';
+import { hashApiKey } from './keys.js';
 import { openApiDocument } from './openapi.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
 import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
 import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
-import { errorBody, ipoJson } from './serialize.js';
+import { errorBody, ipoAnswer, ipoJson, type AnswerText } from './serialize.js';
 import { deriveStatus } from './status.js';
 import type { AccountStore, ErrorBody, GmpSeries, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, UsageCharge } from './types.js';
 
@@ -153,8 +154,11 @@ export async function handle(
     const key = signedIn === undefined ? apiKeyOf(req.headers) : null;
     let grant: KeyGrant | null = signedIn ?? null;
     if (key !== null) {
-      // (null also for a revoked key, and for an expired one: refused alike)
-      grant = await guard(s, (call) => lookupKey(store, key, now, s.keyCacheTtlMs, call));
+      // (null also for a revoked key, and for an expired one: refused alike). A cached key
+      // is found without a store call, hence without guard's promises.
+      const hash = hashApiKey(key);
+      const cached = cachedKey(store, hash, now, s.keyCacheTtlMs);
+      grant = cached !== undefined ? cached : await guard(s, (call) => readKey(store, hash, now, s.keyCacheTtlMs, call));
     }
     if (grant === null && (key !== null || route.kind !== 'list')) {
       const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false, now }), now, undefined);
@@ -180,7 +184,8 @@ export async function handle(
     // 4-6. Parameters, plan, lookup.
     try {
       const query = parseQuery(req.query);
-      return respond(200, await answer(store, s, route, query, grant, now), rateHeaders);
+      const body = await answer(store, s, route, query, grant, now);
+      return typeof body === 'string' ? respond(200, body, rateHeaders) : respond(200, body.text, rateHeaders, body.bytes);
     } finally {
       if (used !== undefined) await used;
     }
@@ -202,8 +207,12 @@ export async function handle(
 
 type Query = Map<string, string[]>;
 
-/** The answer of steps 4-6, as JSON text. */
-async function answer(store: IpoStore, s: ResolvedOptions, route: ApiRoute, query: Query, grant: KeyGrant | null, now: number): Promise<string> {
+/**
+ * The answer of steps 4-6, as JSON text (with its length in bytes when that is known). Not
+ * async itself: it hands on the route's promise, which an async function would wrap in one
+ * more (two more microtask turns on every request).
+ */
+function answer(store: IpoStore, s: ResolvedOptions, route: ApiRoute, query: Query, grant: KeyGrant | null, now: number): Promise<string | AnswerText> {
   const today = todayInIst(now);
   const gmpAllowed = grant !== null && grant.plan === 'pro' && grant.gmpAddon;
   switch (route.kind) {
@@ -249,11 +258,14 @@ async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, gra
   return parts.join(',');
 }
 
-async function answerIpo(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, gmpAllowed: boolean, today: string, now: number): Promise<string> {
+async function answerIpo(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, gmpAllowed: boolean, today: string, now: number): Promise<string | AnswerText> {
   const p = parseIpoParams(rawIdentifier, query);
   if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
   const row = await findIpo(store, s, p.identifier, p.includeGmp ? now : null);
-  return `{"ipo":${ipoJson(row.ipo, deriveStatus(row.ipo, today), p.includeGmp ? (row.gmp ?? null) : undefined)}}`;
+  const status = deriveStatus(row.ipo, today);
+  // Without GMP the answer depends on the record and its status alone: kept with the record.
+  if (!p.includeGmp) return ipoAnswer(row.ipo, status, utf8Length);
+  return `{"ipo":${ipoJson(row.ipo, status, row.gmp ?? null)}}`;
 }
 
 async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, gmpAllowed: boolean, today: string, now: number): Promise<string> {
@@ -382,11 +394,11 @@ export function json(status: number, body: unknown, extra: Record<string, string
   return respond(status, JSON.stringify(body), extra);
 }
 
-export function respond(status: number, text: string, extra: Record<string, string>): HandlerResponse {
+export function respond(status: number, text: string, extra: Record<string, string>, bytes: number = utf8Length(text)): HandlerResponse {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',
     'Cache-Control': 'private, no-store',
-    'Content-Length': String(utf8Length(text)),
+    'Content-Length': String(bytes),
   };
   for (const name in extra) headers[name] = extra[name]!;
   return { status, headers, body: text };

@@ -6,7 +6,6 @@
  * on every use, so no cache extends a key past it.
  */
 import { LRUCache } from 'lru-cache';
-import { hashApiKey } from './keys.js';
 import type { AccountStore, KeyGrant, StoreCallOptions } from './types.js';
 
 /** How many keys a store object's cache holds at most. */
@@ -34,27 +33,42 @@ export const KEY_USE_INTERVAL_MS = 60_000;
 const caches = new WeakMap<AccountStore, StoreCache>();
 
 /**
- * The grant of a sent key when it is valid at `now`: null when no stored key has its hash,
- * or the key is revoked or expired (`now >= expiresAt`). Served from the store object's cache
- * while the entry is younger than `ttlMs` by the request clock.
- *
- * A lookup that was under way when the cache was invalidated (a revocation or plan change
- * made meanwhile) answers its own request but is not cached: what it read may be older than
- * the change, and caching it would bring the old grant back for `ttlMs`.
+ * The grant of a key, by its hash (`hashApiKey`), from the store object's cache, without
+ * reading the store: the grant when the key is cached and valid at `now`, null when it is
+ * cached but expired (`now >= expiresAt`), and undefined when the store must be read
+ * ({@link readKey}): not cached, or the entry is `ttlMs` old or more by the request clock.
+ * Synchronous, so that a cached key costs the request no store call.
  *
  * @example
  * ```ts
- * const grant = await lookupKey(store, 'ipk_...', now, 5_000); // now: the request's clock reading
+ * const hash = hashApiKey('ipk_...');
+ * const grant = cachedKey(store, hash, now, 5_000) ?? (await readKey(store, hash, now, 5_000));
  * ```
  */
-export async function lookupKey(store: AccountStore, key: string, now: number, ttlMs: number, call?: StoreCallOptions): Promise<KeyGrant | null> {
-  const hash = hashApiKey(key);
+export function cachedKey(store: AccountStore, hash: string, now: number, ttlMs: number): KeyGrant | null | undefined {
+  if (!(ttlMs > 0)) return undefined;
+  const hit = cacheOf(store).entries.get(hash);
+  // A clock that went backwards also forces a fresh read.
+  if (hit === undefined || !(now - hit.at < ttlMs && now >= hit.at)) return undefined;
+  return now < hit.expires ? hit.grant : null;
+}
+
+/**
+ * The grant of a key, by its hash, read from the store and cached: null when no stored key
+ * has the hash, or the key is revoked or expired (`now >= expiresAt`). Only valid grants are
+ * cached.
+ *
+ * A read that was under way when the cache was invalidated (a revocation or plan change made
+ * meanwhile) answers its own request but is not cached: what it read may be older than the
+ * change, and caching it would bring the old grant back for `ttlMs`.
+ *
+ * @example
+ * ```ts
+ * const grant = await readKey(store, hashApiKey('ipk_...'), now, 5_000); // now: the request's clock reading
+ * ```
+ */
+export async function readKey(store: AccountStore, hash: string, now: number, ttlMs: number, call?: StoreCallOptions): Promise<KeyGrant | null> {
   const cache = cacheOf(store);
-  if (ttlMs > 0) {
-    const hit = cache.entries.get(hash);
-    // A clock that went backwards also forces a fresh read.
-    if (hit !== undefined && now - hit.at < ttlMs && now >= hit.at) return now < hit.expires ? hit.grant : null;
-  }
   const generation = cache.generation;
   const grant = await store.findApiKey(hash, call);
   if (grant === null || grant.revoked) return null;

@@ -124,17 +124,22 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
 const W = new Int32Array(64);
 
 /** The hash of the first `n` bytes of `bytes`. */
-function sha256Hex(bytes: Uint8Array, n: number): string {
-  // The message, then 0x80, zeros, and the length in bits as 64 bits big-endian, in 64-byte blocks.
+function sha256Hex(message: Uint8Array, n: number): string {
+  // The message, then 0x80, zeros, and the length in bits as 64 bits big-endian, in 64-byte
+  // blocks: padded in place when there is room after the message (the scratch space), which
+  // leaves the loads below without a branch.
   const padded = (Math.floor((n + 8) / 64) + 1) * 64;
+  let bytes = message;
+  if (bytes.length < padded) {
+    bytes = new Uint8Array(padded);
+    bytes.set(message.subarray(0, n));
+  }
+  bytes[n] = 0x80;
+  bytes.fill(0, n + 1, padded);
   let h0 = 0x6a09e667 | 0, h1 = 0xbb67ae85 | 0, h2 = 0x3c6ef372 | 0, h3 = 0xa54ff53a | 0;
   let h4 = 0x510e527f | 0, h5 = 0x9b05688c | 0, h6 = 0x1f83d9ab | 0, h7 = 0x5be0cd19 | 0;
   for (let block = 0; block < padded; block += 64) {
-    for (let t = 0; t < 16; t++) {
-      let word = 0;
-      for (let j = block + 4 * t; j < block + 4 * t + 4; j++) word = (word << 8) | (j < n ? bytes[j]! : j === n ? 0x80 : 0);
-      W[t] = word;
-    }
+    for (let t = 0, j = block; t < 16; t++, j += 4) W[t] = (bytes[j]! << 24) | (bytes[j + 1]! << 16) | (bytes[j + 2]! << 8) | bytes[j + 3]!;
     if (block + 64 === padded) {
       W[14] = Math.floor(n / 0x20000000); // the bits of n * 8 above the low 32
       W[15] = n << 3;
@@ -170,7 +175,10 @@ function sha256Hex(bytes: Uint8Array, n: number): string {
     h6 = (h6 + g) | 0;
     h7 = (h7 + h) | 0;
   }
-  let hex = '';
-  for (const x of [h0, h1, h2, h3, h4, h5, h6, h7]) hex += HEX[x >>> 24]! + HEX[(x >>> 16) & 255]! + HEX[(x >>> 8) & 255]! + HEX[x & 255]!;
-  return hex;
+  return hex8(h0) + hex8(h1) + hex8(h2) + hex8(h3) + hex8(h4) + hex8(h5) + hex8(h6) + hex8(h7);
+}
+
+/** A 32-bit word as 8 lowercase hex digits. */
+function hex8(x: number): string {
+  return HEX[x >>> 24]! + HEX[(x >>> 16) & 255]! + HEX[(x >>> 8) & 255]! + HEX[x & 255]!;
 }

@@ -72,17 +72,23 @@ export function drawnWindows(input: {
   const owner = account === null ? `addr:${input.address}` : `acct:${account.id}`;
   const perMinute = finiteOrNull(q.perMinute);
   const windows: DrawnWindow[] = [];
-  let dayStart: number | undefined;
-  const day = (): number => (dayStart ??= istDayStart(input.now));
+  // (no closure for the day's start: this runs on every request)
+  let dayStart = NaN;
   if (q.perMinute !== Infinity) windows.push({ name: 'minute', key: owner, quota: q.perMinute, ms: WINDOW_MS, gmp: false, familyPerMinute: perMinute });
   if (q.perHour !== Infinity) windows.push({ name: 'hour', key: owner, quota: q.perHour, ms: HOUR_MS, gmp: false, familyPerMinute: perMinute });
-  if (q.perDay !== Infinity) windows.push({ name: 'day', key: owner, quota: q.perDay, ms: DAY_MS, start: day(), gmp: false, familyPerMinute: perMinute });
+  if (q.perDay !== Infinity) {
+    dayStart = istDayStart(input.now);
+    windows.push({ name: 'day', key: owner, quota: q.perDay, ms: DAY_MS, start: dayStart, gmp: false, familyPerMinute: perMinute });
+  }
   if (account !== null && input.gmpRoute) {
     const p = limits[account.plan];
     const gmpPerMinute = finiteOrNull(p.gmpPerMinute);
     const gmp = `gmp:${account.id}`;
     if (p.gmpPerMinute !== Infinity) windows.push({ name: 'gmp-minute', key: gmp, quota: p.gmpPerMinute, ms: WINDOW_MS, gmp: true, familyPerMinute: gmpPerMinute });
-    if (p.gmpPerDay !== Infinity) windows.push({ name: 'gmp-day', key: gmp, quota: p.gmpPerDay, ms: DAY_MS, start: day(), gmp: true, familyPerMinute: gmpPerMinute });
+    if (p.gmpPerDay !== Infinity) {
+      if (Number.isNaN(dayStart)) dayStart = istDayStart(input.now);
+      windows.push({ name: 'gmp-day', key: gmp, quota: p.gmpPerDay, ms: DAY_MS, start: dayStart, gmp: true, familyPerMinute: gmpPerMinute });
+    }
   }
   return windows;
 }

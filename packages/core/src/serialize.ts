@@ -72,6 +72,34 @@ export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotReco
 
 const FRAGMENTS = new WeakMap<IpoRecord, readonly [string, string]>();
 
+/** The one-IPO route's answer text and its UTF-8 length in bytes. */
+export interface AnswerText {
+  text: string;
+  bytes: number;
+}
+
+/**
+ * The one-IPO route's answer without GMP, `{"ipo":...}`, and its UTF-8 length: for a frozen
+ * record, made once per record and status (a status changes at most once an IST day) and
+ * kept while the record lives, so that a request for the same IPO neither joins the text
+ * nor measures it again. `byteLength` is the measure of the answers made.
+ *
+ * @example
+ * ```ts
+ * ipoAnswer(record, 'open', utf8Length).text === `{"ipo":${ipoJson(record, 'open')}}`; // true
+ * ```
+ */
+export function ipoAnswer(record: IpoRecord, status: IpoStatus, byteLength: (text: string) => number): AnswerText {
+  const kept = ANSWERS.get(record);
+  if (kept !== undefined && kept.status === status) return kept;
+  const text = `{"ipo":${ipoJson(record, status)}}`;
+  const answer = { status, text, bytes: byteLength(text) };
+  if (Object.isFrozen(record)) ANSWERS.set(record, answer);
+  return answer;
+}
+
+const ANSWERS = new WeakMap<IpoRecord, AnswerText & { status: IpoStatus }>();
+
 /** The JSON text before the status value and after it (a status needs no escaping). */
 function fragmentsOf(record: IpoRecord): readonly [string, string] {
   const text = JSON.stringify(toWireIpo(record, 'open'));
