@@ -235,7 +235,7 @@ async function benchListPages(): Promise<BenchRow[]> {
       for (const [page, offset] of [['page 1', 0], [`last page (${lastOffset / LIST_LIMIT + 1})`, lastOffset]] as const) {
         if (page !== 'page 1' && lastOffset === 0) continue; // one page only: the same query
         const q = { ...q0, offset };
-        const { p50, p99 } = await latency(() => store.listIpos(q));
+        const { p50, p99 } = await latency(async () => store.listIpos(q));
         const name = `${status}, ${page}, ${label}`;
         if (p99 > worst.p99) worst = { p99, name };
         rows.push({

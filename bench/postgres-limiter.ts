@@ -167,7 +167,7 @@ export async function runQuotaScaling(options: { url: string; schema?: string; h
     let big = 60_000;
     let small = 60_000;
     const per: { small: number[]; big: number[]; refused: number[] } = { small: [], big: [], refused: [] };
-    const block = async (into: number[], fn: () => Promise<{ admitted: boolean }>, admitted: boolean): Promise<void> => {
+    const block = async (into: number[], fn: () => { admitted: boolean } | Promise<{ admitted: boolean }>, admitted: boolean): Promise<void> => {
       const t = performance.now();
       for (let k = 0; k < perBlock; k++) {
         const r = await fn();

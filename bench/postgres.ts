@@ -107,17 +107,17 @@ async function measure(options: PostgresBenchOptions): Promise<{ rows: BenchRow[
     const timed: Timed[] = [];
     for (const status of ['announced', 'upcoming', 'open', 'closed', 'listed'] as IpoStatus[]) {
       const { count } = await store.listIpos({ ...base, status, limit: 1 });
-      timed.push(await time(`list ${status} (count ${count}), page 1 of 100`, 200, () => store.listIpos({ ...base, status })));
-      timed.push(await time(`list ${status}, page 1 of 100 with includeGmp`, 200, () => store.listIpos({ ...base, status, gmpAt: NOW })));
-      timed.push(await time(`list ${status}, type=SME&source=nse&year=2024, page 2`, 200, () => store.listIpos({ ...base, status, types: ['SME'], source: 'nse', year: '2024', offset: 100 })));
+      timed.push(await time(`list ${status} (count ${count}), page 1 of 100`, 200, async () => store.listIpos({ ...base, status })));
+      timed.push(await time(`list ${status}, page 1 of 100 with includeGmp`, 200, async () => store.listIpos({ ...base, status, gmpAt: NOW })));
+      timed.push(await time(`list ${status}, type=SME&source=nse&year=2024, page 2`, 200, async () => store.listIpos({ ...base, status, types: ['SME'], source: 'nse', year: '2024', offset: 100 })));
     }
-    timed.push(await time('list listed, page 500 (offset 49,900)', 100, () => store.listIpos({ ...base, status: 'listed', offset: 49_900 })));
-    timed.push(await time('find by id', 500, () => store.findIpo({ identifier: 'B0050000', gmpAt: NOW })));
-    timed.push(await time('find by symbol (any case)', 500, () => store.findIpo({ identifier: 'bench50000', gmpAt: NOW })));
-    timed.push(await time('find by slug', 500, () => store.findIpo({ identifier: 'bench-company-50000-ipo', gmpAt: NOW })));
-    timed.push(await time('GMP 30 days, 5m buckets (43,200 snapshots -> 8,640 buckets)', 50, () => store.gmpBuckets(series(300_000))));
-    timed.push(await time('GMP 30 days, hourly', 50, () => store.gmpBuckets(series(3_600_000))));
-    timed.push(await time('GMP 30 days, weekly', 50, () => store.gmpBuckets(series(7 * DAY, 4 * DAY))));
+    timed.push(await time('list listed, page 500 (offset 49,900)', 100, async () => store.listIpos({ ...base, status: 'listed', offset: 49_900 })));
+    timed.push(await time('find by id', 500, async () => store.findIpo({ identifier: 'B0050000', gmpAt: NOW })));
+    timed.push(await time('find by symbol (any case)', 500, async () => store.findIpo({ identifier: 'bench50000', gmpAt: NOW })));
+    timed.push(await time('find by slug', 500, async () => store.findIpo({ identifier: 'bench-company-50000-ipo', gmpAt: NOW })));
+    timed.push(await time('GMP 30 days, 5m buckets (43,200 snapshots -> 8,640 buckets)', 50, async () => store.gmpBuckets(series(300_000))));
+    timed.push(await time('GMP 30 days, hourly', 50, async () => store.gmpBuckets(series(3_600_000))));
+    timed.push(await time('GMP 30 days, weekly', 50, async () => store.gmpBuckets(series(7 * DAY, 4 * DAY))));
     const badPlans = timed.filter((r) => r.label.startsWith('list') && /Seq Scan on ipos\b/.test(r.plan)).map((r) => r.label);
     for (const r of timed) {
       const group = r.label.startsWith('list') ? 'PostgreSQL list' : r.label.startsWith('find') ? 'PostgreSQL lookup' : 'PostgreSQL GMP series';

@@ -167,7 +167,7 @@ export function observeAccounts(store: Store): Store {
     if (record !== undefined && grant !== null && !grant.revoked) record.account = grant.accountId;
     return grant;
   };
-  const hitRateLimit = (input: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): Promise<RateLimitOutcome> => {
+  const hitRateLimit = (input: { now: number; windowMs: number; windows: RateLimitWindow[] }, call?: StoreCallOptions): RateLimitOutcome | Promise<RateLimitOutcome> => {
     const record = requestRecords.getStore();
     if (record !== undefined) {
       // `acct:<id>` (or, with that window off, `gmp:<id>`): the request's valid key's account.

@@ -14,7 +14,7 @@ import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
 import { errorBody, ipoAnswer, ipoJson, type AnswerText } from './serialize.js';
 import { deriveStatus } from './status.js';
-import type { AccountStore, ErrorBody, GmpSeries, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, UsageCharge } from './types.js';
+import type { AccountStore, ErrorBody, GmpSeries, IpoRow, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, UsageCharge } from './types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -179,7 +179,7 @@ export async function handle(
     // The key's last use, written once a minute at most, while the answer is looked up; a
     // failed write is the operator's to see, not the client's.
     const write = grant === null || signedIn !== undefined ? undefined : keyUseWrite(store, grant.keyId, now);
-    const used = write === undefined ? undefined : guard(s, write).catch((err: unknown) => s.onError(err instanceof StoreFailure ? err.cause : err));
+    const used = write === undefined ? undefined : Promise.resolve(guard(s, write)).catch((err: unknown) => s.onError(err instanceof StoreFailure ? err.cause : err));
 
     // 4-6. Parameters, plan, lookup.
     try {
@@ -236,7 +236,7 @@ async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, gra
   if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
   const limit = grant === null ? 1 : Math.min(p.limit, s.maxListLimit[grant.plan]);
   const page = grant === null ? 1 : p.page;
-  const { count, rows } = await guard(s, (call) =>
+  const read = guard(s, (call) =>
     store.listIpos(
       {
         status: p.status, today, types: p.types, source: p.source, startDate: p.startDate, endDate: p.endDate,
@@ -245,6 +245,7 @@ async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, gra
       call,
     ),
   );
+  const { count, rows } = read instanceof Promise ? await read : read;
   const meta: ListResponse['meta'] = { count, countOnPage: rows.length, totalPages: Math.ceil(count / limit), page, limit };
   if (grant === null) meta.info = KEYLESS_INFO;
   // One join makes the whole body as one flat string. A page of 100 is about 140 KB, above
@@ -278,7 +279,8 @@ async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: str
   const { ipo } = await findIpo(store, s, p.identifier, null);
   const to = Math.min(range.end, now); // snapshots after now are invisible
   const grid = BUCKET_GRIDS[p.interval];
-  const buckets = range.start > to ? [] : await guard(s, (call) => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }, call));
+  const read = range.start > to ? [] : guard(s, (call) => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }, call));
+  const buckets = read instanceof Promise ? await read : read;
   const series = toSeriesPoints(buckets);
   const body: GmpSeries = {
     ipoId: ipo.id,
@@ -291,8 +293,9 @@ async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: str
   return JSON.stringify(body);
 }
 
-async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null) {
-  const row = IDENTIFIER_RE.test(identifier) ? await guard(s, (call) => store.findIpo({ identifier, gmpAt }, call)) : null;
+async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null): Promise<IpoRow> {
+  const read = IDENTIFIER_RE.test(identifier) ? guard(s, (call) => store.findIpo({ identifier, gmpAt }, call)) : null;
+  const row = read instanceof Promise ? await read : read;
   if (row === null) throw new IpokitError('ERR:NOTFOUND', `No IPO has the identifier ${quote(identifier)}: use an IPO id, symbol or slug.`);
   return row;
 }
@@ -304,7 +307,8 @@ async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWin
   let outcome;
   try {
     // A drawn window is a RateLimitWindow: the limiter reads key, quota, ms and start.
-    outcome = await guard(s, (call) => limiter.hitRateLimit(usage === undefined ? { now, windows } : { now, windows, usage }, call));
+    const hit = guard(s, (call) => limiter.hitRateLimit(usage === undefined ? { now, windows } : { now, windows, usage }, call));
+    outcome = hit instanceof Promise ? await hit : hit;
   } catch (err) {
     if (!(err instanceof StoreFailure) || !s.limiterFailOpen) throw err;
     s.onError(err.cause);
@@ -330,17 +334,32 @@ const WINDOW_WORDS: Readonly<Record<RateWindowName, string>> = {
  * Runs a store call with the timeout; any failure becomes a {@link StoreFailure}. The store
  * is told the deadline, so that a call still waiting then never starts (its request has
  * been answered 503) and a limiter records no hit after it.
+ *
+ * A call answered synchronously (the reads and the hit of a store in memory,
+ * docs/spec.md#storage) comes back as it is: no promise, no timer. Callers on the request
+ * path await only a promise (`read instanceof Promise ? await read : read`), so that such
+ * a store costs the request none of the promises and microtask turns of an await.
  */
-export async function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => Promise<T>): Promise<T> {
-  let pending: Promise<T>;
-  // A store that has already answered (in memory) needs no timer: the reaction to a settled
-  // promise is queued at once, before this function's own continuation after one turn.
-  const early: { settled: boolean; failed: boolean; value: unknown } = { settled: false, failed: false, value: undefined };
+export function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => T | Promise<T>): T | Promise<T> {
+  let result: T | PromiseLike<T>;
   try {
-    pending = Promise.resolve(call({ deadline: performance.now() + s.storeTimeoutMs }));
+    result = call({ deadline: performance.now() + s.storeTimeoutMs });
   } catch (err) {
-    throw new StoreFailure('store call failed', { cause: err });
+    return Promise.reject(new StoreFailure('store call failed', { cause: err }));
   }
+  return isThenable(result) ? settle(s, result) : result;
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** {@link guard} for a call that answered with a promise: its outcome, or the timeout's. */
+async function settle<T>(s: ResolvedOptions, result: PromiseLike<T>): Promise<T> {
+  const pending = Promise.resolve(result);
+  // A store that has already answered needs no timer: the reaction to a settled promise is
+  // queued at once, before this function's own continuation after one turn.
+  const early: { settled: boolean; failed: boolean; value: unknown } = { settled: false, failed: false, value: undefined };
   pending.then(
     (value) => {
       early.settled = true;

@@ -411,21 +411,26 @@ export interface IpoStore {
    * returned, with `count` the number of all matches. It MUST NOT fail when `offset` is
    * past the end (an empty page). With `gmpAt` set each row carries `gmp`: the latest
    * snapshot with `timestamp <= gmpAt`, or null.
+   *
+   * This and the other two reads MAY answer synchronously, with the value instead of a
+   * promise, as a store that holds its data in memory can: the request then makes none of
+   * the promises a store call costs. Such an answer MUST NOT block (nothing can time it
+   * out); a failure is still a rejected promise, or a throw.
    */
-  listIpos(query: ListQuery, call?: StoreCallOptions): Promise<{ count: number; rows: IpoRow[] }>;
+  listIpos(query: ListQuery, call?: StoreCallOptions): { count: number; rows: IpoRow[] } | Promise<{ count: number; rows: IpoRow[] }>;
 
   /**
    * The IPO named by `identifier`: the one whose id equals it exactly, else the one whose
    * symbol equals it ignoring ASCII case, else the one whose slug does; null when none.
    * With `gmpAt` set the row carries `gmp` as in {@link IpoStore.listIpos}.
    */
-  findIpo(query: { identifier: string; gmpAt: number | null }, call?: StoreCallOptions): Promise<IpoRow | null>;
+  findIpo(query: { identifier: string; gmpAt: number | null }, call?: StoreCallOptions): IpoRow | null | Promise<IpoRow | null>;
 
   /**
    * The buckets that hold at least one snapshot of `ipoId` in `[from, to]`, ascending by
    * start; for each, the exact integer sum and count of the field's non-null values.
    */
-  gmpBuckets(query: GmpBucketQuery, call?: StoreCallOptions): Promise<GmpBucket[]>;
+  gmpBuckets(query: GmpBucketQuery, call?: StoreCallOptions): GmpBucket[] | Promise<GmpBucket[]>;
 
   /** Frees what the store itself holds (timers, caches); never a client it was given. */
   close?(): Promise<void>;
@@ -529,8 +534,9 @@ export interface RateLimiter {
    * With `usage`, the same atomic step adds 1 to that key's `admitted` or `refused` count
    * for the route and day, so a counted request is exactly a charged (or refused) one.
    * Resolves to the decision and each window's state after it, in the order of `windows`.
+   * A limiter in memory MAY answer synchronously, as {@link IpoStore.listIpos} may.
    */
-  hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }, call?: StoreCallOptions): Promise<RateLimitOutcome>;
+  hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }, call?: StoreCallOptions): RateLimitOutcome | Promise<RateLimitOutcome>;
 
   /**
    * Each window's state at `now` as {@link RateLimiter.hitRateLimit} would describe it,

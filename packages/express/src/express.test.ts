@@ -145,7 +145,7 @@ async function withApp(
 
 /** The store with its IPO reads answering `ms` later. */
 function slowStore(store: Store, ms: number): Store {
-  const later = <T>(value: Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms));
+  const later = <T>(value: T | Promise<T>): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms));
   return Object.assign(Object.create(store) as Store, {
     listIpos: (q: Parameters<Store['listIpos']>[0]) => later(store.listIpos(q)),
     findIpo: (q: Parameters<Store['findIpo']>[0]) => later(store.findIpo(q)),

@@ -113,7 +113,7 @@ describe.skipIf(!REDIS_URL || redisServerPath() === null)('redisLimiter on Redis
     const cluster = new Cluster([{ host: '127.0.0.1', port }]);
     const limiter = redisLimiter({ client: cluster, prefix: 'ipokit-test:cluster:' });
     try {
-      const err = await limiter.hitRateLimit({ now: N0, windows: [{ key: 'acct:a1', quota: 3, ms: MINUTE }, { key: 'acct:b2', quota: 3, ms: MINUTE }] }).catch((e: unknown) => e);
+      const err = await Promise.resolve(limiter.hitRateLimit({ now: N0, windows: [{ key: 'acct:a1', quota: 3, ms: MINUTE }, { key: 'acct:b2', quota: 3, ms: MINUTE }] })).catch((e: unknown) => e);
       expect(isIpokitError(err, 'ERR:UNAVAILABLE')).toBe(true);
       expect(String((err as Error).cause)).toMatch(/CROSSSLOT/);
     } finally {

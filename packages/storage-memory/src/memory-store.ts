@@ -108,6 +108,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
   const open = (): void => {
     if (closed) throw new IpokitError('ERR:UNAVAILABLE', 'The memory store is closed: create a new one.');
   };
+  /** What a synchronous method of a closed store answers: the rejection an async one makes. */
+  const closedError = (): Promise<never> => Promise.reject(new IpokitError('ERR:UNAVAILABLE', 'The memory store is closed: create a new one.'));
   const withGmp = (ipo: IpoRecord, gmpAt: number | null): IpoRow => (gmpAt === null ? { ipo } : { ipo, gmp: snapshots.latest(ipo.id, gmpAt) });
 
   return {
@@ -166,20 +168,22 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       return { ipos: ipoCount, snapshots: snapshotCount };
     },
 
-    async listIpos(query: ListQuery): Promise<{ count: number; rows: IpoRow[] }> {
-      open();
+    // The three reads and the hit answer synchronously (docs/spec.md#storage): a request
+    // then makes no promise for them. A closed store still rejects.
+    listIpos(query: ListQuery): { count: number; rows: IpoRow[] } | Promise<never> {
+      if (closed) return closedError();
       const page = ipos.list(query);
       return { count: page.count, rows: page.ipos.map((ipo) => withGmp(ipo, query.gmpAt)) };
     },
 
-    async findIpo(query: { identifier: string; gmpAt: number | null }): Promise<IpoRow | null> {
-      open();
+    findIpo(query: { identifier: string; gmpAt: number | null }): IpoRow | null | Promise<never> {
+      if (closed) return closedError();
       const ipo = ipos.find(query.identifier);
       return ipo === null ? null : withGmp(ipo, query.gmpAt);
     },
 
-    async gmpBuckets(query: GmpBucketQuery): Promise<GmpBucket[]> {
-      open();
+    gmpBuckets(query: GmpBucketQuery): GmpBucket[] | Promise<never> {
+      if (closed) return closedError();
       return snapshots.buckets(query);
     },
 
@@ -233,8 +237,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       return accounts.findApiKey(hash);
     },
 
-    async hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }): Promise<RateLimitOutcome> {
-      open();
+    hitRateLimit(input: { now: number; windows: RateLimitWindow[]; usage?: UsageCharge }): RateLimitOutcome | Promise<never> {
+      if (closed) return closedError();
       return windows.hit(input);
     },
 

@@ -513,7 +513,7 @@ describe('memoryStore close', () => {
     await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] });
     await expect(store.close?.()).resolves.toBeUndefined();
     await expect(store.close?.()).resolves.toBeUndefined();
-    const err = await store.findIpo({ identifier: 'a', gmpAt: null }).catch((e: unknown) => e);
+    const err = await Promise.resolve(store.findIpo({ identifier: 'a', gmpAt: null })).catch((e: unknown) => e);
     expect(isIpokitError(err, 'ERR:UNAVAILABLE')).toBe(true);
     await expect(store.listIpos(query({ status: 'announced', today: '2026-11-20' }))).rejects.toMatchObject({ code: 'ERR:UNAVAILABLE' });
   });

@@ -76,15 +76,15 @@ function repeatingReads(store: Store): Store {
     writeDataset: (input) => call(() => store.writeDataset(input)),
     deleteIpos: (ids) => call(() => store.deleteIpos(ids)),
     listIpos: (q, c) => {
-      const read = () => store.listIpos(q, c);
+      const read = async () => store.listIpos(q, c);
       return call(read, twice(read, () => Number.isSafeInteger(q.offset) && Number.isSafeInteger(q.limit)));
     },
     findIpo: (q, c) => {
-      const read = () => store.findIpo(q, c);
+      const read = async () => store.findIpo(q, c);
       return call(read, twice(read, (first) => first !== null));
     },
     gmpBuckets: (q, c) => {
-      const read = () => store.gmpBuckets(q, c);
+      const read = async () => store.gmpBuckets(q, c);
       return call(read, twice(read, () => timelineFits(q)));
     },
   };
@@ -161,11 +161,11 @@ describe(`the data cache on ${KIND}`, () => {
             } else if (op.kind === 'delete') {
               await cached.deleteIpos(op.ids);
             } else if (op.kind === 'find') {
-              await same((s) => s.findIpo(op.q), JSON.stringify(op.q));
+              await same(async (s) => s.findIpo(op.q), JSON.stringify(op.q));
             } else if (op.kind === 'list') {
-              await same((s) => s.listIpos(op.q), JSON.stringify(op.q));
+              await same(async (s) => s.listIpos(op.q), JSON.stringify(op.q));
             } else {
-              await same((s) => s.gmpBuckets(op.q), JSON.stringify(op.q));
+              await same(async (s) => s.gmpBuckets(op.q), JSON.stringify(op.q));
             }
           }
         } finally {
@@ -280,7 +280,7 @@ describe(`the data cache on ${KIND}`, () => {
     await store.writeDataset({ ipos: [orbit('v1')], snapshots: [] });
     expect(await nameOf(store)).toBe('v1');
     await store.close?.();
-    const err = await store.findIpo({ identifier: 'ORBIT', gmpAt: null }).catch((e: unknown) => e);
+    const err = await Promise.resolve(store.findIpo({ identifier: 'ORBIT', gmpAt: null })).catch((e: unknown) => e);
     expect(isIpokitError(err, 'ERR:UNAVAILABLE')).toBe(true);
   });
 });

@@ -42,7 +42,7 @@ describe('postgresStore failures', () => {
     const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'nobody', database: 'secret_db', connectionTimeoutMillis: 2000 });
     try {
       const store = postgresStore({ client: pool });
-      const err = await store.findIpo({ identifier: 'ORBIT', gmpAt: null }).catch((e: unknown) => e);
+      const err = await Promise.resolve(store.findIpo({ identifier: 'ORBIT', gmpAt: null })).catch((e: unknown) => e);
       expect(isIpokitError(err, 'ERR:UNAVAILABLE')).toBe(true);
       expect((err as Error).message).toBe('The PostgreSQL store failed.');
       expect((err as Error).cause).toBeInstanceOf(Error);
