@@ -6,7 +6,8 @@ import { compareCodePoints, deriveStatus } from './status.js';
 import { createIpoHandler, type HandlerRequest } from './handler.js';
 import { datasetArbitrary, ARBITRARY_FIRST_DAY, ARBITRARY_DAYS } from './testing/arbitraries.js';
 import { referenceStore } from './testing/reference-store.js';
-import type { IpoRecord, IpoStatus, IpoType, ListResponse, RateLimiter, Store } from './types.js';
+import { makeIpo, makeSnapshot } from './testing/arbitraries.js';
+import type { IpoRecord, IpoStatus, IpoType, ListResponse, RateLimiter, RateLimitOutcome, Store } from './types.js';
 import { addDays } from './dates.js';
 
 // Properties of the list route through the whole handler (parsing, plans, paging),
@@ -263,5 +264,71 @@ describe('the limiter option', () => {
       }
       expect(isIpokitError(thrown, 'ERR:BADPARAM') && thrown.parameter).toBe('limiter');
     }
+  });
+});
+
+// docs/spec.md#storage: the three reads and the hit may answer with the value itself. The
+// handler takes either, and a failure thrown at once is a failure like a rejection.
+describe('a store whose reads and hit answer synchronously', () => {
+  const T = Date.UTC(2026, 10, 24, 6);
+  const READS = ['listIpos', 'findIpo', 'gmpBuckets'] as const;
+  async function twins() {
+    const base = referenceStore();
+    await base.writeDataset(
+      { ipos: [makeIpo({ id: 'a1', symbol: 'ALPHA', startDate: '2026-11-20', endDate: '2026-11-26' }), makeIpo({ id: 'b2' })], snapshots: [makeSnapshot('a1', T - 3_600_000, { x: 120 })] },
+      { at: T },
+    );
+    const acct = await createAccount(base, { name: 'Acme', plan: 'pro', gmpAddon: true });
+    const { key } = await createApiKey(base, { accountId: acct.id, label: 'k' });
+    const admitted = (input: { now: number; windows: readonly unknown[] }): RateLimitOutcome => ({ admitted: true, windows: input.windows.map(() => ({ count: 1, oldest: input.now, blocking: null })) });
+    // The base store's answers, learnt by a first run: the twins answer the same, each its way.
+    const answers = new Map<string, unknown>();
+    const store = (mode: 'learn' | 'sync' | 'async' | 'throw' | 'reject'): Store => {
+      const twin = Object.create(base) as Store;
+      for (const name of READS) {
+        const read = base[name] as (query: object) => Promise<unknown>;
+        Object.assign(twin, {
+          [name]: (query: object) => {
+            const id = name + JSON.stringify(query);
+            if (mode === 'learn') return read(query).then((value) => (answers.set(id, value), value));
+            if (mode === 'throw') throw new Error(`${name} failed`);
+            if (mode === 'reject') return Promise.reject(new Error(`${name} failed`));
+            if (!answers.has(id)) throw new Error(`not learnt: ${id}`);
+            return mode === 'sync' ? answers.get(id) : Promise.resolve(answers.get(id));
+          },
+        });
+      }
+      twin.hitRateLimit = (input) => (mode === 'sync' ? admitted(input) : Promise.resolve(admitted(input)));
+      return twin;
+    };
+    return { key, store };
+  }
+  const at = (path: string, query: string, key: string): HandlerRequest => ({ ...request(query, key), url: `/ipos${path}${query === '' ? '' : `?${query}`}`, path: path === '' ? '/' : path });
+
+  it('answers as a store that answers with promises: the same status, headers and bytes', async () => {
+    const { key, store } = await twins();
+    const options = { now: () => new Date(T) };
+    const [learn, sync, async] = (['learn', 'sync', 'async'] as const).map((mode) => createIpoHandler(store(mode), options));
+    for (const [req, status] of [
+      [at('', 'status=open', key), 200],
+      [at('/alpha', '', key), 200],
+      [at('/a1', 'includeGmp=true', key), 200],
+      [at('/a1/gmp', 'interval=hourly', key), 200],
+      [at('/nope', '', key), 404],
+    ] as const) {
+      const expected = await learn!(req);
+      expect(expected.status, req.url).toBe(status);
+      expect(await sync!(req)).toEqual(expected);
+      expect(await async!(req)).toEqual(expected);
+    }
+  });
+
+  it.each(['throw', 'reject'] as const)('answers 503 ERR:UNAVAILABLE, reported to onError, when a read fails (%s)', async (mode) => {
+    const { key, store } = await twins();
+    const errors: unknown[] = [];
+    const handle = createIpoHandler(store(mode), { now: () => new Date(T), onError: (err) => errors.push(err) });
+    const res = await handle(at('/alpha', '', key));
+    expect([res.status, JSON.parse(res.body).code]).toEqual([503, 'ERR:UNAVAILABLE']);
+    expect(errors).toEqual([new Error('findIpo failed')]);
   });
 });
