@@ -16,7 +16,7 @@ import type { AccountWindow } from '../rate-limit.js';
 import type { RateLimiter, Store, UsageRow, WebhookStore } from '../types.js';
 import { FIXTURE_NOW, seedFixture, type SeededFixture } from './http-fixture.js';
 import { toResult, type HttpResult, type StartedTarget } from './http-suite.js';
-import { CONTRACT_CODES, CONTRACT_TITLES } from './contract-tables.js';
+import { SPEC_CODES, SPEC_TITLES } from './spec-error-tables.js';
 
 /** Options a target's account router is started with: the router's, and the dashboard. */
 export interface AccountTargetOptions extends IpoRouterOptions {
@@ -155,8 +155,8 @@ async function runAccountCheck(options: TestAccountRouterOptions, check: Account
 function expectError(a: Answer, status: number, code: string): void {
   expect(a.status, a.text).toBe(status);
   expect(Object.keys(a.json ?? {})).toEqual(expect.arrayContaining(['status', 'title', 'detail', 'code']));
-  expect(a.json).toMatchObject({ status: String(status), title: CONTRACT_TITLES[status], code: CONTRACT_CODES[status] });
-  expect(code).toBe(CONTRACT_CODES[status]);
+  expect(a.json).toMatchObject({ status: String(status), title: SPEC_TITLES[status], code: SPEC_CODES[status] });
+  expect(code).toBe(SPEC_CODES[status]);
   expect(a.headers['content-type']).toBe('application/json; charset=utf-8');
   expect(a.headers['cache-control']).toContain('no-store');
 }

@@ -44,7 +44,7 @@ import type { IpoRouterOptions } from '../options.js';
 import type { GmpField, GmpInterval, Store } from '../types.js';
 import { EXPECTED_ORDER, FIXTURE_NOW, FIXTURE_TODAY, expectedIpo, expectedSeries, fixtureDataset, seedFixture, type FixtureKeys } from './http-fixture.js';
 import type { HttpTarget, StartedTarget } from './http-suite.js';
-import { CONTRACT_CODES as CODES, CONTRACT_TITLES as TITLES } from './contract-tables.js';
+import { SPEC_CODES as CODES, SPEC_TITLES as TITLES } from './spec-error-tables.js';
 
 // ---------------------------------------------------------------------------------------
 // Public surface

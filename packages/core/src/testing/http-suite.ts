@@ -24,7 +24,7 @@ import {
   type FixtureKeys,
   type SeededFixture,
 } from './http-fixture.js';
-import { CONTRACT_CODES as CODES, CONTRACT_TITLES as TITLES } from './contract-tables.js';
+import { SPEC_CODES as CODES, SPEC_TITLES as TITLES } from './spec-error-tables.js';
 
 // ---------------------------------------------------------------------------------------
 // Public surface

@@ -1,11 +1,11 @@
 /**
- * The contract's error tables (docs/spec.md#errors), written out for the test suites. They are
- * copied from the contract on purpose rather than imported from the core's own tables,
+ * The spec's error tables (docs/spec.md#errors), written out for the test suites. They are
+ * copied from the spec on purpose rather than imported from the core's own tables,
  * so that a wrong entry in the core cannot make its own check pass.
  */
 
 /** Reason phrase (`title`) of each status the API answers with an error body. */
-export const CONTRACT_TITLES: Readonly<Record<number, string>> = {
+export const SPEC_TITLES: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -20,7 +20,7 @@ export const CONTRACT_TITLES: Readonly<Record<number, string>> = {
 };
 
 /** Error `code` of each status. */
-export const CONTRACT_CODES: Readonly<Record<number, string>> = {
+export const SPEC_CODES: Readonly<Record<number, string>> = {
   400: 'ERR:BADPARAM',
   401: 'ERR:INVLDKEY',
   403: 'ERR:PLAN',
