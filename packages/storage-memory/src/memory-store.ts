@@ -105,11 +105,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
   const idleSweep = setInterval(() => windows.sweepIdle(performance.now()), IDLE_SWEEP_MS);
   (idleSweep as { unref?: () => void }).unref?.();
 
+  const closedStore = (): IpokitError => new IpokitError('ERR:UNAVAILABLE', 'The memory store is closed: create a new one.');
   const open = (): void => {
-    if (closed) throw new IpokitError('ERR:UNAVAILABLE', 'The memory store is closed: create a new one.');
+    if (closed) throw closedStore();
   };
   /** What a synchronous method of a closed store answers: the rejection an async one makes. */
-  const closedError = (): Promise<never> => Promise.reject(new IpokitError('ERR:UNAVAILABLE', 'The memory store is closed: create a new one.'));
+  const closedError = (): Promise<never> => Promise.reject(closedStore());
   const withGmp = (ipo: IpoRecord, gmpAt: number | null): IpoRow => (gmpAt === null ? { ipo } : { ipo, gmp: snapshots.latest(ipo.id, gmpAt) });
 
   return {
