@@ -15,7 +15,7 @@
  *    seeing the request, on one machine's clock. Target: p50 <= 50 ms.
  * 3. **Event recording's cost on a 10,000-snapshot import** on PostgreSQL: the same import
  *    (new snapshots each round) with no endpoint and with one endpoint taking `gmp.snapshot`
- *    (its 10,000 events recorded in the import's transaction as 10 `snapshot_events` rows),
+ *    (its 10,000 events recorded in the import's transaction as 2 `snapshot_changes` rows),
  *    rounds alternating; the median of each. Target: <= 1.15x. And the fan-out of those rows
  *    into 10,000 events and deliveries afterwards, as a worker's claims make it, timed apart.
  *

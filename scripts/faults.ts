@@ -760,7 +760,7 @@ async function webhookOutages(db: Faultable, mode: string): Promise<{ problems: 
   for (;;) {
     // (deliveries pending, and gmp.snapshot events not fanned out yet)
     pending = await pool.query<{ n: number }>(
-      `SELECT ((SELECT count(*) FROM ${WH_SCHEMA}.deliveries WHERE state = 'pending') + (SELECT count(*) FROM ${WH_SCHEMA}.snapshot_events))::int AS n`,
+      `SELECT ((SELECT count(*) FROM ${WH_SCHEMA}.deliveries WHERE state = 'pending') + (SELECT count(*) FROM ${WH_SCHEMA}.snapshot_changes))::int AS n`,
     ).then(
       (r) => r.rows[0]!.n,
       () => -1,

@@ -6,8 +6,9 @@
  * (core/src/outbox.ts), restated here in SQL and pinned to it by `testWebhookStore`; the
  * events themselves are built by the core (`eventsOfWrite`, `eventsOfStatusChanges`), never here.
  *
- * Tables (migrations 6 and 7): `webhooks`, `events`, `deliveries`, `status_cursor`, and
- * `snapshot_events` (a write's gmp.snapshot events, fanned out by claims). Every time is
+ * Tables (migrations 6, 7 and 9): `webhooks`, `events`, `deliveries`, `status_cursor`, and
+ * `snapshot_changes` (a write's gmp.snapshot events, fanned out by claims; `snapshot_events`
+ * holds those of version 7 and 8 processes). Every time is
  * epoch ms from the caller's clock, never the database's `now()`.
  */
 import { GMP_FIELDS, IpokitError, todayInIst } from '@ipokit/core';
@@ -19,6 +20,7 @@ import type {
   DeliveryState,
   EventRecord,
   EventType,
+  GmpField,
   IpoDates,
   SnapshotRecord,
   WebhookRecord,
@@ -347,15 +349,21 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
   };
 }
 
+/** Snapshots of a `snapshot_changes` row (migration 9) that a claim fans out in one transaction. */
+const FAN_OUT_SLICE = 1_000;
+
 /**
- * Fans out writes' `gmp.snapshot` events (`snapshot_events`, migration 7): one row at a time,
- * oldest first, each in a transaction that builds its events with the core's `eventsOfWrite`,
- * records them with their deliveries to the enabled endpoints taking the type that the write
- * saw (`up_to`), announces them, and deletes the row. Stops when no row is left, or when
- * `enough` deliveries were made. `wait: false` skips rows another transaction is fanning out
- * (claims); `wait: true` waits for them (a listing sees every committed write's deliveries).
- * A row's events are made once: the row is locked, and deleted in the same transaction.
- * Resolves to the deliveries made.
+ * Fans out writes' `gmp.snapshot` events: the rows a write added to `snapshot_changes`
+ * (migration 9), after those a process of version 7 or 8 added to `snapshot_events` (migration
+ * 7; a rolling deploy), oldest first. Each step is a transaction that locks the oldest row,
+ * builds the events of its next `FAN_OUT_SLICE` snapshots (a `snapshot_events` row: all of
+ * its at most 1,000) with the core's `eventsOfWrite`, records them with their deliveries to
+ * the enabled endpoints taking the type that the write saw (`up_to`), announces them, and
+ * moves the row's `done` on, or deletes the row when it is through. Stops when no row is
+ * left, or when `enough` deliveries were made. `wait: false` skips rows another transaction
+ * is fanning out (claims); `wait: true` waits for them (a listing sees every committed
+ * write's deliveries). Each event is made once: the row is locked, and moved on in the same
+ * transaction. Resolves to the deliveries made.
  *
  * @example
  * ```ts
@@ -365,31 +373,91 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
 export async function fanOutSnapshotEvents(ctx: Pick<WebhookContext, 's' | 'query' | 'transaction'>, { wait, enough }: { wait: boolean; enough: number }): Promise<number> {
   const { s, query, transaction } = ctx;
   // (most claims find none: one plain read, not a transaction)
-  if ((await query<{ seq: string }>(`SELECT seq FROM ${s}.snapshot_events LIMIT 1`)).length === 0) return 0;
+  const [pending] = await query<{ before: boolean; now: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM ${s}.snapshot_events) AS before, EXISTS (SELECT 1 FROM ${s}.snapshot_changes) AS now`,
+  );
+  if (pending === undefined || (!pending.before && !pending.now)) return 0;
+  let before = pending.before;
   let made = 0;
   while (made < enough) {
     const added = await transaction(async (tx) => {
-      const [row] = await tx.query<{ seq: string; at: string; up_to: string; snapshots: SnapshotEventRow[] | string; endpoints: number }>(
-        `SELECT b.seq, b.at, b.up_to, b.snapshots,
-           (SELECT count(*)::int FROM ${s}.webhooks AS w WHERE w.disabled_at IS NULL AND 'gmp.snapshot' = ANY (w.events) AND w.seq <= b.up_to) AS endpoints
-         FROM ${s}.snapshot_events AS b ORDER BY b.seq LIMIT 1 FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
-      );
-      if (row === undefined) return null;
-      let deliveries = 0;
-      if (row.endpoints > 0) {
-        const at = Number(row.at);
-        const list = typeof row.snapshots === 'string' ? (JSON.parse(row.snapshots) as SnapshotEventRow[]) : row.snapshots;
-        const events = eventsOfWrite({ at, ipos: [], snapshots: list.map(snapshotOfEventRow), deleted: [] }, GMP_SNAPSHOT);
-        deliveries = (await recordEvents(tx, s, events, at, { count: new Map([['gmp.snapshot', row.endpoints]]) }, Number(row.up_to))).deliveries;
-        if (deliveries > 0) await notifyDeliveries(tx, s);
+      if (before) {
+        const n = await fanOutEventsRow(tx, s, wait);
+        if (n !== null) return n;
+        before = false;
       }
-      await tx.query(`DELETE FROM ${s}.snapshot_events WHERE seq = $1`, [row.seq]);
-      return deliveries;
+      return fanOutChangesSlice(tx, s, wait);
     });
     if (added === null) break;
     made += added;
   }
   return made;
+}
+
+/** How many enabled endpoints taking gmp.snapshot a write saw (`b.up_to`), as SQL. */
+const SNAPSHOT_ENDPOINTS = (s: string): string =>
+  `(SELECT count(*)::int FROM ${s}.webhooks AS w WHERE w.disabled_at IS NULL AND 'gmp.snapshot' = ANY (w.events) AND w.seq <= b.up_to) AS endpoints`;
+
+/** The events of these snapshots, written at `at`, recorded with their deliveries and announced. */
+async function recordSnapshotEvents(tx: Transaction, s: string, snapshots: SnapshotRecord[], at: number, endpoints: number, upTo: number): Promise<number> {
+  const events = eventsOfWrite({ at, ipos: [], snapshots, deleted: [] }, GMP_SNAPSHOT);
+  const { deliveries } = await recordEvents(tx, s, events, at, { count: new Map([['gmp.snapshot', endpoints]]) }, upTo);
+  if (deliveries > 0) await notifyDeliveries(tx, s);
+  return deliveries;
+}
+
+/** Fans out the oldest `snapshot_events` row (of a version 7 or 8 process) whole; null when none is left to take. */
+async function fanOutEventsRow(tx: Transaction, s: string, wait: boolean): Promise<number | null> {
+  const [row] = await tx.query<{ seq: string; at: string; up_to: string; snapshots: SnapshotEventRow[] | string; endpoints: number }>(
+    `SELECT b.seq, b.at, b.up_to, b.snapshots, ${SNAPSHOT_ENDPOINTS(s)}
+     FROM ${s}.snapshot_events AS b ORDER BY b.seq LIMIT 1 FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
+  );
+  if (row === undefined) return null;
+  let deliveries = 0;
+  if (row.endpoints > 0) {
+    const list = typeof row.snapshots === 'string' ? (JSON.parse(row.snapshots) as SnapshotEventRow[]) : row.snapshots;
+    deliveries = await recordSnapshotEvents(tx, s, list.map(snapshotOfEventRow), Number(row.at), row.endpoints, Number(row.up_to));
+  }
+  await tx.query(`DELETE FROM ${s}.snapshot_events WHERE seq = $1`, [row.seq]);
+  return deliveries;
+}
+
+type ChangesRow = { seq: string; at: string; up_to: string; done: number; n: number; endpoints: number; ipo_ids: string[]; ts: Array<string | number> } & Record<
+  `agg_${GmpField}`,
+  Array<string | number | null>
+>;
+
+/**
+ * Fans out the next FAN_OUT_SLICE snapshots of the oldest `snapshot_changes` row, and moves its
+ * `done` on or deletes it; null when no row is left to take. A row no endpoint takes any more
+ * goes whole (endpoints are never enabled again).
+ */
+async function fanOutChangesSlice(tx: Transaction, s: string, wait: boolean): Promise<number | null> {
+  const slice = (column: string) => `b.${column}[b.done + 1 : b.done + ${FAN_OUT_SLICE}] AS ${column}`;
+  const [row] = await tx.query<ChangesRow>(
+    `SELECT b.seq, b.at, b.up_to, b.done, cardinality(b.ipo_ids) AS n, ${SNAPSHOT_ENDPOINTS(s)},
+       ${['ipo_ids', 'ts', ...GMP_FIELDS.map((f) => `agg_${f}`)].map(slice).join(', ')}
+     FROM ${s}.snapshot_changes AS b ORDER BY b.seq LIMIT 1 FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
+  );
+  if (row === undefined) return null;
+  const taken = row.ipo_ids.length;
+  let deliveries = 0;
+  if (row.endpoints > 0) {
+    const num = (v: string | number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
+    const snapshots = row.ipo_ids.map(
+      (ipoId, i): SnapshotRecord => ({
+        ipoId,
+        timestamp: Number(row.ts[i]),
+        // (an event carries the aggregations, not the sources)
+        sources: [],
+        aggregations: Object.fromEntries(GMP_FIELDS.map((f) => [f, num(row[`agg_${f}`][i])])) as SnapshotRecord['aggregations'],
+      }),
+    );
+    deliveries = await recordSnapshotEvents(tx, s, snapshots, Number(row.at), row.endpoints, Number(row.up_to));
+  }
+  if (row.endpoints === 0 || row.done + taken >= row.n) await tx.query(`DELETE FROM ${s}.snapshot_changes WHERE seq = $1`, [row.seq]);
+  else await tx.query(`UPDATE ${s}.snapshot_changes SET done = done + $2 WHERE seq = $1`, [row.seq, taken]);
+  return deliveries;
 }
 
 /** A snapshot as `snapshot_events` keeps it: ipo id, timestamp, then the aggregations in GMP_FIELDS' order. */

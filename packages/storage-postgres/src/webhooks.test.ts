@@ -143,16 +143,16 @@ describe(`webhook events are the write's own (${KIND})`, () => {
       const afterNotify = await postgresStore({ client: late, schema: db.schema }).writeDataset({ ipos, snapshots: snapshots.slice(0, 10) }, { at: T }).catch((e: unknown) => e);
       expect(notified).toBe(true);
       expect(isIpokitError(afterNotify, 'ERR:UNAVAILABLE')).toBe(true);
-      expect([await count('ipos'), await count('snapshots'), await count('events'), await count('deliveries'), await count('snapshot_events')]).toEqual([0, 0, 0, 0, 0]);
+      expect([await count('ipos'), await count('snapshots'), await count('events'), await count('deliveries'), await count('snapshot_changes')]).toEqual([0, 0, 0, 0, 0]);
       await sleep(300);
       expect(wakes).toBe(0);
-      // The same import, whole: 3 ipo.created events, and 6,000 gmp.snapshot events as 6 rows
-      // of snapshot_events (migration 7), one NOTIFY; a listing fans them out.
+      // The same import, whole: 3 ipo.created events, and 6,000 gmp.snapshot events as a row
+      // of snapshot_changes per batch (migration 9), one NOTIFY; a listing fans them out.
       await importDatasetStream({ client: db.client, schema: db.schema, at: T, batchSize: 1_000 }, itemsOf(toDataset({ ipos, snapshots })));
-      expect([await count('events'), await count('deliveries'), await count('snapshot_events')]).toEqual([3, 3, 6]);
+      expect([await count('events'), await count('deliveries'), await count('snapshot_changes')]).toEqual([3, 3, 6]);
       await msUntil(() => wakes > 0);
       expect(await store.listDeliveries({ webhookId: 'wh_all', before: null, limit: 1 })).toHaveLength(1);
-      expect([await count('events'), await count('deliveries'), await count('snapshot_events')]).toEqual([6_003, 6_003, 0]);
+      expect([await count('events'), await count('deliveries'), await count('snapshot_changes')]).toEqual([6_003, 6_003, 0]);
     } finally {
       await stop();
     }
@@ -187,20 +187,29 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     ]);
   });
 
-  it('a write records its gmp.snapshot events as snapshot_events rows; the claim fans them out as the write saw them, whatever happened since', async () => {
+  it('a write records its gmp.snapshot events as snapshot_changes rows; claims fan them out a thousand at a time as the write saw them, whatever happened since', async () => {
     const store = await storeWith([hook('wh_gmp', ['gmp.snapshot']), hook('wh_off', ['gmp.snapshot'])]);
     await store.writeDataset({ ipos: [makeIpo({ id: 'a' }), makeIpo({ id: 'b' })], snapshots: [] }, { at: T });
     const written = Array.from({ length: 2_500 }, (_, i) => makeSnapshot(i % 2 === 0 ? 'a' : 'b', T - i * 60_000, { x: 100 + (i % 9) }));
     expect(await store.writeDataset({ ipos: [], snapshots: written }, { at: T + 1 })).toEqual([]);
-    // rows of 1,000, nothing fanned out yet
-    expect([await count('snapshot_events'), await count('events')]).toEqual([3, 0]);
+    // a row per statement (of up to 5,000), nothing fanned out yet
+    expect([await count('snapshot_changes'), await count('events')]).toEqual([1, 0]);
     // since the write: a snapshot rewritten, IPO b deleted, one endpoint disabled, one made
     await store.writeDataset({ ipos: [], snapshots: [makeSnapshot('a', T, { x: 999 })] }, { at: T + 2 });
     await store.deleteIpos(['b'], { at: T + 3 });
     await db.client.query(`UPDATE "${db.schema}".webhooks SET disabled_at = '2026-11-24T05:00:00.000Z' WHERE id = 'wh_off'`);
     expect(await store.insertWebhook(hook('wh_new', ['gmp.snapshot']))).toBe('ok');
-    const claimed = await claimAll(store, T + 10);
-    expect(await count('snapshot_events')).toBe(0);
+    // a claim that needs one delivery fans out the row's first 1,000 snapshots, and marks them done
+    const first = await store.claimDeliveries({ now: T + 10, limit: 1, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
+    expect(first).toHaveLength(1);
+    expect([await count('events'), await count('deliveries')]).toEqual([1_000, 1_000]);
+    const { rows: marks } = await db.client.query(`SELECT done, cardinality(ipo_ids) AS n FROM "${db.schema}".snapshot_changes ORDER BY seq`);
+    expect(marks).toEqual([
+      { done: 1_000, n: 2_500 },
+      { done: 0, n: 1 },
+    ]);
+    const claimed = [...first, ...(await claimAll(store, T + 10))];
+    expect(await count('snapshot_changes')).toBe(0);
     // the write's 2,500 events, then the rewrite's one, to wh_gmp alone, in the write's order
     expect(claimed.map((c) => c.delivery.webhookId)).toEqual(Array(2_501).fill('wh_gmp'));
     const sent = claimed.map((c) => JSON.parse(c.body) as { timestamp: string; data: { ipoId: string; timestamp: string; aggregations: { mean: number } } });
@@ -213,13 +222,17 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     expect(claimed.map((c) => c.delivery.createdAt)).toEqual([...Array(2_500).fill(T + 1), T + 2]);
     // writing the same snapshots again (but the one rewritten since) changes nothing, and records nothing
     expect(await store.writeDataset({ ipos: [], snapshots: written.filter((w) => w.ipoId === 'a' && w.timestamp !== T) }, { at: T + 20 })).toEqual([]);
-    expect(await count('snapshot_events')).toBe(0);
+    expect(await count('snapshot_changes')).toBe(0);
   });
 
   it('workers fanning out at once make each event once: 2 claimers on other clients, 8 rows', async () => {
     const store = await storeWith([hook('wh_gmp', ['gmp.snapshot'])]);
     await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
-    await store.writeDataset({ ipos: [], snapshots: Array.from({ length: 8_000 }, (_, i) => makeSnapshot('a', T - i * 60_000, { x: 100 })) }, { at: T + 1 });
+    // 8 writes of 1,000: 8 rows
+    for (let w = 0; w < 8; w++) {
+      await store.writeDataset({ ipos: [], snapshots: Array.from({ length: 1_000 }, (_, i) => makeSnapshot('a', T - (w * 1_000 + i) * 60_000, { x: 100 })) }, { at: T + 1 });
+    }
+    expect(await count('snapshot_changes')).toBe(8);
     const others = [otherClient(), otherClient()];
     try {
       const claimers = others.map((o) => postgresStore({ client: o.client, schema: db.schema }));
@@ -227,7 +240,7 @@ describe(`webhook events are the write's own (${KIND})`, () => {
       // each made at least the rows it needed for 500, skipping the other's; none made twice
       expect(got.map((g) => g.length)).toEqual([500, 500]);
       expect(await store.listDeliveries({ webhookId: 'wh_gmp', before: null, limit: 1 })).toHaveLength(1);
-      expect([await count('snapshot_events'), await count('events'), await count('deliveries')]).toEqual([0, 8_000, 8_000]);
+      expect([await count('snapshot_changes'), await count('events'), await count('deliveries')]).toEqual([0, 8_000, 8_000]);
       const { rows } = await db.client.query(`SELECT count(DISTINCT body)::int AS n FROM "${db.schema}".events`);
       expect((rows[0] as { n: number }).n).toBe(8_000);
       await Promise.all(claimers.map((c) => c.close?.()));
@@ -608,7 +621,7 @@ describe(`claims, leases and settling against MemoryOutbox (${KIND})`, () => {
   });
 });
 
-describe(`migrations 6, 7 and 8 (${KIND})`, () => {
+describe(`migrations 6 to 9 (${KIND})`, () => {
   it('upgrades a version 5 schema, its data kept; a process of version 5 writes on, recording nothing; this version records events', async () => {
     const schema = `${db.schema}_v5`;
     const q = async (text: string, params: unknown[] = []) => (await db.client.query(text, params)).rows as Array<Record<string, unknown>>;
@@ -620,10 +633,13 @@ describe(`migrations 6, 7 and 8 (${KIND})`, () => {
          VALUES ('old', 'old', NULL, 'old', 'EQ', true, false, '2026-11-25', '2026-11-27', NULL, $1::json)`,
         [JSON.stringify(makeIpo({ id: 'old', startDate: '2026-11-25', endDate: '2026-11-27' }))],
       );
-      expect(await migrate(db.client, { schema })).toEqual([6, 7, 8]);
+      expect(await migrate(db.client, { schema })).toEqual([6, 7, 8, 9]);
       expect(await migrate(db.client, { schema })).toEqual([]);
-      // migration 8: the rows that live from a write to the next claim are not compressed
+      // migrations 8 and 9: the rows that live from a write to the next claim are not compressed
       expect(await q(`SELECT attstorage FROM pg_attribute WHERE attrelid = '"${schema}".snapshot_events'::regclass AND attname = 'snapshots'`)).toEqual([{ attstorage: 'e' }]);
+      expect(
+        await q(`SELECT attname, attstorage FROM pg_attribute WHERE attrelid = '"${schema}".snapshot_changes'::regclass AND attnum > 0 AND attstorage <> 'p' ORDER BY attnum`),
+      ).toEqual(['ipo_ids', 'ts', 'agg_mean', 'agg_median', 'agg_min', 'agg_max', 'agg_mode'].map((attname) => ({ attname, attstorage: 'e' })));
       const store = postgresStore({ client: db.client, schema });
       try {
         expect(await store.insertWebhook(hook('wh_all', ALL))).toBe('ok');
@@ -634,11 +650,21 @@ describe(`migrations 6, 7 and 8 (${KIND})`, () => {
         expect(await store.writeDataset({ ipos: [makeIpo({ id: 'old', startDate: '2026-11-25', endDate: '2026-11-27' }), makeIpo({ id: 'new' })], snapshots: [] }, { at: T })).toEqual([]);
         expect((await claimAll(store, T)).map((c) => c.delivery.eventType).sort()).toEqual(['ipo.created', 'ipo.updated']);
         expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 1 })).toEqual({ recorded: 1, nextAt: Date.parse('2026-11-27T18:30:00.000Z') });
-        // and a snapshot's event, fanned out by the claim (migration 7)
-        expect(await store.writeDataset({ ipos: [], snapshots: [makeSnapshot('new', T, { a: 100 })] }, { at: T + 1 })).toEqual([]);
-        expect(await count('snapshot_events', schema)).toBe(1);
-        expect((await claimAll(store, T + 1)).map((c) => c.delivery.eventType)).toEqual(['gmp.snapshot']);
-        expect(await count('snapshot_events', schema)).toBe(0);
+        // a process of version 8 (a rolling deploy) records a snapshot's event as a snapshot_events row
+        await q(`INSERT INTO "${schema}".snapshot_events (at, up_to, snapshots) SELECT $1, max(seq), $2::json FROM "${schema}".webhooks`, [
+          T + 1,
+          JSON.stringify([['new', T - 60_000, 5_000, 5_000, 4_000, 6_000, null]]),
+        ]);
+        // this version records one as a snapshot_changes row (migration 9)
+        expect(await store.writeDataset({ ipos: [], snapshots: [makeSnapshot('new', T, { a: 100 })] }, { at: T + 2 })).toEqual([]);
+        expect([await count('snapshot_events', schema), await count('snapshot_changes', schema)]).toEqual([1, 1]);
+        // the claim fans out both, the older row first
+        const sent = (await claimAll(store, T + 2)).map((c) => [c.delivery.eventType, c.delivery.createdAt, (JSON.parse(c.body) as { data: unknown }).data]);
+        expect(sent).toEqual([
+          ['gmp.snapshot', T + 1, { ipoId: 'new', timestamp: new Date(T - 60_000).toISOString(), aggregations: { mean: 50, median: 50, min: 40, max: 60, mode: null } }],
+          ['gmp.snapshot', T + 2, { ipoId: 'new', timestamp: new Date(T).toISOString(), aggregations: expect.objectContaining({ mean: 1 }) as unknown }],
+        ]);
+        expect([await count('snapshot_events', schema), await count('snapshot_changes', schema)]).toEqual([0, 0]);
       } finally {
         await store.close?.();
       }
