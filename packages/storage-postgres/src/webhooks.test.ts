@@ -277,6 +277,50 @@ describe(`webhook events are the write's own (${KIND})`, () => {
       await other.close();
     }
   });
+  // A row of snapshot_changes is fanned out a thousand at a time, each step moving its `done`
+  // on. A listing (which waits for held rows) that meets a step in progress must then read
+  // the row as that step left it, and make the rest: not the step's thousand again.
+  it.runIf(url)('a listing that meets a row being fanned out waits, then makes the rest of it: each event once (two connections: PostgreSQL only)', async () => {
+    const store = await storeWith([hook('wh_gmp', ['gmp.snapshot'])]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    await store.writeDataset({ ipos: [], snapshots: Array.from({ length: 2_500 }, (_, i) => makeSnapshot('a', T - i * 60_000, { x: 100 + i })) }, { at: T + 1 });
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let paused = (): void => undefined;
+    const pausedAt = new Promise<void>((resolve) => (paused = resolve));
+    // the claim's first step stops before it moves `done` on, holding the row
+    const slow = interceptQueries(db.client, async (text, params, next) => {
+      if (text.includes('SET done = done +')) {
+        paused();
+        await released;
+      }
+      return next(text, params);
+    });
+    const other = otherClient();
+    try {
+      const claimer = postgresStore({ client: slow, schema: db.schema });
+      const lister = postgresStore({ client: other.client, schema: db.schema });
+      const claiming = claimer.claimDeliveries({ now: T + 10, limit: 1, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
+      await pausedAt;
+      let listedWhileHeld = false;
+      let holding = true;
+      const listing = lister.listDeliveries({ webhookId: 'wh_gmp', before: null, limit: 1 }).then(() => {
+        listedWhileHeld = holding;
+      });
+      await sleep(300);
+      holding = false;
+      release();
+      expect(await claiming).toHaveLength(1);
+      await listing;
+      expect(listedWhileHeld).toBe(false);
+      expect([await count('snapshot_changes'), await count('events'), await count('deliveries')]).toEqual([0, 2_500, 2_500]);
+      const { rows } = await db.client.query(`SELECT count(DISTINCT body)::int AS n FROM "${db.schema}".events`);
+      expect((rows[0] as { n: number }).n).toBe(2_500);
+      await Promise.all([claimer.close?.(), lister.close?.()]);
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 describe(`webhook deliveries under concurrency (${KIND})`, () => {
