@@ -24,7 +24,8 @@ export { paiseToRupees, roundDiv } from './numbers.js';
 export { BUCKET_GRIDS, toSeriesPoints } from './gmp.js';
 // The windows: the decision every limiter is pinned to, and IST day periods.
 export { describeWindow, rateLimitHit, rateLimitPeek, WINDOW_MS, type RateLimitHitResult, type WindowHits } from './sliding-window.js';
-export { HOUR_MS, istDayStart } from './rate-limit.js';
+export { istDayStart } from './dates.js';
+export { HOUR_MS } from './rate-limit.js';
 // Keys, as stores keep them.
 export { hashApiKey, KEY_PREFIX_LENGTH } from './keys.js';
 // Datasets: conflicts found while writing.

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addDays, dateToEpochMs, isCalendarDate, parseInstant, todayInIst, toIsoUtc } from './dates.js';
+import { addDays, dateToEpochMs, istDayStart, istMidnight, isCalendarDate, parseInstant, todayInIst, toIsoUtc } from './dates.js';
 
 describe('calendar dates', () => {
   it('accepts only real YYYY-MM-DD dates', () => {
@@ -39,10 +39,26 @@ describe('calendar dates', () => {
     );
     fc.assert(
       fc.property(fc.array(instant, { minLength: 1, maxLength: 30 }), (instants) => {
-        for (const ms of instants) expect(todayInIst(ms)).toBe(ist(ms));
+        for (const ms of instants) {
+          expect(todayInIst(ms)).toBe(ist(ms));
+          // and the day began at 00:00 IST of that day, whichever day was asked before
+          expect(istDayStart(ms)).toBe(Date.parse(`${ist(ms)}T00:00:00.000+05:30`));
+        }
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('a day starts at 00:00 IST, 18:30 UTC the day before, and the next starts exactly a day later', () => {
+    /** 2026-11-24 12:00 UTC = 17:30 IST; that IST day began 2026-11-23 18:30 UTC. */
+    const noon = Date.UTC(2026, 10, 24, 12);
+    const dayStart = Date.UTC(2026, 10, 23, 18, 30);
+    expect(istDayStart(noon)).toBe(dayStart);
+    expect(istDayStart(dayStart)).toBe(dayStart);
+    expect(istDayStart(dayStart - 1)).toBe(dayStart - 86_400_000);
+    expect(istDayStart(dayStart + 86_400_000 - 1)).toBe(dayStart);
+    expect(istDayStart(dayStart + 86_400_000)).toBe(dayStart + 86_400_000);
+    expect(istMidnight('2026-11-24')).toBe(dayStart);
   });
 });
 

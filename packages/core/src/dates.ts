@@ -56,23 +56,63 @@ export function dateToEpochMs(text: string): number | null {
  * ```
  */
 export function todayInIst(now: Date | number): string {
-  const ms = typeof now === 'number' ? now : now.getTime();
-  // Every request asks; the answer changes once a day. The last day's bounds, found by
-  // luxon, answer every instant inside them without asking the zone database again.
-  const last = lastIstDay;
-  if (last !== null && ms >= last.from && ms < last.to) return last.day;
-  const local = DateTime.fromMillis(ms, { zone: IST_ZONE });
-  const iso = local.toISODate();
-  if (iso === null) throw new RangeError('todayInIst: the clock gave an invalid time');
-  const from = local.startOf('day').toMillis();
-  const to = local.plus({ days: 1 }).startOf('day').toMillis();
-  // Only a day whose bounds bracket the instant is remembered (guards odd zone data).
-  if (from <= ms && ms < to) lastIstDay = { from, to, day: iso };
-  return iso;
+  return istDayAt(typeof now === 'number' ? now : now.getTime()).day;
 }
 
-/** The IST day `todayInIst` answered last, with its bounds in epoch ms: [from, to). */
-let lastIstDay: { from: number; to: number; day: string } | null = null;
+/** Asia/Kolkata's offset from UTC, ms: India keeps UTC+05:30 all year (docs/spec.md#conventions). */
+export const IST_OFFSET_MS = 19_800_000;
+
+/**
+ * The instant 00:00 IST of a real `YYYY-MM-DD` date: its UTC midnight less 5 h 30 min.
+ * (Asking the zone database, as `todayInIst` does for an instant it has not seen the day
+ * of, costs about 100 us; the webhook scheduler asks for every date of every IPO.)
+ *
+ * @example
+ * ```ts
+ * new Date(istMidnight('2026-11-24')).toISOString(); // '2026-11-23T18:30:00.000Z'
+ * ```
+ */
+export function istMidnight(day: string): number {
+  return (dateToEpochMs(day) as number) - IST_OFFSET_MS;
+}
+
+/**
+ * When the IST calendar day holding `now` began: 00:00 IST, which is 18:30 UTC the day before.
+ *
+ * @example
+ * ```ts
+ * new Date(istDayStart(Date.UTC(2026, 10, 24, 12))).toISOString(); // '2026-11-23T18:30:00.000Z'
+ * ```
+ */
+export function istDayStart(now: number): number {
+  return istDayAt(now).start;
+}
+
+/** An IST day: its date, its bounds in epoch ms as the zone database gives them, [from, to), and `istMidnight` of it. */
+interface IstDay {
+  from: number;
+  to: number;
+  day: string;
+  start: number;
+}
+
+/** The IST day last answered, when its bounds bracket the instant it was asked for. */
+let lastIstDay: IstDay | null = null;
+
+function istDayAt(ms: number): IstDay {
+  // Every request asks (its status, its day windows); the answer changes once a day. The
+  // last day, found by luxon, answers every instant inside its bounds without asking the
+  // zone database again, or parsing its date.
+  const last = lastIstDay;
+  if (last !== null && ms >= last.from && ms < last.to) return last;
+  const local = DateTime.fromMillis(ms, { zone: IST_ZONE });
+  const day = local.toISODate();
+  if (day === null) throw new RangeError('todayInIst: the clock gave an invalid time');
+  const found: IstDay = { from: local.startOf('day').toMillis(), to: local.plus({ days: 1 }).startOf('day').toMillis(), day, start: istMidnight(day) };
+  // Only a day whose bounds bracket the instant is remembered (guards odd zone data).
+  if (found.from <= ms && ms < found.to) lastIstDay = found;
+  return found;
+}
 
 /**
  * The `YYYY-MM-DD` date that is `days` days after `date` (negative: before).

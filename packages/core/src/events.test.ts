@@ -12,7 +12,7 @@ import {
   statusChanges,
   WEBHOOK_RETRY_DELAYS_MS,
 } from './events.js';
-import { istDayStart } from './rate-limit.js';
+import { istDayStart } from './dates.js';
 import { deriveStatus } from './status.js';
 import { ARBITRARY_FIRST_DAY, ipoDatesArbitrary, isoDateArbitrary } from './testing/arbitraries.js';
 

@@ -5,7 +5,7 @@
  * change (the same in every process), the Standard Webhooks signature, and the retry
  * schedule. Pure, and on Web APIs only (`crypto.subtle`, `crypto.getRandomValues`).
  */
-import { addDays, DAY_MS, dateToEpochMs, todayInIst, toIsoUtc } from './dates.js';
+import { addDays, DAY_MS, istMidnight, todayInIst, toIsoUtc } from './dates.js';
 import { toGmpSnapshot } from './gmp.js';
 import { hmacKey, hmacSha256, type HmacKey } from './hmac.js';
 import { hashApiKey, randomId } from './keys.js';
@@ -64,7 +64,7 @@ export function dueStatusChanges(
   const due: Array<StatusChange & { ipoId: string; at: number }> = [];
   for (const ipo of ipos) {
     for (const change of statusChanges(ipo)) {
-      const at = dayStartMs(change.day);
+      const at = istMidnight(change.day);
       if (at > after && at <= upTo) due.push({ ...change, ipoId: ipo.id, at });
     }
   }
@@ -84,7 +84,7 @@ export function nextStatusChangeAt(ipos: Iterable<IpoDates>, now: number): numbe
   let next: number | null = null;
   for (const ipo of ipos) {
     for (const change of statusChanges(ipo)) {
-      const at = dayStartMs(change.day);
+      const at = istMidnight(change.day);
       if (at > now && (next === null || at < next)) next = at;
     }
   }
@@ -206,16 +206,6 @@ function eventBody(type: EventType, timestamp: string, data: unknown): string {
   return JSON.stringify({ type, timestamp, data });
 }
 
-/** The instant an IST day starts: 00:00 IST, 18:30 UTC the day before. */
-function dayStartMs(day: string): number {
-  // India keeps UTC+05:30 all year (docs/spec.md#conventions): the day's UTC midnight less
-  // 5 h 30 min. (Asking the zone database, as todayInIst does for an instant, cost about
-  // 100 us a day here, and a scheduler asks for every date of every IPO.)
-  return dateToEpochMs(day)! - IST_OFFSET_MS;
-}
-
-/** Asia/Kolkata's offset from UTC, ms. */
-const IST_OFFSET_MS = 19_800_000;
 
 /** The waits before each retry of a failed delivery: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);

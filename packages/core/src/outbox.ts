@@ -7,7 +7,7 @@
 import { DAY_MS, toIsoUtc } from './dates.js';
 import { dueStatusChanges, eventsOfStatusChanges, nextStatusChangeAt } from './events.js';
 import { randomBase62 } from './keys.js';
-import { istDayStart } from './rate-limit.js';
+import { istDayStart } from './dates.js';
 import { compareCodePoints } from './status.js';
 import type {
   ClaimedDelivery,

@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from './options.js';
-import { drawnWindows, istDayStart, reportRateLimit, type DrawnWindow } from './rate-limit.js';
+import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
 
 const limits = resolveOptions().limits;
 const now = 100_000;
 /** 2026-11-24 12:00 UTC = 17:30 IST; that IST day began 2026-11-23 18:30 UTC. */
 const NOON = Date.UTC(2026, 10, 24, 12);
 const DAY_START = Date.UTC(2026, 10, 23, 18, 30);
-
-describe('istDayStart', () => {
-  it('is 00:00 IST, 18:30 UTC the day before, and changes exactly then', () => {
-    expect(istDayStart(NOON)).toBe(DAY_START);
-    expect(istDayStart(DAY_START)).toBe(DAY_START);
-    expect(istDayStart(DAY_START - 1)).toBe(DAY_START - 86_400_000);
-    expect(istDayStart(DAY_START + 86_400_000 - 1)).toBe(DAY_START);
-  });
-});
 
 describe('drawnWindows', () => {
   it('draws the account minute window, plus the GMP minute window on the GMP route (the defaults)', () => {

@@ -2,15 +2,13 @@
  * Which windows a request draws on, and what the response says about them (docs/spec.md#limits):
  * the `RateLimit` headers (draft 6 and draft 11 of the IETF document) and the 429 body.
  */
-import { DAY_MS, dateToEpochMs, todayInIst } from './dates.js';
+import { DAY_MS, istDayStart } from './dates.js';
 import { WINDOW_MS } from './sliding-window.js';
 import type { LimitSettings, RateLimitHeaders } from './options.js';
 import type { Plan, RateLimitOutcome, RateLimitWindow, RateLimitWindowState, RateWindowName } from './types.js';
 
 /** The length of the hour window. */
 export const HOUR_MS = 3_600_000;
-/** IST is UTC+05:30, with no daylight saving time. */
-const IST_OFFSET_MS = 19_800_000;
 
 /** A window with its role, as the handler builds it. */
 export interface DrawnWindow extends RateLimitWindow {
@@ -36,17 +34,6 @@ export interface RateLimitReport {
   refusal?: RateLimitRefusal;
 }
 
-/**
- * When the IST calendar day holding `now` began: 00:00 IST, which is 18:30 UTC the day before.
- *
- * @example
- * ```ts
- * new Date(istDayStart(Date.UTC(2026, 10, 24, 12))).toISOString(); // '2026-11-23T18:30:00.000Z'
- * ```
- */
-export function istDayStart(now: number): number {
-  return (dateToEpochMs(todayInIst(now)) as number) - IST_OFFSET_MS;
-}
 
 /**
  * The finite windows a request draws on, in the order of `RATE_WINDOWS`: the account's
