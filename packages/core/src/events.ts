@@ -206,7 +206,6 @@ function eventBody(type: EventType, timestamp: string, data: unknown): string {
   return JSON.stringify({ type, timestamp, data });
 }
 
-
 /** The waits before each retry of a failed delivery: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
 
