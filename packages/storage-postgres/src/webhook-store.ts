@@ -300,10 +300,17 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
 
     async replayDelivery({ webhookId, of, id, now }): Promise<DeliveryRecord | null> {
       return transaction(async (tx) => {
+        // The event is locked first (as the foreign key would lock it), so that a prune
+        // deleting it meanwhile is waited for, and then the delivery is not found: the row is
+        // gone from the join, and nothing is inserted (the foreign key's own check would fail
+        // instead). A prune that comes later skips the locked event and keeps it.
         const rows = await tx.query<DeliveryRow>(
           `WITH d AS (
              INSERT INTO ${s}.deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at)
-             SELECT $3, o.event_id, o.webhook_id, $4::bigint, 'pending', 0, $4::bigint FROM ${s}.deliveries AS o WHERE o.id = $2 AND o.webhook_id = $1
+             SELECT $3, o.event_id, o.webhook_id, $4::bigint, 'pending', 0, $4::bigint
+             FROM ${s}.deliveries AS o JOIN ${s}.events AS e ON e.id = o.event_id
+             WHERE o.id = $2 AND o.webhook_id = $1
+             FOR KEY SHARE OF e
              RETURNING *
            )
            SELECT ${DELIVERY_COLUMNS('d', 'e')} FROM d JOIN ${s}.events AS e ON e.id = d.event_id`,

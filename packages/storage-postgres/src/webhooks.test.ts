@@ -321,6 +321,90 @@ describe(`webhook events are the write's own (${KIND})`, () => {
       await other.close();
     }
   });
+  // A prune deletes a settled delivery and then its event, once no delivery names it. A replay
+  // of that delivery that read it before the prune committed inserts a new delivery of the
+  // event; its foreign-key check then waits for the prune, which deletes the event. The
+  // replay failed with PostgreSQL's foreign-key error (ERR:UNAVAILABLE); the delivery it
+  // replays is gone, so it is not found: null, as when the prune committed first.
+  it.runIf(url)('a replay racing the prune that removes its delivery and event finds nothing, and fails no check (two connections: PostgreSQL only)', async () => {
+    const store = await storeWith([hook('wh_all', ['ipo.created'])]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    const [claimed] = await claimAll(store, T);
+    await store.finishDeliveries([{ id: claimed!.delivery.id, lease: claimed!.lease, at: T + 1, delivered: true, status: 204, error: null, nextAttemptAt: null, disableBefore: 0 }]);
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let paused = (): void => undefined;
+    const pausedAt = new Promise<void>((resolve) => (paused = resolve));
+    // the prune stops after deleting the event, before it commits
+    const slow = interceptQueries(db.client, async (text, params, next) => {
+      const result = await next(text, params);
+      if (/DELETE FROM \S+\.events/.test(text)) {
+        paused();
+        await released;
+      }
+      return result;
+    });
+    const other = otherClient();
+    try {
+      const pruner = postgresStore({ client: slow, schema: db.schema });
+      const replayer = postgresStore({ client: other.client, schema: db.schema });
+      const pruning = pruner.pruneDeliveries({ before: T + 1_000 });
+      await pausedAt;
+      let settled = false;
+      const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed!.delivery.id, id: 'dlv_replayed', now: T + 2 }).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      void replaying.then(() => (settled = true));
+      await sleep(300);
+      // the replay waits for the prune (its foreign-key check on the event)
+      expect(settled).toBe(false);
+      release();
+      expect(await pruning).toBe(1);
+      expect(await replaying).toEqual({ value: null });
+      expect([await count('events'), await count('deliveries')]).toEqual([0, 0]);
+      await Promise.all([pruner.close?.(), replayer.close?.()]);
+    } finally {
+      release();
+      await other.close();
+    }
+  });
+  it.runIf(url)('a prune while a replay of its delivery is uncommitted keeps the event, and the replayed delivery sends it (two connections: PostgreSQL only)', async () => {
+    const store = await storeWith([hook('wh_all', ['ipo.created'])]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    const [claimed] = await claimAll(store, T);
+    await store.finishDeliveries([{ id: claimed!.delivery.id, lease: claimed!.lease, at: T + 1, delivered: true, status: 204, error: null, nextAttemptAt: null, disableBefore: 0 }]);
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let paused = (): void => undefined;
+    const pausedAt = new Promise<void>((resolve) => (paused = resolve));
+    // the replay stops after inserting its delivery, before it commits
+    const slow = interceptQueries(db.client, async (text, params, next) => {
+      const result = await next(text, params);
+      if (/INSERT INTO \S+\.deliveries/.test(text)) {
+        paused();
+        await released;
+      }
+      return result;
+    });
+    const other = otherClient();
+    try {
+      const replayer = postgresStore({ client: slow, schema: db.schema });
+      const pruner = postgresStore({ client: other.client, schema: db.schema });
+      const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed!.delivery.id, id: 'dlv_replayed', now: T + 2 });
+      await pausedAt;
+      // the prune does not wait: it takes the settled delivery and leaves the event, which the replay holds
+      expect(await pruner.pruneDeliveries({ before: T + 1_000 })).toBe(1);
+      release();
+      expect(await replaying).toMatchObject({ id: 'dlv_replayed', state: 'pending' });
+      const again = await claimAll(store, T + 2);
+      expect(again.map((c) => [c.delivery.id, c.body])).toEqual([['dlv_replayed', claimed!.body]]);
+      await Promise.all([pruner.close?.(), replayer.close?.()]);
+    } finally {
+      release();
+      await other.close();
+    }
+  });
 });
 
 describe(`webhook deliveries under concurrency (${KIND})`, () => {
