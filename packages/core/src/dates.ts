@@ -60,7 +60,7 @@ export function todayInIst(now: Date | number): string {
 }
 
 /** Asia/Kolkata's offset from UTC, ms: India keeps UTC+05:30 all year (docs/spec.md#conventions). */
-export const IST_OFFSET_MS = 19_800_000;
+const IST_OFFSET_MS = 19_800_000;
 
 /**
  * The instant 00:00 IST of a real `YYYY-MM-DD` date: its UTC midnight less 5 h 30 min.

@@ -450,16 +450,7 @@ async function fanOutChangesSlice(tx: Transaction, s: string, wait: boolean): Pr
   const taken = row.ipo_ids.length;
   let deliveries = 0;
   if (row.endpoints > 0) {
-    const num = (v: string | number | null | undefined): number | null => (v === null || v === undefined ? null : Number(v));
-    const snapshots = row.ipo_ids.map(
-      (ipoId, i): SnapshotRecord => ({
-        ipoId,
-        timestamp: Number(row.ts[i]),
-        // (an event carries the aggregations, not the sources)
-        sources: [],
-        aggregations: Object.fromEntries(GMP_FIELDS.map((f) => [f, num(row[`agg_${f}`][i])])) as SnapshotRecord['aggregations'],
-      }),
-    );
+    const snapshots = row.ipo_ids.map((ipoId, i) => snapshotOfEventRow([ipoId, row.ts[i]!, ...GMP_FIELDS.map((f) => row[`agg_${f}`][i] ?? null)]));
     deliveries = await recordSnapshotEvents(tx, s, snapshots, Number(row.at), row.endpoints, Number(row.up_to));
   }
   if (row.endpoints === 0 || row.done + taken >= row.n) await tx.query(`DELETE FROM ${s}.snapshot_changes WHERE seq = $1`, [row.seq]);
@@ -467,7 +458,11 @@ async function fanOutChangesSlice(tx: Transaction, s: string, wait: boolean): Pr
   return deliveries;
 }
 
-/** A snapshot as `snapshot_events` keeps it: ipo id, timestamp, then the aggregations in GMP_FIELDS' order. */
+/**
+ * A snapshot as an event carries it, kept as `snapshot_events` keeps it (and as a
+ * `snapshot_changes` row's arrays give it, element by element): ipo id, timestamp, then the
+ * aggregations in GMP_FIELDS' order.
+ */
 type SnapshotEventRow = [string, string | number, ...(string | number | null)[]];
 
 const GMP_SNAPSHOT: ReadonlySet<EventType> = new Set(['gmp.snapshot']);

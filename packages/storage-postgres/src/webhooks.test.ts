@@ -51,6 +51,40 @@ async function count(table: string, schema = db.schema): Promise<number> {
 const claimAll = (store: WebhookStore, now: number): Promise<ClaimedDelivery[]> =>
   store.claimDeliveries({ now, limit: 100_000, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
 
+/**
+ * A client on the test database whose statements matching `match` stop, before they run or
+ * after (their transaction still open), until `release()`; `paused` resolves when the first
+ * one has. For tests of two connections meeting on a lock.
+ */
+function pausing(match: RegExp, at: 'before' | 'after'): { client: PostgresClient; paused: Promise<void>; release: () => void } {
+  let release = (): void => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let reached = (): void => undefined;
+  const paused = new Promise<void>((resolve) => (reached = resolve));
+  const client = interceptQueries(db.client, async (text, params, next) => {
+    if (!match.test(text)) return next(text, params);
+    if (at === 'before') {
+      reached();
+      await released;
+      return next(text, params);
+    }
+    const result = await next(text, params);
+    reached();
+    await released;
+    return result;
+  });
+  return { client, paused, release };
+}
+
+/** A store with endpoint wh_all taking ipo.created, and one delivery to it, claimed and delivered: one a prune may take. */
+async function settledDelivery(): Promise<{ store: Store & WebhookStore; claimed: ClaimedDelivery }> {
+  const store = await storeWith([hook('wh_all', ['ipo.created'])]);
+  await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+  const [claimed] = await claimAll(store, T);
+  await store.finishDeliveries([{ id: claimed!.delivery.id, lease: claimed!.lease, at: T + 1, delivered: true, status: 204, error: null, nextAttemptAt: null, disableBefore: 0 }]);
+  return { store, claimed: claimed! };
+}
+
 /** A claimed delivery's parts that do not depend on random ids, sorted, for comparing. */
 function shapes(claimed: ClaimedDelivery[]): string[] {
   return claimed.map((c) => JSON.stringify([c.delivery.webhookId, c.delivery.eventType, JSON.parse(c.body)])).sort();
@@ -284,24 +318,14 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     const store = await storeWith([hook('wh_gmp', ['gmp.snapshot'])]);
     await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
     await store.writeDataset({ ipos: [], snapshots: Array.from({ length: 2_500 }, (_, i) => makeSnapshot('a', T - i * 60_000, { x: 100 + i })) }, { at: T + 1 });
-    let release = (): void => undefined;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let paused = (): void => undefined;
-    const pausedAt = new Promise<void>((resolve) => (paused = resolve));
     // the claim's first step stops before it moves `done` on, holding the row
-    const slow = interceptQueries(db.client, async (text, params, next) => {
-      if (text.includes('SET done = done +')) {
-        paused();
-        await released;
-      }
-      return next(text, params);
-    });
+    const { client: slow, paused, release } = pausing(/SET done = done \+/, 'before');
     const other = otherClient();
     try {
       const claimer = postgresStore({ client: slow, schema: db.schema });
       const lister = postgresStore({ client: other.client, schema: db.schema });
       const claiming = claimer.claimDeliveries({ now: T + 10, limit: 1, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
-      await pausedAt;
+      await paused;
       let listedWhileHeld = false;
       let holding = true;
       const listing = lister.listDeliveries({ webhookId: 'wh_gmp', before: null, limit: 1 }).then(() => {
@@ -327,31 +351,17 @@ describe(`webhook events are the write's own (${KIND})`, () => {
   // replay failed with PostgreSQL's foreign-key error (ERR:UNAVAILABLE); the delivery it
   // replays is gone, so it is not found: null, as when the prune committed first.
   it.runIf(url)('a replay racing the prune that removes its delivery and event finds nothing, and fails no check (two connections: PostgreSQL only)', async () => {
-    const store = await storeWith([hook('wh_all', ['ipo.created'])]);
-    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
-    const [claimed] = await claimAll(store, T);
-    await store.finishDeliveries([{ id: claimed!.delivery.id, lease: claimed!.lease, at: T + 1, delivered: true, status: 204, error: null, nextAttemptAt: null, disableBefore: 0 }]);
-    let release = (): void => undefined;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let paused = (): void => undefined;
-    const pausedAt = new Promise<void>((resolve) => (paused = resolve));
+    const { claimed } = await settledDelivery();
     // the prune stops after deleting the event, before it commits
-    const slow = interceptQueries(db.client, async (text, params, next) => {
-      const result = await next(text, params);
-      if (/DELETE FROM \S+\.events/.test(text)) {
-        paused();
-        await released;
-      }
-      return result;
-    });
+    const { client: slow, paused, release } = pausing(/DELETE FROM \S+\.events/, 'after');
     const other = otherClient();
     try {
       const pruner = postgresStore({ client: slow, schema: db.schema });
       const replayer = postgresStore({ client: other.client, schema: db.schema });
       const pruning = pruner.pruneDeliveries({ before: T + 1_000 });
-      await pausedAt;
+      await paused;
       let settled = false;
-      const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed!.delivery.id, id: 'dlv_replayed', now: T + 2 }).then(
+      const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed.delivery.id, id: 'dlv_replayed', now: T + 2 }).then(
         (value) => ({ value }),
         (error: unknown) => ({ error }),
       );
@@ -370,35 +380,21 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     }
   });
   it.runIf(url)('a prune while a replay of its delivery is uncommitted keeps the event, and the replayed delivery sends it (two connections: PostgreSQL only)', async () => {
-    const store = await storeWith([hook('wh_all', ['ipo.created'])]);
-    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
-    const [claimed] = await claimAll(store, T);
-    await store.finishDeliveries([{ id: claimed!.delivery.id, lease: claimed!.lease, at: T + 1, delivered: true, status: 204, error: null, nextAttemptAt: null, disableBefore: 0 }]);
-    let release = (): void => undefined;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let paused = (): void => undefined;
-    const pausedAt = new Promise<void>((resolve) => (paused = resolve));
+    const { store, claimed } = await settledDelivery();
     // the replay stops after inserting its delivery, before it commits
-    const slow = interceptQueries(db.client, async (text, params, next) => {
-      const result = await next(text, params);
-      if (/INSERT INTO \S+\.deliveries/.test(text)) {
-        paused();
-        await released;
-      }
-      return result;
-    });
+    const { client: slow, paused, release } = pausing(/INSERT INTO \S+\.deliveries/, 'after');
     const other = otherClient();
     try {
       const replayer = postgresStore({ client: slow, schema: db.schema });
       const pruner = postgresStore({ client: other.client, schema: db.schema });
-      const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed!.delivery.id, id: 'dlv_replayed', now: T + 2 });
-      await pausedAt;
+      const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed.delivery.id, id: 'dlv_replayed', now: T + 2 });
+      await paused;
       // the prune does not wait: it takes the settled delivery and leaves the event, which the replay holds
       expect(await pruner.pruneDeliveries({ before: T + 1_000 })).toBe(1);
       release();
       expect(await replaying).toMatchObject({ id: 'dlv_replayed', state: 'pending' });
       const again = await claimAll(store, T + 2);
-      expect(again.map((c) => [c.delivery.id, c.body])).toEqual([['dlv_replayed', claimed!.body]]);
+      expect(again.map((c) => [c.delivery.id, c.body])).toEqual([['dlv_replayed', claimed.body]]);
       await Promise.all([pruner.close?.(), replayer.close?.()]);
     } finally {
       release();
