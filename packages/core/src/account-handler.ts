@@ -86,7 +86,7 @@ export function createAccountHandler(...[store, options = {}]: IpoRouterArgs<Acc
   }
   const given = options.dashboardAssets;
   // (a promise: the adapter loads @ipokit/dashboard only when the dashboard is on; it is checked when it settles)
-  const assets = given === undefined ? undefined : Promise.resolve(given).then(checkAssets);
+  const assets = given === undefined ? undefined : Promise.resolve(given).then(assetFiles);
   assets?.catch(() => undefined); // a failed load is answered, and reported, per request
   const context: Context = { store, limiter: limiter as RateLimiter, s, options, openApiText: openApiCache(s), assets };
   return (request) => route(context, request);
@@ -99,14 +99,20 @@ interface Context {
   /** As given: `getAccountWindows` takes the router's own options. */
   options: AccountHandlerOptions;
   openApiText: (mount: string) => string;
-  assets: Promise<DashboardAssets> | undefined;
+  /** The dashboard's files by path, once they are loaded. */
+  assets: Promise<ReadonlyMap<string, DashboardAsset>> | undefined;
 }
 
-function checkAssets(assets: DashboardAssets): DashboardAssets {
-  if (assets === null || typeof assets !== 'object' || typeof assets[''] !== 'object') {
+/**
+ * The given files as a map of the object's own properties: the path comes from the request,
+ * and an object lookup would also find what every object inherits (`__proto__`,
+ * `constructor`, `toString`, ...), which is no file.
+ */
+function assetFiles(assets: DashboardAssets): ReadonlyMap<string, DashboardAsset> {
+  if (assets === null || typeof assets !== 'object' || !Object.hasOwn(assets, '') || typeof assets[''] !== 'object') {
     throw new IpokitError('ERR:BADPARAM', 'dashboardAssets must be the dashboardAssets of @ipokit/dashboard (a page at the path "").', { parameter: 'dashboardAssets' });
   }
-  return assets;
+  return new Map(Object.entries(assets));
 }
 
 const GET = 'GET, HEAD';
@@ -354,14 +360,14 @@ async function dashboard(c: Context, req: AccountRequest, rest: string[]): Promi
       res.headers['Location'] = 'dashboard/';
       return res;
     }
-    let assets: DashboardAssets;
+    let assets: ReadonlyMap<string, DashboardAsset>;
     try {
       assets = await c.assets!;
     } catch (err) {
       c.s.onError(err);
       return error('ERR:INTERNAL', 'The dashboard could not be loaded: see the server log.');
     }
-    const asset = assets[rest.join('/')];
+    const asset = assets.get(rest.join('/'));
     if (asset === undefined) return error('ERR:NOTFOUND', 'The dashboard has no such file.');
     const res = respond(200, asset.body, { 'Content-Type': asset.contentType });
     res.headers['X-Content-Type-Options'] = 'nosniff';

@@ -491,6 +491,17 @@ export function accountChecks(): AccountCheck[] {
       },
     },
     {
+      id: 'account-dashboard-inherited-names',
+      name: 'MUST answer a dashboard path that names what every object inherits (__proto__, constructor, toString, ...) as any unknown file: 404, nothing reported',
+      options: { ...LIMITS, dashboard: true },
+      async fn(ctx) {
+        // (the files are looked up by a name the request chose; only the dashboard's own are files)
+        for (const name of Object.getOwnPropertyNames(Object.prototype)) {
+          for (const path of [`/-/dashboard/${name}`, `/-/dashboard/assets/${name}`]) expectError(await ctx.call(null, path), 404, 'ERR:NOTFOUND');
+        }
+      },
+    },
+    {
       id: 'account-keys-other-account',
       name: 'MUST show an account only its own keys, and keep a key created by one account out of another\'s list',
       async fn(ctx) {

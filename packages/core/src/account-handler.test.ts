@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { createAccountHandler, type AccountRequest, type DashboardAssets } from './account-handler.js';
+import { referenceStore } from './testing/reference-store.js';
+
+// The dashboard's files are looked up by a name the request chose. Only the files given are
+// files: a name an object inherits (`__proto__`, `toString`, `constructor`, ...) is a path
+// like any other unknown one, a 404 with the error body, never a 500.
+
+const ASSETS: DashboardAssets = Object.freeze({
+  '': Object.freeze({ contentType: 'text/html; charset=utf-8', body: '<!doctype html><script src="app.js"></script>' }),
+  'app.js': Object.freeze({ contentType: 'text/javascript; charset=utf-8', body: 'void 0;' }),
+});
+
+/** Every name `Object.prototype` has (its own names, so a new one is tested when it appears). */
+const INHERITED = Object.getOwnPropertyNames(Object.prototype);
+
+function request(path: string, method = 'GET'): AccountRequest {
+  return { method, url: `/account${path}`, path, query: '', headers: {}, clientAddress: '127.0.0.1', accountId: null, body: null };
+}
+
+describe('dashboard files', () => {
+  it('answers a name that Object.prototype has as an unknown file: 404 with the error body, nothing reported', async () => {
+    expect(INHERITED).toEqual(expect.arrayContaining(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']));
+    const errors: unknown[] = [];
+    const handle = createAccountHandler(referenceStore(), { dashboardAssets: ASSETS, onError: (e) => errors.push(e) });
+    for (const name of INHERITED) {
+      for (const path of [`/-/dashboard/${name}`, `/-/dashboard/assets/${name}`, `/-/dashboard/${name}/x`]) {
+        for (const method of ['GET', 'HEAD']) {
+          const res = await handle(request(path, method));
+          expect(res.status, `${method} ${path}`).toBe(404);
+          expect(res.headers['Content-Type'], path).toBe('application/json; charset=utf-8');
+          if (method === 'GET') expect(JSON.parse(res.body), path).toEqual({ status: '404', title: 'Not Found', detail: 'The dashboard has no such file.', code: 'ERR:NOTFOUND' });
+        }
+      }
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('still serves the files it was given, by their own names', async () => {
+    const handle = createAccountHandler(referenceStore(), { dashboardAssets: Promise.resolve(ASSETS) });
+    const page = await handle(request('/-/dashboard/'));
+    expect(page.status).toBe(200);
+    expect(page.body).toBe(ASSETS['']!.body);
+    const script = await handle(request('/-/dashboard/app.js'));
+    expect(script.status).toBe(200);
+    expect(script.headers['Content-Type']).toBe('text/javascript; charset=utf-8');
+    expect(script.body).toBe('void 0;');
+    expect((await handle(request('/-/dashboard/nope.js'))).status).toBe(404);
+  });
+
+  it('reads only the own files of an asset object whose prototype has more (a file is what the object itself holds)', async () => {
+    const inherited = { 'secret.js': { contentType: 'text/javascript; charset=utf-8', body: 'leak' } };
+    const assets: DashboardAssets = Object.assign(Object.create(inherited) as Record<string, never>, ASSETS);
+    const handle = createAccountHandler(referenceStore(), { dashboardAssets: assets });
+    expect((await handle(request('/-/dashboard/secret.js'))).status).toBe(404);
+    expect((await handle(request('/-/dashboard/app.js'))).status).toBe(200);
+  });
+});
