@@ -41,7 +41,9 @@ export interface DashboardAsset {
  * const root = '/account/-/dashboard/';
  * createServer((req, res) => {
  *   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
- *   const asset = path.startsWith(root) ? dashboardAssets[path.slice(root.length)] : undefined;
+ *   const name = path.slice(root.length);
+ *   // own files only: '__proto__' or 'constructor' is no file
+ *   const asset = path.startsWith(root) && Object.hasOwn(dashboardAssets, name) ? dashboardAssets[name] : undefined;
  *   if (asset === undefined) return void res.writeHead(404).end();
  *   res.writeHead(200, { 'Content-Type': asset.contentType }).end(asset.body);
  * }).listen(3000);

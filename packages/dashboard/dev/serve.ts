@@ -92,7 +92,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     return;
   }
   if (path.startsWith('/-/dashboard/')) {
-    const asset = dashboardAssets[path.slice('/-/dashboard/'.length)];
+    const name = path.slice('/-/dashboard/'.length);
+    const asset = Object.hasOwn(dashboardAssets, name) ? dashboardAssets[name] : undefined;
     if (asset === undefined) return send(res, 404, errorBody('ERR:NOTFOUND', 'No such file.'));
     // The real router's policy: nothing but the page's own files.
     res.writeHead(200, { 'Content-Type': asset.contentType, 'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'" });
