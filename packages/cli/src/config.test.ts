@@ -209,6 +209,36 @@ describe('ipokit serve --config and --print-config', () => {
     expect(r.stderr.split('\n')[1]).toMatch(/^Usage: ipokit serve /);
   });
 
+  // JSON.parse reads any depth; printing a value nested 100,000 deep in a problem overflowed the stack
+  const DEEP = 100_000;
+  const deepArrays = '['.repeat(DEEP) + ']'.repeat(DEEP);
+  const deepObjects = '{"a":'.repeat(DEEP) + '1' + '}'.repeat(DEEP);
+  it.each([
+    ['arrays.json', deepArrays],
+    ['objects.json', deepObjects],
+    ['port.json', `{"port":${deepArrays}}`],
+    ['limits.json', `{"limits":{"free":{"perMinute":${deepObjects}}}}`],
+    ['just-over.json', `{"port":${'['.repeat(32)}${']'.repeat(32)}}`],
+  ])('refuses a config file nested too deep (%s): one line naming it, the usage, exit 2', async (name, content) => {
+    await file(`deep-${name}`, content);
+    for (const command of [['serve'], ['worker'], ['accounts', 'show', 'acct_x']]) {
+      const out = capture({ cwd: dir, env: {} });
+      const code = await runCli([...command, '--config', `deep-${name}`, ...(command[0] === 'serve' ? ['--print-config'] : [])], out.io);
+      expect(code, command.join(' ')).toBe(2);
+      expect(out.stdout()).toBe('');
+      const lines = out.stderr().split('\n');
+      expect(lines[0]).toBe(`ipokit ${command[0]}: config file deep-${name} is nested too deep: more than 32 levels of arrays and objects`);
+      expect(lines[1]).toMatch(/^Usage: ipokit /);
+    }
+  });
+
+  it('takes a config file nested 32 deep as far as its settings (the deepest that is not refused)', async () => {
+    const config = await file('deep-32.json', `{"port":${'['.repeat(31)}${']'.repeat(31)}}`);
+    const r = await serve(['--config', config, '--print-config']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[1]).toMatch(/^ {2}port: must be a whole number from 0 to 65535, got \[\[\[/);
+  });
+
   it('names the source of each connection limit when limits from several sources contradict each other', async () => {
     const config = await file('limits.json', { connections: { requestTimeoutMs: 1000 } });
     const r = await serve(['--config', config, '--headers-timeout-ms', '5000', '--print-config']);

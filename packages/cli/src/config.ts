@@ -257,9 +257,9 @@ function problem(label: string, why: string, raw: unknown): string {
 }
 
 /**
- * Reads a config file: JSON, resolved against `cwd`. A file that cannot be read or is not
- * JSON is a usage error (exit 2) that names it; what it holds is checked by
- * {@link resolveSettings}.
+ * Reads a config file: JSON, resolved against `cwd`. A file that cannot be read, is not
+ * JSON or nests arrays and objects more than 32 deep is a usage error (exit 2) that names
+ * it; what it holds is checked by {@link resolveSettings}.
  *
  * @example
  * ```ts
@@ -275,11 +275,32 @@ export async function readConfigFile(name: string, cwd: string): Promise<{ name:
     const code = (err as { code?: unknown }).code;
     throw new CliError(`cannot read config file ${name}: ${typeof code === 'string' ? code : err instanceof Error ? err.message : String(err)}`);
   }
+  let json: unknown;
   try {
-    return { name, json: JSON.parse(text) as unknown };
+    json = JSON.parse(text) as unknown;
   } catch (err) {
     throw new CliError(`config file ${name} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // JSON.parse reads any depth, but showing a value in a problem (JSON.stringify) recurses:
+  // 100,000 levels overflowed the stack. Settings go 3 deep.
+  if (nestedDeeperThan(json, MAX_CONFIG_DEPTH)) {
+    throw new CliError(`config file ${name} is nested too deep: more than ${MAX_CONFIG_DEPTH} levels of arrays and objects`);
+  }
+  return { name, json };
+}
+
+/** The deepest nesting of arrays and objects a config file may have (its settings have 3; `ipokit import` allows 32 too). */
+const MAX_CONFIG_DEPTH = 32;
+
+/** Whether arrays and objects nest in `value` more than `max` levels (the value itself is level 1), found without recursion. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (next.value === null || typeof next.value !== 'object') continue;
+    if (next.depth > max) return true;
+    for (const inner of Object.values(next.value)) pending.push({ value: inner, depth: next.depth + 1 });
+  }
+  return false;
 }
 
 /**
