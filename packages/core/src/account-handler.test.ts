@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAccountHandler, type AccountRequest, type DashboardAssets } from './account-handler.js';
+import { createAccountHandler, MAX_ACCOUNT_BODY_BYTES, parsedAccountBody, type AccountRequest, type DashboardAssets } from './account-handler.js';
 import { referenceStore } from './testing/reference-store.js';
 
 // The dashboard's files are looked up by a name the request chose. Only the files given are
@@ -54,5 +54,36 @@ describe('dashboard files', () => {
     const handle = createAccountHandler(referenceStore(), { dashboardAssets: assets });
     expect((await handle(request('/-/dashboard/secret.js'))).status).toBe(404);
     expect((await handle(request('/-/dashboard/app.js'))).status).toBe(200);
+  });
+});
+
+// A body the host app's parser read (express.json() takes 100 KB) may nest thousands deep;
+// its size was measured with JSON.stringify, which recursed out of the stack: a 500.
+describe('parsedAccountBody', () => {
+  const bytes = (text: string): number => new TextEncoder().encode(text).byteLength;
+  /** Arrays nested `depth` deep under `label`, holding what JSON.stringify writes in every form (escapes, UTF-8, numbers, keys) and `pad` x's. */
+  const deepText = (depth: number, pad: number): string =>
+    `{"label":${'['.repeat(depth)}{"k é\\t":[1,-2.5,1e+21,true,null,"é\\n\\u0001\\"😀"],"z":{},"y":[]},"${'x'.repeat(pad)}"${']'.repeat(depth)}}`;
+
+  it('measures a value nested thousands deep against the 10 KB limit as its JSON text, exactly', () => {
+    expect(JSON.stringify(JSON.parse(deepText(2, 3)))).toBe(deepText(2, 3)); // written as JSON.stringify writes it
+    for (const depth of [4_000, 5_000]) {
+      const pad = MAX_ACCOUNT_BODY_BYTES - bytes(deepText(depth, 0));
+      expect(bytes(deepText(depth, pad))).toBe(MAX_ACCOUNT_BODY_BYTES);
+      const fits = JSON.parse(deepText(depth, pad)) as unknown;
+      expect(parsedAccountBody(fits), `depth ${depth}`).toEqual({ json: fits });
+      expect(parsedAccountBody(JSON.parse(deepText(depth, pad + 1))), `depth ${depth}`).toEqual({ tooLarge: true });
+    }
+    for (const depth of [6_000, 40_000, 100_000]) expect(parsedAccountBody(JSON.parse(deepText(depth, 0))), `depth ${depth}`).toEqual({ tooLarge: true });
+    const objects = JSON.parse('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)) as unknown;
+    expect(parsedAccountBody(objects)).toEqual({ tooLarge: true });
+  });
+
+  it('measures a shallow value as before: strings as UTF-8, with their escapes', () => {
+    for (const label of ['x'.repeat(MAX_ACCOUNT_BODY_BYTES - 12), 'é'.repeat((MAX_ACCOUNT_BODY_BYTES - 12) / 2), '\n'.repeat((MAX_ACCOUNT_BODY_BYTES - 12) / 2)]) {
+      expect(bytes(JSON.stringify({ label }))).toBe(MAX_ACCOUNT_BODY_BYTES);
+      expect(parsedAccountBody({ label })).toEqual({ json: { label } });
+      expect(parsedAccountBody({ label: `${label}x` })).toEqual({ tooLarge: true });
+    }
   });
 });

@@ -423,8 +423,42 @@ export async function readAccountBody(chunks: AsyncIterable<Uint8Array>): Promis
 export function parsedAccountBody(value: unknown): AccountRequestBody {
   if (value === undefined || value === null) return null;
   const text = typeof value === 'string' ? value : value instanceof Uint8Array ? new TextDecoder().decode(value) : undefined;
-  const length = text !== undefined ? new TextEncoder().encode(text).byteLength : new TextEncoder().encode(JSON.stringify(value) ?? '').byteLength;
+  const length = text !== undefined ? new TextEncoder().encode(text).byteLength : jsonByteLength(value, MAX_ACCOUNT_BODY_BYTES);
   if (length > MAX_ACCOUNT_BODY_BYTES) return { tooLarge: true };
   if (text !== undefined) return text === '' ? null : { text };
   return { json: value };
+}
+
+/**
+ * The UTF-8 length of `JSON.stringify(value)`. A parser's value may nest thousands deep
+ * (`express.json()` takes 100 KB), where JSON.stringify, which recurses, overflows the stack:
+ * such a value is measured without recursion instead, as parsed JSON (objects, arrays,
+ * strings, numbers, booleans, null), and only until it is over `limit`.
+ */
+function jsonByteLength(value: unknown, limit: number): number {
+  try {
+    return new TextEncoder().encode(JSON.stringify(value) ?? '').byteLength;
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+  }
+  const skipped = (v: unknown): boolean => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+  const encoder = new TextEncoder();
+  let length = 0;
+  const pending: unknown[] = [value];
+  for (let v = pending.pop(); v !== undefined && length <= limit; v = pending.pop()) {
+    if (Array.isArray(v)) {
+      length += 1 + Math.max(1, v.length); // brackets and commas
+      for (const item of v as unknown[]) pending.push(skipped(item) ? null : item);
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v).filter(([, item]) => !skipped(item));
+      length += 1 + Math.max(1, entries.length);
+      for (const [key, item] of entries) {
+        length += encoder.encode(JSON.stringify(key)).byteLength + 1;
+        pending.push(item);
+      }
+    } else {
+      length += encoder.encode(JSON.stringify(v) ?? 'null').byteLength;
+    }
+  }
+  return length;
 }

@@ -301,6 +301,10 @@ export function accountChecks(): AccountCheck[] {
         expectError(await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"x","other":1}' }), 400, 'ERR:BADPARAM');
         expectError(await ctx.call(paid, '/keys', { method: 'POST', body: JSON.stringify({ label: 'x'.repeat(MAX_ACCOUNT_BODY_BYTES) }) }), 413, 'ERR:TOOLARGE');
         expectError(await ctx.call(paid, '/keys', { method: 'POST', body: 'label=x', type: 'application/x-www-form-urlencoded' }), 415, 'ERR:MEDIATYPE');
+        // a parser takes a body nested thousands deep; the router measures it as it does any other
+        const deep = (depth: number): string => `{"label":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+        expectError(await ctx.call(paid, '/keys', { method: 'POST', body: deep((MAX_ACCOUNT_BODY_BYTES - 10) / 2) }), 400, 'ERR:BADPARAM');
+        expectError(await ctx.call(paid, '/keys', { method: 'POST', body: deep(40_000) }), 413, 'ERR:TOOLARGE');
         expect((await ctx.call(paid, `/keys/${ctx.fixture.keyIds.paid2}/revoke`, { method: 'POST', body: '{}' })).status).toBe(204);
       },
     },
