@@ -65,6 +65,7 @@ interface Serving {
   stop: () => Promise<number>;
 }
 
+/** Starts `ipokit serve` with `args`, which must choose the port (`--port 0`, or a config file's `port: 0`): no test binds a fixed one. */
 async function startServe(args: string[], io: Partial<CliIo> = {}): Promise<Serving> {
   const controller = new AbortController();
   const out = capture({ cwd: dir, ...io, signal: controller.signal });
@@ -228,7 +229,7 @@ describe('ipokit serve --config with every setting', () => {
   }, 60_000);
 
   it.each(['express', 'koa'])('--mount / serves the API at the root (%s), the health checks still first', async (framework) => {
-    const serving = await startServe(['--dataset', 'orbit.json', '--mount', '/', '--framework', framework, '--log', 'off']);
+    const serving = await startServe(['--dataset', 'orbit.json', '--port', '0', '--mount', '/', '--framework', framework, '--log', 'off']);
     try {
       expect(serving.mount).toBe('/');
       const keys = keysOf(serving.stdout());
@@ -244,7 +245,7 @@ describe('ipokit serve --config with every setting', () => {
   }, 60_000);
 
   it('without trust proxy, X-Forwarded-For is ignored: every keyless request shares the connection address', async () => {
-    const serving = await startServe(['--dataset', 'orbit.json', '--limit', 'keyless.perMinute=2', '--log', 'off']);
+    const serving = await startServe(['--dataset', 'orbit.json', '--port', '0', '--limit', 'keyless.perMinute=2', '--log', 'off']);
     try {
       expect(await keylessStatuses(`${serving.root}/ipos?status=open`, ['198.51.100.1', '198.51.100.2', '198.51.100.3'])).toEqual([200, 200, 429]);
     } finally {
