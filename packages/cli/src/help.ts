@@ -190,12 +190,14 @@ Example:
 
 create prints the new key: the only time it is shown (ipokit keeps its SHA-256 hash).
   With --expires the key is refused from that instant on, like a revoked one.
-rotate gives the key ID's account a new key with the same label, printed once like
-  create's, and lets the old key work for --overlap more (default 1 day), so that its
-  clients can move to the new one; then it expires. On the free plan the overlap is the one
-  time an account holds two active keys. A revoked or expired key cannot be rotated.
+rotate gives the key ID's account a new key with the same label and expiry (a rotated
+  trial key stays a trial key), printed once like create's, and lets the old key work for
+  --overlap more (default 1 day), so that its clients can move to the new one; then it
+  expires. On the free plan the overlap is the one time an account holds two active keys.
+  A revoked or expired key cannot be rotated.
 list prints each key's id, prefix, label, when it was created, when it expires, when it was
-  last used (to within a minute) and its state: active, expired or revoked. Never the key.
+  last used (to within a minute), the key it was rotated from, and its state: active,
+  expired or revoked. Never the key.
 revoke stops a key at once here, and in other processes within keyCacheTtlMs (5 s).
 
 Options:

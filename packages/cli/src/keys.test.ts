@@ -85,13 +85,14 @@ describe('--expires and --overlap values', () => {
   });
 
   it('the keys table: never for what is not set, the state by the clock it is given', () => {
-    const key = { id: 'key_1', prefix: 'ipk_abcdefgh', label: 'l', createdAt: '2026-11-01T00:00:00.000Z', revokedAt: null, expiresAt: '2026-11-24T00:00:00.000Z', lastUsedAt: null };
+    const key = { id: 'key_1', prefix: 'ipk_abcdefgh', label: 'l', createdAt: '2026-11-01T00:00:00.000Z', revokedAt: null, expiresAt: '2026-11-24T00:00:00.000Z', lastUsedAt: null, rotatedFrom: null };
     expect(keysTable([key], now - 1)).toBe(
-      'ID     PREFIX           LABEL  CREATED                   EXPIRES                   LAST USED  STATE\n' +
-        'key_1  ipk_abcdefgh...  l      2026-11-01T00:00:00.000Z  2026-11-24T00:00:00.000Z  never      active\n',
+      'ID     PREFIX           LABEL  CREATED                   EXPIRES                   LAST USED  ROTATED FROM  STATE\n' +
+        'key_1  ipk_abcdefgh...  l      2026-11-01T00:00:00.000Z  2026-11-24T00:00:00.000Z  never      -             active\n',
     );
-    expect(keysTable([{ ...key, expiresAt: null, lastUsedAt: '2026-11-23T10:00:00.000Z' }], now)).toMatch(/ never +2026-11-23T10:00:00\.000Z +active\n$/);
+    expect(keysTable([{ ...key, expiresAt: null, lastUsedAt: '2026-11-23T10:00:00.000Z' }], now)).toMatch(/ never +2026-11-23T10:00:00\.000Z +- +active\n$/);
     expect(keysTable([key], now)).toMatch(/ expired\n$/);
+    expect(keysTable([{ ...key, rotatedFrom: 'key_0' }], now - 1)).toMatch(/ never +key_0 +active\n$/);
   });
 });
 
@@ -119,7 +120,7 @@ describe('ipokit keys create --expires', () => {
       ['ist', '2030-01-02T03:04:05.000Z'],
       ['q', '2030-01-01T00:00:00.000Z'],
     ]);
-    expect(await ok(['keys', 'list', '--account', acct])).toContain(` ${json.prefix}...  trial  ${json.createdAt}  2030-01-02T03:04:05.000Z  never      active\n`);
+    expect(await ok(['keys', 'list', '--account', acct])).toContain(` ${json.prefix}...  trial  ${json.createdAt}  2030-01-02T03:04:05.000Z  never      -             active\n`);
   });
 
   it('takes a time from now: minutes, hours or days', async () => {
@@ -171,12 +172,12 @@ describe('ipokit keys rotate', () => {
     // Both keys listed: the old one with its new expiry, still active; the new one with the same label.
     const listed = await listKeys(acct);
     expect(listed).toEqual([
-      { id: old.id, prefix: old.prefix, label: 'prod server', createdAt: old.createdAt, revokedAt: null, expiresAt: oldExpiresAt, lastUsedAt: null },
-      { id, prefix: key!.slice(0, 12), label: 'prod server', createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null },
+      { id: old.id, prefix: old.prefix, label: 'prod server', createdAt: old.createdAt, revokedAt: null, expiresAt: oldExpiresAt, lastUsedAt: null, rotatedFrom: null },
+      { id, prefix: key!.slice(0, 12), label: 'prod server', createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null, rotatedFrom: old.id },
     ]);
     const table = (await ok(['keys', 'list', '--account', acct])).split('\n');
-    expect(table[1]).toMatch(new RegExp(`^${old.id} +${esc(old.prefix)}\\.\\.\\. +prod server +${esc(old.createdAt)} +${esc(oldExpiresAt!)} +never +active$`));
-    expect(table[2]).toMatch(new RegExp(`^${id} +.* +never +never +active$`));
+    expect(table[1]).toMatch(new RegExp(`^${old.id} +${esc(old.prefix)}\\.\\.\\. +prod server +${esc(old.createdAt)} +${esc(oldExpiresAt!)} +never +- +active$`));
+    expect(table[2]).toMatch(new RegExp(`^${id} +.* +never +never +${old.id} +active$`));
   });
 
   it('takes --overlap as seconds or with s, m, h or d (default 1 day); --json adds the old key, --quiet prints the key alone', async () => {
@@ -214,18 +215,27 @@ describe('ipokit keys rotate', () => {
     expect(r.stderr.split('\n')[1]).toBe(`The old key ${old.id} stopped working now: servers on this database refuse it within 5 s (keyCacheTtlMs).`);
     const table = (await ok(['keys', 'list', '--account', acct])).trimEnd().split('\n');
     expect(table).toHaveLength(3);
-    expect(table[1]).toMatch(new RegExp(`^${old.id} +.* +${esc(old.createdAt)} +\\S+Z +never +expired$`));
-    expect(table[2]).toMatch(/ leaked +\S+ +never +never +active$/);
+    expect(table[1]).toMatch(new RegExp(`^${old.id} +.* +${esc(old.createdAt)} +\\S+Z +never +- +expired$`));
+    expect(table[2]).toMatch(new RegExp(` leaked +\\S+ +never +never +${old.id} +active$`));
     const again = await run(['keys', 'rotate', old.id]);
     expect(again).toEqual({ code: 1, stdout: '', stderr: `ipokit keys rotate: The key "${old.id}" is revoked or expired: create a new key instead.\n` });
   });
 
-  it('keeps an old key\'s own expiry when it comes before the overlap ends', async () => {
+  it("keeps an old key's own expiry when it comes before the overlap ends, and gives the new key that expiry: a rotated trial key stays a trial key", async () => {
     const acct = await account('paid');
     const old = await createKey(acct, 'short', '--expires', '2h');
     const next = JSON.parse(await ok(['keys', 'rotate', old.id, '--json'])) as Rotated;
     expect(next.oldKey).toEqual({ id: old.id, expiresAt: old.expiresAt });
-    expect(next.expiresAt).toBeNull();
+    expect(next.expiresAt).toBe(old.expiresAt);
+    // the table and the messages say when the new key stops, as the old one would have
+    const trial = await createKey(acct, 'trial', '--expires', '30d');
+    const r = await run(['keys', 'rotate', trial.id, '--overlap', '1h']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`\nexpiresAt        ${trial.expiresAt}\n`);
+    expect(r.stderr.split('\n')[2]).toBe(`The new key expires at ${trial.expiresAt}, as the old one would have: rotating a key never extends its life.`);
+    const rotated = (await listKeys(acct)).find((k) => k.rotatedFrom === trial.id);
+    expect(rotated).toMatchObject({ label: 'trial', expiresAt: trial.expiresAt });
+    expect(await ok(['keys', 'list', '--account', acct])).toMatch(new RegExp(`\n${rotated!.id} +.* +${esc(trial.expiresAt!)} +never +${trial.id} +active\n`));
   });
 
   it('refuses a revoked key or an unknown id with the core\'s message (exit 1)', async () => {
@@ -276,12 +286,12 @@ describe('ipokit keys list and accounts show', () => {
 
     const table = await ok(['keys', 'list', '--account', acct]);
     const lines = table.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +STATE$/);
+    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +ROTATED FROM +STATE$/);
     expect(lines.slice(1)).toEqual([
-      expect.stringMatching(new RegExp(`^${active.id} +${esc(active.prefix)}\\.\\.\\. +active +${esc(active.createdAt)} +${esc(active.expiresAt!)} +${esc(used)} +active$`)),
-      expect.stringMatching(new RegExp(`^${revoked.id} +${esc(revoked.prefix)}\\.\\.\\. +revoked +${esc(revoked.createdAt)} +never +never +revoked$`)),
-      expect.stringMatching(new RegExp(`^${expired.id} +${esc(expired.prefix)}\\.\\.\\. +rotated +${esc(expired.createdAt)} +${esc(next.oldKey.expiresAt!)} +never +expired$`)),
-      expect.stringMatching(new RegExp(`^${next.id} +${esc(next.prefix)}\\.\\.\\. +rotated +${esc(next.createdAt)} +never +never +active$`)),
+      expect.stringMatching(new RegExp(`^${active.id} +${esc(active.prefix)}\\.\\.\\. +active +${esc(active.createdAt)} +${esc(active.expiresAt!)} +${esc(used)} +- +active$`)),
+      expect.stringMatching(new RegExp(`^${revoked.id} +${esc(revoked.prefix)}\\.\\.\\. +revoked +${esc(revoked.createdAt)} +never +never +- +revoked$`)),
+      expect.stringMatching(new RegExp(`^${expired.id} +${esc(expired.prefix)}\\.\\.\\. +rotated +${esc(expired.createdAt)} +${esc(next.oldKey.expiresAt!)} +never +- +expired$`)),
+      expect.stringMatching(new RegExp(`^${next.id} +${esc(next.prefix)}\\.\\.\\. +rotated +${esc(next.createdAt)} +never +never +${expired.id} +active$`)),
     ]);
     // The columns line up.
     const at = lines[0]!.indexOf('STATE');
@@ -289,8 +299,9 @@ describe('ipokit keys list and accounts show', () => {
 
     // --json: the core's rows as they are; --quiet: the ids.
     const json = await listKeys(acct);
-    expect(json.map((k) => Object.keys(k).sort())).toEqual(Array(4).fill(['createdAt', 'expiresAt', 'id', 'label', 'lastUsedAt', 'prefix', 'revokedAt']));
-    expect(json[0]).toEqual({ id: active.id, prefix: active.prefix, label: 'active', createdAt: active.createdAt, revokedAt: null, expiresAt: active.expiresAt, lastUsedAt: used });
+    expect(json.map((k) => Object.keys(k).sort())).toEqual(Array(4).fill(['createdAt', 'expiresAt', 'id', 'label', 'lastUsedAt', 'prefix', 'revokedAt', 'rotatedFrom']));
+    expect(json[0]).toEqual({ id: active.id, prefix: active.prefix, label: 'active', createdAt: active.createdAt, revokedAt: null, expiresAt: active.expiresAt, lastUsedAt: used, rotatedFrom: null });
+    expect(json[3]!.rotatedFrom).toBe(expired.id);
     expect(json[1]!.revokedAt).toEqual(expect.any(String));
     expect(await ok(['keys', 'list', '--account', acct, '-q'])).toBe([active.id, revoked.id, expired.id, next.id].map((id) => `${id}\n`).join(''));
 

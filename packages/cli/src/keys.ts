@@ -112,19 +112,20 @@ export function keyState(key: Pick<ApiKeyInfo, 'revokedAt' | 'expiresAt'>, now: 
 
 /**
  * An account's keys as a table, their states at `now`: `ipokit keys list` and
- * `ipokit accounts show` print it.
+ * `ipokit accounts show` print it. ROTATED FROM names the key a rotation replaced (`-`: the
+ * key was created, not rotated).
  *
  * @example
  * ```ts
  * io.stdout.write(keysTable(await listApiKeys(store, { accountId }), Date.now()));
- * // ID       PREFIX           LABEL   CREATED                   EXPIRES  LAST USED  STATE
- * // key_...  ipk_a1B2c3D4...  laptop  2026-11-24T09:14:05.120Z  never    never      active
+ * // ID       PREFIX           LABEL   CREATED                   EXPIRES  LAST USED  ROTATED FROM  STATE
+ * // key_...  ipk_a1B2c3D4...  laptop  2026-11-24T09:14:05.120Z  never    never      -             active
  * ```
  */
 export function keysTable(keys: readonly ApiKeyInfo[], now: number): string {
   return columns(
-    ['ID', 'PREFIX', 'LABEL', 'CREATED', 'EXPIRES', 'LAST USED', 'STATE'],
-    keys.map((k) => [k.id, `${k.prefix}...`, k.label, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never', keyState(k, now)]),
+    ['ID', 'PREFIX', 'LABEL', 'CREATED', 'EXPIRES', 'LAST USED', 'ROTATED FROM', 'STATE'],
+    keys.map((k) => [k.id, `${k.prefix}...`, k.label, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never', k.rotatedFrom ?? '-', keyState(k, now)]),
   );
 }
 
@@ -171,6 +172,8 @@ async function rotate(argv: readonly string[], io: CliIo): Promise<number> {
       ? `The old key ${id} stopped working now: servers on this database refuse it within 5 s (keyCacheTtlMs).\n`
       : `The old key ${id} works until ${oldExpiresAt}${exact ? '' : ' at the latest'} (${spanOf(left)} from now): move its clients to the new key by then.\n`,
   );
+  // A rotation never extends a key's life: say so where it is easy to miss.
+  if (created.expiresAt !== null) io.stderr.write(`The new key expires at ${created.expiresAt}, as the old one would have: rotating a key never extends its life.\n`);
   return 0;
 }
 

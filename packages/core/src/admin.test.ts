@@ -142,6 +142,23 @@ describe('rotateApiKey', () => {
     expect(third.label).toBe('server');
   });
 
+  it("keeps a trial key a trial key: the new key expires with the old one, whose expiry the overlap never extends; listApiKeys shows which key each replaced", async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    const in30days = new Date(T + 30 * 86_400_000).toISOString();
+    const trial = await createApiKey(store, { accountId: acct.id, label: 'trial', expiresAt: in30days }, at(0));
+    const next = await rotateApiKey(store, trial.id, { overlapSeconds: 3_600 }, at(1_000));
+    expect(next.expiresAt).toBe(in30days);
+    // rotated again near its end: the overlap (a day) would outlive it, so the old key keeps its own expiry
+    const last = await rotateApiKey(store, next.id, {}, at(30 * 86_400_000 - 60_000));
+    expect(last.expiresAt).toBe(in30days);
+    expect((await listApiKeys(store, { accountId: acct.id })).map((k) => [k.id, k.expiresAt, k.rotatedFrom])).toEqual([
+      [trial.id, new Date(T + 1_000 + 3_600_000).toISOString(), null],
+      [next.id, in30days, trial.id],
+      [last.id, in30days, next.id],
+    ]);
+  });
+
   it('is ERR:PLAN for a revoked or expired key, ERR:NOTFOUND for an unknown one, ERR:BADPARAM for an overlap outside 0 to 604,800 whole seconds', async () => {
     const store = referenceStore();
     const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });

@@ -34,6 +34,8 @@ export interface ApiKeyInfo {
   expiresAt: string | null;
   /** The last admitted request with the key, at most 60 s stale; null: never used. */
   lastUsedAt: string | null;
+  /** The id of the key this one replaced by {@link rotateApiKey}; null: it was created, not rotated. */
+  rotatedFrom: string | null;
 }
 
 /** A newly created key: the only time `key` is seen. */
@@ -281,7 +283,7 @@ export async function createApiKey(
   const now = clockMs(options);
   const expiresAt = input.expiresAt === undefined ? null : expiryOf(input.expiresAt, now);
   const fresh = newKey(now);
-  const record: ApiKeyRecord = { ...fresh.record, accountId, label, revokedAt: null, expiresAt, lastUsedAt: null };
+  const record: ApiKeyRecord = { ...fresh.record, accountId, label, revokedAt: null, expiresAt, lastUsedAt: null, rotatedFrom: null };
   const result = await storeCall(() => store.insertApiKey({ key: record, maxActiveKeys: MAX_ACTIVE_KEYS, now: record.createdAt }));
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
   if (result === 'too-many-keys') {
@@ -294,9 +296,11 @@ export async function createApiKey(
 }
 
 /**
- * Rotates a key: creates a new key with the same account and label, and makes the old one
- * expire after `overlapSeconds` (0 to 604,800, default 86,400), or at its own `expiresAt`
- * when that is earlier, so that clients can move to the new key meanwhile. Resolves to the
+ * Rotates a key: creates a new key with the same account, label and `expiresAt` (a trial
+ * key rotated stays a trial key: a rotation never extends a key's life), listed with
+ * `rotatedFrom` the old key's id, and makes the old one expire after `overlapSeconds` (0 to
+ * 604,800, default 86,400), or at its own `expiresAt` when that is earlier, so that clients
+ * can move to the new key meanwhile. Resolves to the
  * new key as {@link createApiKey} does (its `key` shown only here). On the free plan the
  * overlap is the one time an account holds two active keys. Rotating a revoked or expired
  * key is `ERR:PLAN`; an unknown id `ERR:NOTFOUND`. Takes effect at once for every router
@@ -340,13 +344,13 @@ export async function rotateApiKey(
 }
 
 /**
- * Lists an account's keys, ordered by creation: labels, prefixes, expiry and last use,
- * never whole keys.
+ * Lists an account's keys, ordered by creation: labels, prefixes, expiry, last use and the
+ * key each rotated key replaced, never whole keys.
  *
  * @example
  * ```ts
  * const keys = await listApiKeys(store, { accountId: acct.id });
- * // [{ id, prefix, label, createdAt, revokedAt: null, expiresAt: null, lastUsedAt: '2026-11-24T09:14:05.120Z' }]
+ * // [{ id, prefix, label, createdAt, revokedAt: null, expiresAt: null, lastUsedAt: '2026-11-24T09:14:05.120Z', rotatedFrom: null }]
  * ```
  */
 export async function listApiKeys(store: AccountStore, input: { accountId: string }): Promise<ApiKeyInfo[]> {
@@ -361,6 +365,8 @@ export async function listApiKeys(store: AccountStore, input: { accountId: strin
     revokedAt: k.revokedAt,
     expiresAt: k.expiresAt,
     lastUsedAt: k.lastUsedAt,
+    // (a store of an earlier version may not know it: a key it lists replaced none it knows of)
+    rotatedFrom: k.rotatedFrom ?? null,
   }));
 }
 

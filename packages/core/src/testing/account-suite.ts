@@ -343,8 +343,24 @@ export function accountChecks(): AccountCheck[] {
         expect(a.json.key).toMatchObject({ label: 'paid key', expiresAt: null });
         expect((await ctx.keyed(a.json.key.key, '/ORBIT')).status).toBe(200);
         expect((await ctx.keyed(keys.paid, '/ORBIT')).status).toBe(200);
-        const old = (await ctx.call(paid, '/keys')).json.keys.find((k: { id: string }) => k.id === keyIds.paid);
+        const listed = (await ctx.call(paid, '/keys')).json.keys;
+        const old = listed.find((k: { id: string }) => k.id === keyIds.paid);
         expect(old?.expiresAt).toBe(new Date(FIXTURE_NOW + 60_000).toISOString());
+        // the pair is visible: the new key names the one it replaced
+        expect(old?.rotatedFrom).toBeNull();
+        expect(listed.find((k: { id: string }) => k.id === a.json.key.id)?.rotatedFrom).toBe(keyIds.paid);
+        // a trial key rotated stays a trial key: the new one expires when the old one would have
+        const trialEnds = new Date(FIXTURE_NOW + 10 * 86_400_000).toISOString();
+        const trial = await ctx.call(paid, '/keys', { method: 'POST', body: JSON.stringify({ label: 'trial', expiresAt: trialEnds }) });
+        const rotatedTrial = await ctx.call(paid, `/keys/${trial.json.key.id}/rotate`, { method: 'POST', body: '{"overlapSeconds":3600}' });
+        expect(rotatedTrial.status, rotatedTrial.text).toBe(201);
+        expect(rotatedTrial.json.key).toMatchObject({ label: 'trial', expiresAt: trialEnds });
+        // (made at one instant: listed by id, which is random)
+        const trials = (await ctx.call(paid, '/')).json.keys.filter((k) => k.label === 'trial');
+        expect(Object.fromEntries(trials.map((k) => [k.id, [k.expiresAt, k.rotatedFrom]]))).toEqual({
+          [trial.json.key.id]: [new Date(FIXTURE_NOW + 3_600_000).toISOString(), null],
+          [rotatedTrial.json.key.id]: [trialEnds, trial.json.key.id],
+        });
         ctx.now.ms += 60_000;
         expect((await ctx.keyed(keys.paid, '/ORBIT')).status).toBe(401);
         // default overlap: a day
