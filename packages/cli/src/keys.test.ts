@@ -1,5 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKeyInfo, CreatedApiKey } from '@ipokit/core';
+import { createApiKey, type ApiKeyInfo, type CreatedApiKey } from '@ipokit/core';
 import { postgresStore } from '@ipokit/storage-postgres';
 import { runCli } from './index.js';
 import { CliError } from './io.js';
@@ -259,7 +262,8 @@ describe('ipokit keys rotate', () => {
     expect(again).toEqual({
       code: 1,
       stdout: '',
-      stderr: "ipokit keys rotate: The free plan allows one active key besides the one being rotated: wait for the last rotation's overlap to end.\n",
+      stderr:
+        "ipokit keys rotate: The account already holds the active keys its plan allows besides the one being rotated (free: 1, paid and pro: 100): wait for the last rotation's overlap to end, or revoke a key.\n",
     });
     const create = await run(['keys', 'create', '--account', acct, '--label', 'another']);
     expect(create.code).toBe(1);
@@ -268,6 +272,68 @@ describe('ipokit keys rotate', () => {
     await ok(['keys', 'revoke', old.id]);
     await ok(['keys', 'rotate', next.id, '--overlap', '0', '-q']);
     expect((await listKeys(acct)).map((k) => k.label)).toEqual(['only', 'only', 'only']);
+  });
+});
+
+describe("the server's key cap (maxKeysPerAccount)", () => {
+  /** runCli with more environment, in `cwd`. */
+  async function runWith(argv: string[], env: Record<string, string>, cwd = process.cwd()) {
+    const out = capture({ ...db.io(env), cwd });
+    const code = await runCli([...argv, '--schema', db.schema], out.io);
+    return { code, stdout: out.stdout(), stderr: out.stderr() };
+  }
+
+  it('keys create refuses the 101st active key of a paid account (exit 1, the limit and how to free a slot said); a revoked key frees one', async () => {
+    const acct = await account('paid');
+    const store = postgresStore({ client: db.client, schema: db.schema });
+    try {
+      for (let i = 0; i < 99; i++) await createApiKey(store, { accountId: acct, label: `k${i}` });
+    } finally {
+      await store.close?.();
+    }
+    const hundredth = await createKey(acct, 'k99');
+    expect(await run(['keys', 'create', '--account', acct, '--label', 'k100'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: "ipokit keys create: The paid plan allows 100 active keys: revoke one (or wait for a rotated key's overlap to end) before creating another.\n",
+    });
+    await ok(['keys', 'revoke', hundredth.id]);
+    expect((await createKey(acct, 'k100')).label).toBe('k100');
+  });
+
+  it('takes the cap from --max-keys-per-account, else IPOKIT_MAX_KEYS_PER_ACCOUNT, else the config file; off is no cap; a bad one is a usage error', async () => {
+    const acct = await account('pro');
+    await createKey(acct, 'one');
+    await createKey(acct, 'two');
+    const create = (label: string, more: string[] = [], env: Record<string, string> = {}, cwd?: string) =>
+      runWith(['keys', 'create', '--account', acct, '--label', label, '-q', ...more], env, cwd);
+    expect(await create('x', ['--max-keys-per-account', '2'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/The pro plan allows 2 active keys/) });
+    expect(await create('x', [], { IPOKIT_MAX_KEYS_PER_ACCOUNT: '2' })).toMatchObject({ code: 1, stderr: expect.stringMatching(/allows 2 active keys/) });
+    const dir = await mkdtemp(join(tmpdir(), 'ipokit-keys-cap-'));
+    try {
+      await writeFile(join(dir, 'server.json'), JSON.stringify({ maxKeysPerAccount: 2 }));
+      expect(await create('x', ['--config', 'server.json'], {}, dir)).toMatchObject({ code: 1, stderr: expect.stringMatching(/allows 2 active keys/) });
+      expect(await create('x', [], { IPOKIT_CONFIG: 'server.json' }, dir)).toMatchObject({ code: 1, stderr: expect.stringMatching(/allows 2 active keys/) });
+      // the flag over the variable over the file
+      expect(await create('three', ['--config', 'server.json'], { IPOKIT_MAX_KEYS_PER_ACCOUNT: '3' }, dir)).toMatchObject({ code: 0 });
+      expect(await create('four', ['--max-keys-per-account', 'off'], { IPOKIT_MAX_KEYS_PER_ACCOUNT: '3' })).toMatchObject({ code: 0 });
+      // rotate and accounts update apply it too
+      const [first] = await listKeys(acct);
+      expect(await runWith(['keys', 'rotate', first!.id, '--max-keys-per-account', '3'], {})).toMatchObject({ code: 1, stderr: expect.stringMatching(/paid and pro: 3\)/) });
+      expect(await runWith(['accounts', 'update', acct, '--plan', 'paid', '--config', 'server.json'], {}, dir)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'ipokit accounts update: The paid plan allows 2 active keys and this account holds more: revoke some before moving to it.\n',
+      });
+      expect(await runWith(['accounts', 'update', acct, '--plan', 'paid', '-q'], {})).toMatchObject({ code: 0 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const bad = await create('x', ['--max-keys-per-account', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe('ipokit keys create: --max-keys-per-account must be a whole number of keys >= 1, or "off" for no cap, got "0"');
+    expect((await create('x', [], { IPOKIT_MAX_KEYS_PER_ACCOUNT: 'lots' })).stderr).toMatch(/^ipokit keys create: IPOKIT_MAX_KEYS_PER_ACCOUNT must be a whole number of keys >= 1/);
+    expect(await listKeys(acct)).toHaveLength(4);
   });
 });
 

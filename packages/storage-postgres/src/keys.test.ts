@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord, ActiveKeyLimits, ApiKeyRecord, Plan, Store } from '@ipokit/core';
+import { createAccount, createApiKey, isIpokitError, listApiKeys, type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord, type Plan, type Store } from '@ipokit/core';
 import { migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
@@ -167,6 +167,45 @@ describe(`postgresStore keys: expiry, rotation, last use (${kind})`, () => {
       expect(created).toHaveLength(1);
       expect(results.filter((r) => r === 'too-many-keys')).toHaveLength(19);
       expect(await store.listApiKeys('acct_free')).toEqual([created[0], key('old', 'acct_free', { expiresAt: T2 })]);
+    }));
+
+  it("admits exactly a paid account's cap of 20 concurrent key creations, and one of 20 concurrent rotations and creations at the cap", () =>
+    withStore(async (store) => {
+      const capped: ActiveKeyLimits = { free: 1, paid: 5, pro: Infinity };
+      await store.insertAccount(account('acct_paid', 'paid'));
+      expect(await store.insertApiKey({ key: key('first', 'acct_paid'), maxActiveKeys: capped, now: T0 })).toBe('ok');
+      await warmPool();
+      const inserts = await Promise.all(Array.from({ length: 20 }, (_, i) => store.insertApiKey({ key: key(`ins${i}`, 'acct_paid'), maxActiveKeys: capped, now: T0 })));
+      expect(inserts.filter((r) => r === 'ok')).toHaveLength(4);
+      expect(inserts.filter((r) => r === 'too-many-keys')).toHaveLength(16);
+      const held = await store.listApiKeys('acct_paid');
+      expect(held).toHaveLength(5);
+      // At the cap: a rotation passes while the others number fewer than the cap (the new key
+      // takes the old one's place), a creation only below it. Whatever the order, the first
+      // rotation leaves 6 active and nothing passes after it, and no creation passes before.
+      const ids = (held ?? []).map((k) => k.id);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          i % 2 === 0
+            ? store.rotateApiKey({ id: ids[(i / 2) % ids.length]!, key: fresh(`rot${i}`), now: T0, overlapEndsAt: T2, maxActiveKeys: capped })
+            : store.insertApiKey({ key: key(`more${i}`, 'acct_paid'), maxActiveKeys: capped, now: T0 }),
+        ),
+      );
+      expect(results.filter((r) => typeof r === 'object')).toHaveLength(1);
+      expect(results.filter((r) => r === 'too-many-keys')).toHaveLength(19);
+      expect(await store.listApiKeys('acct_paid')).toHaveLength(6);
+    }));
+
+  it('createApiKey: exactly maxKeysPerAccount (default 100) of 150 concurrent creations on a paid account, the rest ERR:PLAN', () =>
+    withStore(async (store) => {
+      const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+      await warmPool();
+      const results = await Promise.allSettled(Array.from({ length: 150 }, (_, i) => createApiKey(store, { accountId: acct.id, label: `k${i}` })));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(100);
+      const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect(refused).toHaveLength(50);
+      for (const r of refused) expect(isIpokitError(r.reason, 'ERR:PLAN'), String(r.reason)).toBe(true);
+      expect(await listApiKeys(store, { accountId: acct.id })).toHaveLength(100);
     }));
 
   it('serialises rotations with key creations: concurrent rotations and inserts never exceed what a serial order allows', () =>

@@ -6,7 +6,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createAccount, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from '../admin.js';
 import { addDays } from '../dates.js';
+import { isIpokitError } from '../errors.js';
 import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
 import { IPO_STATUSES } from '../status.js';
 import type {
@@ -1306,6 +1308,53 @@ function accountChecks(check: Check<AccountStore>, withStore: WithStore<AccountS
       expect(typeof rotated === 'object' ? inserted : rotated).toBe('too-many-keys');
     }
   });
+
+  // The key cap of paid and pro (docs/spec.md#keys), as the core's functions apply it to the store.
+  check(
+    'createApiKey: a paid or pro account holds at most maxKeysPerAccount active keys (default 100): one more is ERR:PLAN naming the limit; a revoked key frees a slot; a key at the cap still rotates',
+    async (store) => {
+      const clock = { now: () => new Date(KEY_NOW) };
+      for (const plan of ['paid', 'pro'] as const) {
+        const acct = await createAccount(store, { name: `Acme ${plan}`, plan }, clock);
+        const made = [];
+        for (let i = 0; i < 100; i++) made.push(await createApiKey(store, { accountId: acct.id, label: `k${i}` }, clock));
+        const refused = await createApiKey(store, { accountId: acct.id, label: 'k100' }, clock).catch((e: unknown) => e);
+        expect(isIpokitError(refused, 'ERR:PLAN'), String(refused)).toBe(true);
+        expect((refused as Error).message).toMatch(/\b100\b/);
+        expect((refused as Error).message).toMatch(/revoke/i);
+        expect(await listApiKeys(store, { accountId: acct.id })).toHaveLength(100);
+        // a slot freed by a revocation is taken again, once
+        await revokeApiKey(store, made[0]!.id, clock);
+        expect((await createApiKey(store, { accountId: acct.id, label: 'again' }, clock)).label).toBe('again');
+        expect(isIpokitError(await createApiKey(store, { accountId: acct.id, label: 'more' }, clock).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+        // at the cap a key rotates (the new key takes its place); during the overlap no other does
+        const next = await rotateApiKey(store, made[1]!.id, { overlapSeconds: 60 }, clock);
+        expect(next.label).toBe('k1');
+        expect(isIpokitError(await rotateApiKey(store, made[2]!.id, {}, clock).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+        // the cap is the option's: a larger one admits more, Infinity any number
+        expect((await createApiKey(store, { accountId: acct.id, label: 'x' }, { ...clock, maxKeysPerAccount: 102 })).label).toBe('x');
+        expect((await createApiKey(store, { accountId: acct.id, label: 'y' }, { ...clock, maxKeysPerAccount: Infinity })).label).toBe('y');
+        expect(isIpokitError(await createApiKey(store, { accountId: acct.id, label: 'z' }, { ...clock, maxKeysPerAccount: 103 }).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+      }
+      // a smaller cap, and the free plan's one key whatever the cap says
+      const small = await createAccount(store, { name: 'Small', plan: 'paid' }, clock);
+      for (const label of ['a', 'b']) await createApiKey(store, { accountId: small.id, label }, { ...clock, maxKeysPerAccount: 2 });
+      const third = await createApiKey(store, { accountId: small.id, label: 'c' }, { ...clock, maxKeysPerAccount: 2 }).catch((e: unknown) => e);
+      expect(isIpokitError(third, 'ERR:PLAN') && /\b2\b/.test(third.message), String(third)).toBe(true);
+      const free = await createAccount(store, { name: 'Free', plan: 'free' }, clock);
+      await createApiKey(store, { accountId: free.id, label: 'one' }, { ...clock, maxKeysPerAccount: 5 });
+      expect(isIpokitError(await createApiKey(store, { accountId: free.id, label: 'two' }, { ...clock, maxKeysPerAccount: 5 }).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+      // a move to paid or pro with more active keys than the cap is refused, naming it; an
+      // add-on change alone moves no plan (an account over a cap that predates it may make one)
+      const big = await createAccount(store, { name: 'Big', plan: 'pro' }, clock);
+      for (const label of ['a', 'b', 'c']) await createApiKey(store, { accountId: big.id, label }, clock);
+      const moved = await updateAccount(store, { accountId: big.id, plan: 'paid' }, { ...clock, maxKeysPerAccount: 2 }).catch((e: unknown) => e);
+      expect(isIpokitError(moved, 'ERR:PLAN') && /\b2\b/.test(moved.message), String(moved)).toBe(true);
+      expect(await updateAccount(store, { accountId: big.id, gmpAddon: true }, { ...clock, maxKeysPerAccount: 2 })).toMatchObject({ plan: 'pro', gmpAddon: true });
+      expect(await updateAccount(store, { accountId: big.id, plan: 'paid' }, { ...clock, maxKeysPerAccount: 3 })).toMatchObject({ plan: 'paid' });
+    },
+    PROPERTY_TIMEOUT,
+  );
 
   check('recordKeyUse keeps the latest instant whatever the order; an unknown id is no error', async (store) => {
     await store.insertAccount(account('acct_1', 'pro'));
