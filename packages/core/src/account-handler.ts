@@ -186,9 +186,9 @@ async function signedIn(c: Context, req: AccountRequest, answer: (account: Accou
 
 /**
  * How long `GET /` keeps listing a key after it stopped working (revoked or expired): the
- * usage page's default span, so that the keys it names are there. Without it the answer grew
- * with every key an account ever made (20,000 keys: 5.2 MB); now it is bounded by the key cap
- * and the last 30 days' revocations. `GET /keys` lists every key.
+ * usage page's default span, so that the keys it names are there. The key cap bounds the
+ * active keys (20,000 of them made a 5.2 MB answer); without this the answer would still
+ * grow with every key an account ever revoked. `GET /keys` lists every key.
  */
 const OVERVIEW_KEY_HISTORY_MS = 30 * DAY_MS;
 

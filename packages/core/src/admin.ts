@@ -309,10 +309,8 @@ export async function createApiKey(
         'The free plan allows one active key: revoke it (or wait for a rotated key to expire) or upgrade before creating another.',
       );
     }
-    throw new IpokitError(
-      'ERR:PLAN',
-      `The ${plan ?? 'paid and pro'} plan${plan === undefined ? 's allow' : ' allows'} ${cap} active keys: revoke one (or wait for a rotated key's overlap to end) before creating another.`,
-    );
+    const limit = plan === undefined ? `The account holds the active keys its plan allows (free: 1, paid and pro: ${cap})` : `The ${plan} plan allows ${cap} active keys`;
+    throw new IpokitError('ERR:PLAN', `${limit}: revoke one (or wait for a rotated key's overlap to end) before creating another.`);
   }
   return createdKey(record, fresh.key);
 }
