@@ -13,7 +13,7 @@ import {
   type WebhookStore,
 } from '@ipokit/core';
 import { integer, oneOf, parseOrThrow, required, takePositionals } from './args.js';
-import { loadSettings, type ServeSettings } from './config.js';
+import { loadKeyCap, loadSettings, type ServeSettings } from './config.js';
 import { schemaOf, storeOf, withDatabase } from './database.js';
 import { columns, fields } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
@@ -82,7 +82,14 @@ async function update(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseOrThrow(() =>
     parseArgs({
       args: [...argv],
-      options: { plan: { type: 'string' }, 'gmp-addon': { type: 'boolean' }, 'no-gmp-addon': { type: 'boolean' }, ...OUTPUT_OPTIONS },
+      options: {
+        plan: { type: 'string' },
+        'gmp-addon': { type: 'boolean' },
+        'no-gmp-addon': { type: 'boolean' },
+        'max-keys-per-account': { type: 'string' },
+        config: { type: 'string' },
+        ...OUTPUT_OPTIONS,
+      },
       strict: true,
       allowPositionals: true,
     }),
@@ -94,9 +101,11 @@ async function update(argv: readonly string[], io: CliIo): Promise<number> {
   if (plan === undefined && gmpAddon === undefined) throw new CliError('nothing to change: give --plan, --gmp-addon or --no-gmp-addon');
   if (gmpAddon === true && plan !== undefined) addonOnlyOnPro(plan);
   const output = outputOf(values);
+  // A move to paid or pro is checked against the server's key cap.
+  const maxKeysPerAccount = await loadKeyCap(values.config, values['max-keys-per-account'], io);
   const account = await onStore(io, values.schema, async (store) => {
     if (gmpAddon === true && plan === undefined) addonOnlyOnPro((await getAccount(store, accountId)).plan, accountId);
-    return updateAccount(store, { accountId, ...(plan === undefined ? {} : { plan }), ...(gmpAddon === undefined ? {} : { gmpAddon }) });
+    return updateAccount(store, { accountId, ...(plan === undefined ? {} : { plan }), ...(gmpAddon === undefined ? {} : { gmpAddon }) }, { maxKeysPerAccount });
   });
   printAccount(account, output, io);
   return 0;

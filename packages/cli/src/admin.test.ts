@@ -77,11 +77,11 @@ describe('ipokit migrate, accounts, keys', () => {
       new RegExp(
         `^id +${id}\nname +Zeta\nplan +pro\ngmpAddon +yes\ncreatedAt +\\S+\n\n` +
           'WINDOW +QUOTA +USED +REMAINING +RESETS IN\nminute +6 +0 +6 +-\ngmp-minute +3 +0 +3 +-\n\n' +
-          'ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +STATE\nkey_\\w+ +ipk_\\w{8}\\.\\.\\. +zeta laptop +\\S+ +never +never +active\n$',
+          'ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +ROTATED FROM +STATE\nkey_\\w+ +ipk_\\w{8}\\.\\.\\. +zeta laptop +\\S+ +never +never +- +active\n$',
       ),
     );
     const json = JSON.parse(await ok(['accounts', 'show', id, '--json']));
-    expect(json).toMatchObject({ account: { id, name: 'Zeta', plan: 'pro', gmpAddon: true }, keys: [{ label: 'zeta laptop', revokedAt: null, expiresAt: null, lastUsedAt: null }] });
+    expect(json).toMatchObject({ account: { id, name: 'Zeta', plan: 'pro', gmpAddon: true }, keys: [{ label: 'zeta laptop', revokedAt: null, expiresAt: null, lastUsedAt: null, rotatedFrom: null }] });
     expect(json.windows).toEqual([
       { name: 'minute', quota: 6, seconds: 60, remaining: 6, reset: 0 },
       { name: 'gmp-minute', quota: 3, seconds: 60, remaining: 3, reset: 0 },
@@ -160,8 +160,8 @@ describe('ipokit migrate, accounts, keys', () => {
     const table = await ok(['keys', 'list', '--account', account]);
     const lines = table.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +STATE$/);
-    expect(lines[1]).toMatch(new RegExp(`^${first.id} +${first.prefix}\\.\\.\\. +first +${first.createdAt.replace(/\./g, '\\.')} +never +never +active$`));
+    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +ROTATED FROM +STATE$/);
+    expect(lines[1]).toMatch(new RegExp(`^${first.id} +${first.prefix}\\.\\.\\. +first +${first.createdAt.replace(/\./g, '\\.')} +never +never +- +active$`));
     expect(lines[2]).toContain('line\\nbreak');
     expect(await ok(['keys', 'list', '--account', account, '-q'])).toBe(`${first.id}\n${second.id}\n`);
 
@@ -169,8 +169,8 @@ describe('ipokit migrate, accounts, keys', () => {
     expect(await ok(['keys', 'revoke', first.id])).toContain('Revoked'); // a no-op the second time
     const listed = JSON.parse(await ok(['keys', 'list', '--account', account, '--json']));
     expect(listed).toEqual([
-      { id: first.id, prefix: first.prefix, label: 'first', createdAt: first.createdAt, revokedAt: expect.any(String), expiresAt: null, lastUsedAt: null },
-      { id: second.id, prefix: second.prefix, label: 'line\nbreak', createdAt: second.createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null },
+      { id: first.id, prefix: first.prefix, label: 'first', createdAt: first.createdAt, revokedAt: expect.any(String), expiresAt: null, lastUsedAt: null, rotatedFrom: null },
+      { id: second.id, prefix: second.prefix, label: 'line\nbreak', createdAt: second.createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null, rotatedFrom: null },
     ]);
     expect(await run(['keys', 'revoke', 'key_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys revoke: No API key has the id "key_nope".\n' });
     expect(await run(['keys', 'list', '--account', 'acct_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit keys list: No account has the id "acct_nope".\n' });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigFileError, resolveSettings, settingsJson, type ServeSettings } from './config.js';
+import { ConfigFileError, resolveSettings, routerOptionsOf, settingsJson, type ServeSettings } from './config.js';
 import { runCli } from './index.js';
 import { CliError } from './io.js';
 import { capture } from './test-helpers.js';
@@ -57,6 +57,7 @@ describe('resolveSettings', () => {
       storeTimeoutMs: 5000,
       keyCacheTtlMs: 5000,
       limiterFailOpen: false,
+      maxKeysPerAccount: 100,
       connections: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, idleTimeoutMs: 30_000 },
     });
   });
@@ -89,6 +90,7 @@ describe('resolveSettings', () => {
     [{ IPOKIT_KEY_CACHE_TTL_MS: '-1' }, 'IPOKIT_KEY_CACHE_TTL_MS must be a whole number >= 0, got "-1"'],
     [{ IPOKIT_LIMITER_FAIL_OPEN: '2' }, 'IPOKIT_LIMITER_FAIL_OPEN must be true or false, got "2"'],
     [{ IPOKIT_FRAMEWORK: 'hapi' }, 'IPOKIT_FRAMEWORK must be express or koa, got "hapi"'],
+    [{ IPOKIT_MAX_KEYS_PER_ACCOUNT: '0' }, 'IPOKIT_MAX_KEYS_PER_ACCOUNT must be a whole number of keys >= 1, or "off" for no cap, got "0"'],
   ])('refuses %j with the rule, naming the variable', (env, message) => {
     expect(() => resolveSettings({ env })).toThrow(new CliError(message));
   });
@@ -121,10 +123,25 @@ describe('resolveSettings', () => {
       'gmpPreviewEnds: must be a calendar date written YYYY-MM-DD, got "2026-02-30"',
       'mount: must be a path like /ipos or /api/v1/ipos (segments of letters, digits and ._~-), or / for the root, got "ipos"',
       'limiterFailOpen: must be true or false, got "no"',
-      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, connections, webhooks, allowInsecureWebhooks, webhookConcurrency)',
+      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency)',
       'connections: connections.headersTimeoutMs (5000) must not exceed connections.requestTimeoutMs (1000): the headers are part of the request; 0 turns either off',
     ]);
     expect(() => resolveSettings({ file: { name: 'list.json', json: [1] } })).toThrow(/\(the file\): must be a JSON object, got \[1\]/);
+  });
+
+  it('maxKeysPerAccount: the flag, IPOKIT_MAX_KEYS_PER_ACCOUNT or the file; "off" for no cap (printed "off"); given to the routers', () => {
+    const flag = (text: string) => ({ path: 'maxKeysPerAccount', label: '--max-keys-per-account', text });
+    expect(resolveSettings().maxKeysPerAccount).toBe(100);
+    expect(resolveSettings({ file: { name: 'f.json', json: { maxKeysPerAccount: 20 } } }).maxKeysPerAccount).toBe(20);
+    expect(resolveSettings({ file: { name: 'f.json', json: { maxKeysPerAccount: 20 } }, env: { IPOKIT_MAX_KEYS_PER_ACCOUNT: '30' } }).maxKeysPerAccount).toBe(30);
+    expect(resolveSettings({ env: { IPOKIT_MAX_KEYS_PER_ACCOUNT: '30' }, flags: [flag('500')] }).maxKeysPerAccount).toBe(500);
+    const off = resolveSettings({ flags: [flag('off')] });
+    expect(off.maxKeysPerAccount).toBe(Infinity);
+    expect(JSON.parse(settingsJson(off)).maxKeysPerAccount).toBe('off');
+    expect(resolveSettings({ file: { name: 'f.json', json: { maxKeysPerAccount: 'off' } } }).maxKeysPerAccount).toBe(Infinity);
+    expect(routerOptionsOf(resolveSettings({ flags: [flag('7')] })).maxKeysPerAccount).toBe(7);
+    expect(() => resolveSettings({ flags: [flag('1.5')] })).toThrow(new CliError('--max-keys-per-account must be a whole number of keys >= 1, or "off" for no cap, got "1.5"'));
+    expect(() => resolveSettings({ file: { name: 'f.json', json: { maxKeysPerAccount: 0 } } })).toThrow(/maxKeysPerAccount: must be a whole number of keys >= 1, or "off" for no cap, got 0/);
   });
 
   it('prints the settings in the file format: a window that is off is "off", and the output reads back as the same settings', () => {
@@ -148,8 +165,8 @@ describe('ipokit serve --config and --print-config', () => {
     const printed = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(Object.keys(printed)).toEqual([
       'framework', 'port', 'host', 'mount', 'trustProxy', 'log', 'drainMs', 'openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds',
-      'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen', 'connections', 'webhooks', 'allowInsecureWebhooks',
-      'webhookConcurrency',
+      'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen', 'maxKeysPerAccount', 'connections', 'webhooks',
+      'allowInsecureWebhooks', 'webhookConcurrency',
     ]);
     expect(printed).toMatchObject({
       framework: 'koa',
@@ -182,7 +199,7 @@ describe('ipokit serve --config and --print-config', () => {
         '  port: must be a whole number from 0 to 65535, got -1',
         '  limits.pro.gmpPerMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 1.5',
         '  connections.idleTimeoutMs: must be a whole number from 0 to 2147483647, got "soon"',
-        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, connections, webhooks, allowInsecureWebhooks, webhookConcurrency)',
+        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency)',
         '',
       ].join('\n'),
     );

@@ -46,7 +46,17 @@ export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> 
 /** The router's options among the settings. */
 export type RouterSettings = Pick<
   ServeSettings,
-  'openapi' | 'limits' | 'rateLimitHeaders' | 'maxListLimit' | 'gmpPreviewEnds' | 'maxGmpBuckets' | 'maxUrlLength' | 'storeTimeoutMs' | 'keyCacheTtlMs' | 'limiterFailOpen'
+  | 'openapi'
+  | 'limits'
+  | 'rateLimitHeaders'
+  | 'maxListLimit'
+  | 'gmpPreviewEnds'
+  | 'maxGmpBuckets'
+  | 'maxUrlLength'
+  | 'storeTimeoutMs'
+  | 'keyCacheTtlMs'
+  | 'limiterFailOpen'
+  | 'maxKeysPerAccount'
 >;
 
 /** The default mount path. */
@@ -206,6 +216,15 @@ const LEAVES: readonly Leaf[] = [
   { path: 'storeTimeoutMs', flag: '--store-timeout-ms', env: 'IPOKIT_STORE_TIMEOUT_MS', fromText: digits, fromJson: same, check: routerRule('storeTimeoutMs') },
   { path: 'keyCacheTtlMs', flag: '--key-cache-ttl-ms', env: 'IPOKIT_KEY_CACHE_TTL_MS', fromText: digits, fromJson: same, check: routerRule('keyCacheTtlMs') },
   { path: 'limiterFailOpen', flag: '--limiter-fail-open', env: 'IPOKIT_LIMITER_FAIL_OPEN', fromText: booleanText, fromJson: same, check: isBoolean },
+  // (`off`: no cap, the router's Infinity, as for a window)
+  {
+    path: 'maxKeysPerAccount',
+    flag: '--max-keys-per-account',
+    env: 'IPOKIT_MAX_KEYS_PER_ACCOUNT',
+    fromText: quotaText,
+    fromJson: quotaJson,
+    check: routerRule('maxKeysPerAccount'),
+  },
   ...(Object.keys(CONNECTION_FLAGS) as Array<keyof ConnectionLimits>).map(
     (key): Leaf => ({
       path: `connections.${key}`,
@@ -432,6 +451,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     storeTimeoutMs: router.storeTimeoutMs,
     keyCacheTtlMs: router.keyCacheTtlMs,
     limiterFailOpen: router.limiterFailOpen,
+    maxKeysPerAccount: router.maxKeysPerAccount,
     connections,
     webhooks: value('webhooks', true),
     allowInsecureWebhooks: value('allowInsecureWebhooks', false),
@@ -439,7 +459,19 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
   };
 }
 
-const ROUTER_ROOTS = new Set(['openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds', 'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen']);
+const ROUTER_ROOTS = new Set([
+  'openapi',
+  'limits',
+  'rateLimitHeaders',
+  'maxListLimit',
+  'gmpPreviewEnds',
+  'maxGmpBuckets',
+  'maxUrlLength',
+  'storeTimeoutMs',
+  'keyCacheTtlMs',
+  'limiterFailOpen',
+  'maxKeysPerAccount',
+]);
 
 function isRouterPath(path: string): boolean {
   return ROUTER_ROOTS.has(path.split('.')[0]!);
@@ -470,8 +502,8 @@ function read(leaf: Leaf, label: string, text: string): unknown {
  * ```
  */
 export function routerOptionsOf(settings: RouterSettings): RouterSettings {
-  const { openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen } = settings;
-  return { openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen };
+  const { openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount } = settings;
+  return { openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount };
 }
 
 /**
@@ -510,6 +542,7 @@ export const SETTINGS_FLAGS = {
   'key-cache-ttl-ms': { type: 'string' },
   'limiter-fail-open': { type: 'boolean' },
   'no-limiter-fail-open': { type: 'boolean' },
+  'max-keys-per-account': { type: 'string' },
   'headers-timeout-ms': { type: 'string' },
   'request-timeout-ms': { type: 'string' },
   'keep-alive-timeout-ms': { type: 'string' },
@@ -582,6 +615,30 @@ export async function loadSettings(config: string | undefined, flags: readonly F
   const name = config ?? (io.env.IPOKIT_CONFIG || undefined);
   const file = name === undefined ? undefined : await readConfigFile(name, io.cwd);
   return resolveSettings({ flags, env: io.env, ...(file === undefined ? {} : { file }) });
+}
+
+/**
+ * The key cap the server applies (`maxKeysPerAccount`), resolved as `ipokit serve` resolves
+ * it: `--max-keys-per-account`, else IPOKIT_MAX_KEYS_PER_ACCOUNT, else the config file
+ * (`--config FILE`, else IPOKIT_CONFIG), else the default 100. The commands that make keys
+ * and change plans (`keys create`, `keys rotate`, `accounts update`) apply it as the server's
+ * account router does. Only this setting is read from the flag and the environment (a
+ * problem in another IPOKIT_* variable is the server's); a named file is checked whole.
+ *
+ * @example
+ * ```ts
+ * const cap = await loadKeyCap(values.config, values['max-keys-per-account'], io); // 100
+ * await createApiKey(store, { accountId, label }, { maxKeysPerAccount: cap });
+ * ```
+ */
+export async function loadKeyCap(config: string | undefined, flag: string | undefined, io: CliIo): Promise<number> {
+  const leaf = LEAF.get('maxKeysPerAccount')!;
+  if (config === '') throw new CliError('--config must not be empty');
+  const name = config ?? (io.env.IPOKIT_CONFIG || undefined);
+  const fromFile = name === undefined ? undefined : fileValues(await readConfigFile(name, io.cwd)).get(leaf.path);
+  const text = io.env[leaf.env!];
+  const value = flag !== undefined ? read(leaf, leaf.flag!, flag) : text !== undefined && text !== '' ? read(leaf, leaf.env!, text) : fromFile;
+  return typeof value === 'number' ? value : resolveOptions().maxKeysPerAccount;
 }
 
 /**

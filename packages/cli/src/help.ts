@@ -23,7 +23,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
                     [--log text|json|off] [--openapi | --no-openapi] [--limit PLAN.WINDOW=N|off]...
                     [--max-list-limit PLAN=N]... [--gmp-preview-ends YYYY-MM-DD] [--max-gmp-buckets N]
                     [--max-url-length N] [--store-timeout-ms N] [--key-cache-ttl-ms N]
-                    [--limiter-fail-open | --no-limiter-fail-open] [--drain-ms N]
+                    [--limiter-fail-open | --no-limiter-fail-open] [--max-keys-per-account N|off] [--drain-ms N]
                     [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
                     [--idle-timeout-ms N] [--max-connections N]
                     [--webhooks | --no-webhooks] [--allow-insecure-webhooks] [--webhook-concurrency N]`,
@@ -82,6 +82,9 @@ The router's options (the README's "Options"):
                                default 5000; 0 no cache)
   --limiter-fail-open          admit requests when the store cannot count them
                                (IPOKIT_LIMITER_FAIL_OPEN; default off: 503)
+  --max-keys-per-account N|off the active keys a paid or pro account may hold; one more is
+                               refused, 403 ERR:PLAN (IPOKIT_MAX_KEYS_PER_ACCOUNT; default
+                               100; off: no cap; the free plan holds one)
 
 Connection limits, so that clients that connect and send nothing, or send slowly, cannot
 hold every file descriptor (times in milliseconds; 0 turns a timeout off):
@@ -158,7 +161,7 @@ Example:
   },
   accounts: {
     usage: `Usage: ipokit accounts create --name NAME --plan free|paid|pro [--gmp-addon] [--json | --quiet] [--schema S]
-       ipokit accounts update ID [--plan free|paid|pro] [--gmp-addon | --no-gmp-addon] [--json | --quiet] [--schema S]
+       ipokit accounts update ID [--plan free|paid|pro] [--gmp-addon | --no-gmp-addon] [--max-keys-per-account N|off] [--config FILE] [--json | --quiet] [--schema S]
        ipokit accounts list [--after ID] [--limit N] [--json | --quiet] [--schema S]
        ipokit accounts show ID [--config FILE] [--json] [--schema S]`,
     details: `Creates an account, or changes its plan or GMP add-on, and prints it; lists the
@@ -170,10 +173,15 @@ Options:
   --plan PLAN        free, paid or pro (the free plan holds one active key)
   --gmp-addon        the GMP add-on (pro only: the GMP series and includeGmp; refused on another plan)
   --no-gmp-addon     update: remove the add-on
+  --max-keys-per-account N|off
+                     update: the active keys a paid or pro account may hold, as the server
+                     applies it (IPOKIT_MAX_KEYS_PER_ACCOUNT, else the config file's; default
+                     100): a move to paid or pro with more is refused
   --after ID         list: the accounts after this id (the last one of the page before)
   --limit N          list: at most N accounts, 1 to 1000 (default 100)
   --config FILE      show: the server's config file, for its quotas (also IPOKIT_CONFIG and
-                     the IPOKIT_* variables, as ipokit serve reads them)
+                     the IPOKIT_* variables, as ipokit serve reads them); update: for its
+                     maxKeysPerAccount
   --json             print the account(s) as JSON
   --quiet, -q        print only the id(s)
 ${DATABASE_OPTIONS}
@@ -182,20 +190,22 @@ Example:
   ACCOUNT=$(ipokit accounts create --name Acme --plan pro --gmp-addon --quiet)`,
   },
   keys: {
-    usage: `Usage: ipokit keys create --account ID --label LABEL [--expires WHEN] [--json | --quiet] [--schema S]
-       ipokit keys rotate ID [--overlap SECONDS|DURATION] [--json | --quiet] [--schema S]
+    usage: `Usage: ipokit keys create --account ID --label LABEL [--expires WHEN] [--max-keys-per-account N|off] [--config FILE] [--json | --quiet] [--schema S]
+       ipokit keys rotate ID [--overlap SECONDS|DURATION] [--max-keys-per-account N|off] [--config FILE] [--json | --quiet] [--schema S]
        ipokit keys list --account ID [--json | --quiet] [--schema S]
        ipokit keys revoke ID [--schema S]`,
     details: `Creates, rotates, lists and revokes API keys.
 
 create prints the new key: the only time it is shown (ipokit keeps its SHA-256 hash).
   With --expires the key is refused from that instant on, like a revoked one.
-rotate gives the key ID's account a new key with the same label, printed once like
-  create's, and lets the old key work for --overlap more (default 1 day), so that its
-  clients can move to the new one; then it expires. On the free plan the overlap is the one
-  time an account holds two active keys. A revoked or expired key cannot be rotated.
+rotate gives the key ID's account a new key with the same label and expiry (a rotated
+  trial key stays a trial key), printed once like create's, and lets the old key work for
+  --overlap more (default 1 day), so that its clients can move to the new one; then it
+  expires. On the free plan the overlap is the one time an account holds two active keys.
+  A revoked or expired key cannot be rotated.
 list prints each key's id, prefix, label, when it was created, when it expires, when it was
-  last used (to within a minute) and its state: active, expired or revoked. Never the key.
+  last used (to within a minute), the key it was rotated from, and its state: active,
+  expired or revoked. Never the key.
 revoke stops a key at once here, and in other processes within keyCacheTtlMs (5 s).
 
 Options:
@@ -209,6 +219,12 @@ Options:
                      number of s, m, h or d (90m, 1h, 7d); 0 to 7d, default 1d; 0 stops it
                      at once (other servers within 5 s). An old key that expires sooner
                      keeps its own expiry
+  --max-keys-per-account N|off
+                     create, rotate: the active keys a paid or pro account may hold, as
+                     the server applies it (IPOKIT_MAX_KEYS_PER_ACCOUNT, else the config
+                     file's maxKeysPerAccount; default 100; off: no cap)
+  --config FILE      create, rotate: the server's config file, for its maxKeysPerAccount
+                     (also IPOKIT_CONFIG)
   --json             print JSON (rotate: the new key, and oldKey with its id and expiresAt)
   --quiet, -q        create, rotate: print only the key; list: only the ids
 ${DATABASE_OPTIONS}

@@ -1,5 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKeyInfo, CreatedApiKey } from '@ipokit/core';
+import { createApiKey, type ApiKeyInfo, type CreatedApiKey } from '@ipokit/core';
 import { postgresStore } from '@ipokit/storage-postgres';
 import { runCli } from './index.js';
 import { CliError } from './io.js';
@@ -85,13 +88,14 @@ describe('--expires and --overlap values', () => {
   });
 
   it('the keys table: never for what is not set, the state by the clock it is given', () => {
-    const key = { id: 'key_1', prefix: 'ipk_abcdefgh', label: 'l', createdAt: '2026-11-01T00:00:00.000Z', revokedAt: null, expiresAt: '2026-11-24T00:00:00.000Z', lastUsedAt: null };
+    const key = { id: 'key_1', prefix: 'ipk_abcdefgh', label: 'l', createdAt: '2026-11-01T00:00:00.000Z', revokedAt: null, expiresAt: '2026-11-24T00:00:00.000Z', lastUsedAt: null, rotatedFrom: null };
     expect(keysTable([key], now - 1)).toBe(
-      'ID     PREFIX           LABEL  CREATED                   EXPIRES                   LAST USED  STATE\n' +
-        'key_1  ipk_abcdefgh...  l      2026-11-01T00:00:00.000Z  2026-11-24T00:00:00.000Z  never      active\n',
+      'ID     PREFIX           LABEL  CREATED                   EXPIRES                   LAST USED  ROTATED FROM  STATE\n' +
+        'key_1  ipk_abcdefgh...  l      2026-11-01T00:00:00.000Z  2026-11-24T00:00:00.000Z  never      -             active\n',
     );
-    expect(keysTable([{ ...key, expiresAt: null, lastUsedAt: '2026-11-23T10:00:00.000Z' }], now)).toMatch(/ never +2026-11-23T10:00:00\.000Z +active\n$/);
+    expect(keysTable([{ ...key, expiresAt: null, lastUsedAt: '2026-11-23T10:00:00.000Z' }], now)).toMatch(/ never +2026-11-23T10:00:00\.000Z +- +active\n$/);
     expect(keysTable([key], now)).toMatch(/ expired\n$/);
+    expect(keysTable([{ ...key, rotatedFrom: 'key_0' }], now - 1)).toMatch(/ never +key_0 +active\n$/);
   });
 });
 
@@ -119,7 +123,7 @@ describe('ipokit keys create --expires', () => {
       ['ist', '2030-01-02T03:04:05.000Z'],
       ['q', '2030-01-01T00:00:00.000Z'],
     ]);
-    expect(await ok(['keys', 'list', '--account', acct])).toContain(` ${json.prefix}...  trial  ${json.createdAt}  2030-01-02T03:04:05.000Z  never      active\n`);
+    expect(await ok(['keys', 'list', '--account', acct])).toContain(` ${json.prefix}...  trial  ${json.createdAt}  2030-01-02T03:04:05.000Z  never      -             active\n`);
   });
 
   it('takes a time from now: minutes, hours or days', async () => {
@@ -171,12 +175,12 @@ describe('ipokit keys rotate', () => {
     // Both keys listed: the old one with its new expiry, still active; the new one with the same label.
     const listed = await listKeys(acct);
     expect(listed).toEqual([
-      { id: old.id, prefix: old.prefix, label: 'prod server', createdAt: old.createdAt, revokedAt: null, expiresAt: oldExpiresAt, lastUsedAt: null },
-      { id, prefix: key!.slice(0, 12), label: 'prod server', createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null },
+      { id: old.id, prefix: old.prefix, label: 'prod server', createdAt: old.createdAt, revokedAt: null, expiresAt: oldExpiresAt, lastUsedAt: null, rotatedFrom: null },
+      { id, prefix: key!.slice(0, 12), label: 'prod server', createdAt, revokedAt: null, expiresAt: null, lastUsedAt: null, rotatedFrom: old.id },
     ]);
     const table = (await ok(['keys', 'list', '--account', acct])).split('\n');
-    expect(table[1]).toMatch(new RegExp(`^${old.id} +${esc(old.prefix)}\\.\\.\\. +prod server +${esc(old.createdAt)} +${esc(oldExpiresAt!)} +never +active$`));
-    expect(table[2]).toMatch(new RegExp(`^${id} +.* +never +never +active$`));
+    expect(table[1]).toMatch(new RegExp(`^${old.id} +${esc(old.prefix)}\\.\\.\\. +prod server +${esc(old.createdAt)} +${esc(oldExpiresAt!)} +never +- +active$`));
+    expect(table[2]).toMatch(new RegExp(`^${id} +.* +never +never +${old.id} +active$`));
   });
 
   it('takes --overlap as seconds or with s, m, h or d (default 1 day); --json adds the old key, --quiet prints the key alone', async () => {
@@ -214,18 +218,27 @@ describe('ipokit keys rotate', () => {
     expect(r.stderr.split('\n')[1]).toBe(`The old key ${old.id} stopped working now: servers on this database refuse it within 5 s (keyCacheTtlMs).`);
     const table = (await ok(['keys', 'list', '--account', acct])).trimEnd().split('\n');
     expect(table).toHaveLength(3);
-    expect(table[1]).toMatch(new RegExp(`^${old.id} +.* +${esc(old.createdAt)} +\\S+Z +never +expired$`));
-    expect(table[2]).toMatch(/ leaked +\S+ +never +never +active$/);
+    expect(table[1]).toMatch(new RegExp(`^${old.id} +.* +${esc(old.createdAt)} +\\S+Z +never +- +expired$`));
+    expect(table[2]).toMatch(new RegExp(` leaked +\\S+ +never +never +${old.id} +active$`));
     const again = await run(['keys', 'rotate', old.id]);
     expect(again).toEqual({ code: 1, stdout: '', stderr: `ipokit keys rotate: The key "${old.id}" is revoked or expired: create a new key instead.\n` });
   });
 
-  it('keeps an old key\'s own expiry when it comes before the overlap ends', async () => {
+  it("keeps an old key's own expiry when it comes before the overlap ends, and gives the new key that expiry: a rotated trial key stays a trial key", async () => {
     const acct = await account('paid');
     const old = await createKey(acct, 'short', '--expires', '2h');
     const next = JSON.parse(await ok(['keys', 'rotate', old.id, '--json'])) as Rotated;
     expect(next.oldKey).toEqual({ id: old.id, expiresAt: old.expiresAt });
-    expect(next.expiresAt).toBeNull();
+    expect(next.expiresAt).toBe(old.expiresAt);
+    // the table and the messages say when the new key stops, as the old one would have
+    const trial = await createKey(acct, 'trial', '--expires', '30d');
+    const r = await run(['keys', 'rotate', trial.id, '--overlap', '1h']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`\nexpiresAt        ${trial.expiresAt}\n`);
+    expect(r.stderr.split('\n')[2]).toBe(`The new key expires at ${trial.expiresAt}, as the old one would have: rotating a key never extends its life.`);
+    const rotated = (await listKeys(acct)).find((k) => k.rotatedFrom === trial.id);
+    expect(rotated).toMatchObject({ label: 'trial', expiresAt: trial.expiresAt });
+    expect(await ok(['keys', 'list', '--account', acct])).toMatch(new RegExp(`\n${rotated!.id} +.* +${esc(trial.expiresAt!)} +never +${trial.id} +active\n`));
   });
 
   it('refuses a revoked key or an unknown id with the core\'s message (exit 1)', async () => {
@@ -249,7 +262,8 @@ describe('ipokit keys rotate', () => {
     expect(again).toEqual({
       code: 1,
       stdout: '',
-      stderr: "ipokit keys rotate: The free plan allows one active key besides the one being rotated: wait for the last rotation's overlap to end.\n",
+      stderr:
+        "ipokit keys rotate: The account already holds the active keys its plan allows besides the one being rotated (free: 1, paid and pro: 100): wait for the last rotation's overlap to end, or revoke a key.\n",
     });
     const create = await run(['keys', 'create', '--account', acct, '--label', 'another']);
     expect(create.code).toBe(1);
@@ -258,6 +272,68 @@ describe('ipokit keys rotate', () => {
     await ok(['keys', 'revoke', old.id]);
     await ok(['keys', 'rotate', next.id, '--overlap', '0', '-q']);
     expect((await listKeys(acct)).map((k) => k.label)).toEqual(['only', 'only', 'only']);
+  });
+});
+
+describe("the server's key cap (maxKeysPerAccount)", () => {
+  /** runCli with more environment, in `cwd`. */
+  async function runWith(argv: string[], env: Record<string, string>, cwd = process.cwd()) {
+    const out = capture({ ...db.io(env), cwd });
+    const code = await runCli([...argv, '--schema', db.schema], out.io);
+    return { code, stdout: out.stdout(), stderr: out.stderr() };
+  }
+
+  it('keys create refuses the 101st active key of a paid account (exit 1, the limit and how to free a slot said); a revoked key frees one', async () => {
+    const acct = await account('paid');
+    const store = postgresStore({ client: db.client, schema: db.schema });
+    try {
+      for (let i = 0; i < 99; i++) await createApiKey(store, { accountId: acct, label: `k${i}` });
+    } finally {
+      await store.close?.();
+    }
+    const hundredth = await createKey(acct, 'k99');
+    expect(await run(['keys', 'create', '--account', acct, '--label', 'k100'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: "ipokit keys create: The paid plan allows 100 active keys: revoke one (or wait for a rotated key's overlap to end) before creating another.\n",
+    });
+    await ok(['keys', 'revoke', hundredth.id]);
+    expect((await createKey(acct, 'k100')).label).toBe('k100');
+  });
+
+  it('takes the cap from --max-keys-per-account, else IPOKIT_MAX_KEYS_PER_ACCOUNT, else the config file; off is no cap; a bad one is a usage error', async () => {
+    const acct = await account('pro');
+    await createKey(acct, 'one');
+    await createKey(acct, 'two');
+    const create = (label: string, more: string[] = [], env: Record<string, string> = {}, cwd?: string) =>
+      runWith(['keys', 'create', '--account', acct, '--label', label, '-q', ...more], env, cwd);
+    expect(await create('x', ['--max-keys-per-account', '2'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/The pro plan allows 2 active keys/) });
+    expect(await create('x', [], { IPOKIT_MAX_KEYS_PER_ACCOUNT: '2' })).toMatchObject({ code: 1, stderr: expect.stringMatching(/allows 2 active keys/) });
+    const dir = await mkdtemp(join(tmpdir(), 'ipokit-keys-cap-'));
+    try {
+      await writeFile(join(dir, 'server.json'), JSON.stringify({ maxKeysPerAccount: 2 }));
+      expect(await create('x', ['--config', 'server.json'], {}, dir)).toMatchObject({ code: 1, stderr: expect.stringMatching(/allows 2 active keys/) });
+      expect(await create('x', [], { IPOKIT_CONFIG: 'server.json' }, dir)).toMatchObject({ code: 1, stderr: expect.stringMatching(/allows 2 active keys/) });
+      // the flag over the variable over the file
+      expect(await create('three', ['--config', 'server.json'], { IPOKIT_MAX_KEYS_PER_ACCOUNT: '3' }, dir)).toMatchObject({ code: 0 });
+      expect(await create('four', ['--max-keys-per-account', 'off'], { IPOKIT_MAX_KEYS_PER_ACCOUNT: '3' })).toMatchObject({ code: 0 });
+      // rotate and accounts update apply it too
+      const [first] = await listKeys(acct);
+      expect(await runWith(['keys', 'rotate', first!.id, '--max-keys-per-account', '3'], {})).toMatchObject({ code: 1, stderr: expect.stringMatching(/paid and pro: 3\)/) });
+      expect(await runWith(['accounts', 'update', acct, '--plan', 'paid', '--config', 'server.json'], {}, dir)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'ipokit accounts update: The paid plan allows 2 active keys and this account holds more: revoke some before moving to it.\n',
+      });
+      expect(await runWith(['accounts', 'update', acct, '--plan', 'paid', '-q'], {})).toMatchObject({ code: 0 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const bad = await create('x', ['--max-keys-per-account', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe('ipokit keys create: --max-keys-per-account must be a whole number of keys >= 1, or "off" for no cap, got "0"');
+    expect((await create('x', [], { IPOKIT_MAX_KEYS_PER_ACCOUNT: 'lots' })).stderr).toMatch(/^ipokit keys create: IPOKIT_MAX_KEYS_PER_ACCOUNT must be a whole number of keys >= 1/);
+    expect(await listKeys(acct)).toHaveLength(4);
   });
 });
 
@@ -276,12 +352,12 @@ describe('ipokit keys list and accounts show', () => {
 
     const table = await ok(['keys', 'list', '--account', acct]);
     const lines = table.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +STATE$/);
+    expect(lines[0]).toMatch(/^ID +PREFIX +LABEL +CREATED +EXPIRES +LAST USED +ROTATED FROM +STATE$/);
     expect(lines.slice(1)).toEqual([
-      expect.stringMatching(new RegExp(`^${active.id} +${esc(active.prefix)}\\.\\.\\. +active +${esc(active.createdAt)} +${esc(active.expiresAt!)} +${esc(used)} +active$`)),
-      expect.stringMatching(new RegExp(`^${revoked.id} +${esc(revoked.prefix)}\\.\\.\\. +revoked +${esc(revoked.createdAt)} +never +never +revoked$`)),
-      expect.stringMatching(new RegExp(`^${expired.id} +${esc(expired.prefix)}\\.\\.\\. +rotated +${esc(expired.createdAt)} +${esc(next.oldKey.expiresAt!)} +never +expired$`)),
-      expect.stringMatching(new RegExp(`^${next.id} +${esc(next.prefix)}\\.\\.\\. +rotated +${esc(next.createdAt)} +never +never +active$`)),
+      expect.stringMatching(new RegExp(`^${active.id} +${esc(active.prefix)}\\.\\.\\. +active +${esc(active.createdAt)} +${esc(active.expiresAt!)} +${esc(used)} +- +active$`)),
+      expect.stringMatching(new RegExp(`^${revoked.id} +${esc(revoked.prefix)}\\.\\.\\. +revoked +${esc(revoked.createdAt)} +never +never +- +revoked$`)),
+      expect.stringMatching(new RegExp(`^${expired.id} +${esc(expired.prefix)}\\.\\.\\. +rotated +${esc(expired.createdAt)} +${esc(next.oldKey.expiresAt!)} +never +- +expired$`)),
+      expect.stringMatching(new RegExp(`^${next.id} +${esc(next.prefix)}\\.\\.\\. +rotated +${esc(next.createdAt)} +never +never +${expired.id} +active$`)),
     ]);
     // The columns line up.
     const at = lines[0]!.indexOf('STATE');
@@ -289,8 +365,9 @@ describe('ipokit keys list and accounts show', () => {
 
     // --json: the core's rows as they are; --quiet: the ids.
     const json = await listKeys(acct);
-    expect(json.map((k) => Object.keys(k).sort())).toEqual(Array(4).fill(['createdAt', 'expiresAt', 'id', 'label', 'lastUsedAt', 'prefix', 'revokedAt']));
-    expect(json[0]).toEqual({ id: active.id, prefix: active.prefix, label: 'active', createdAt: active.createdAt, revokedAt: null, expiresAt: active.expiresAt, lastUsedAt: used });
+    expect(json.map((k) => Object.keys(k).sort())).toEqual(Array(4).fill(['createdAt', 'expiresAt', 'id', 'label', 'lastUsedAt', 'prefix', 'revokedAt', 'rotatedFrom']));
+    expect(json[0]).toEqual({ id: active.id, prefix: active.prefix, label: 'active', createdAt: active.createdAt, revokedAt: null, expiresAt: active.expiresAt, lastUsedAt: used, rotatedFrom: null });
+    expect(json[3]!.rotatedFrom).toBe(expired.id);
     expect(json[1]!.revokedAt).toEqual(expect.any(String));
     expect(await ok(['keys', 'list', '--account', acct, '-q'])).toBe([active.id, revoked.id, expired.id, next.id].map((id) => `${id}\n`).join(''));
 

@@ -6,13 +6,15 @@ import { parseArgs } from 'node:util';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, type ApiKeyInfo, type CreatedApiKey } from '@ipokit/core';
 import { onStore, outputOf, type OutputMode } from './accounts.js';
 import { parseOrThrow, required, takePositionals } from './args.js';
+import { loadKeyCap } from './config.js';
 import { columns, fields } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 
 /**
  * `ipokit keys create --account ID --label L [--expires WHEN]`,
  * `ipokit keys rotate ID [--overlap SECONDS|DURATION]`, `ipokit keys list --account ID`,
- * `ipokit keys revoke ID`.
+ * `ipokit keys revoke ID`. `create` and `rotate` apply the server's key cap
+ * (`--max-keys-per-account`, IPOKIT_MAX_KEYS_PER_ACCOUNT or `--config FILE`; default 100).
  *
  * @example
  * ```ts
@@ -34,6 +36,12 @@ const OPTIONS = {
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   schema: { type: 'string' },
+} as const;
+
+/** The server's key cap, for the commands that make keys: the flag, or from its config. */
+const CAP_OPTIONS = {
+  'max-keys-per-account': { type: 'string' },
+  config: { type: 'string' },
 } as const;
 
 const MINUTE_MS = 60_000;
@@ -112,32 +120,36 @@ export function keyState(key: Pick<ApiKeyInfo, 'revokedAt' | 'expiresAt'>, now: 
 
 /**
  * An account's keys as a table, their states at `now`: `ipokit keys list` and
- * `ipokit accounts show` print it.
+ * `ipokit accounts show` print it. ROTATED FROM names the key a rotation replaced (`-`: the
+ * key was created, not rotated).
  *
  * @example
  * ```ts
  * io.stdout.write(keysTable(await listApiKeys(store, { accountId }), Date.now()));
- * // ID       PREFIX           LABEL   CREATED                   EXPIRES  LAST USED  STATE
- * // key_...  ipk_a1B2c3D4...  laptop  2026-11-24T09:14:05.120Z  never    never      active
+ * // ID       PREFIX           LABEL   CREATED                   EXPIRES  LAST USED  ROTATED FROM  STATE
+ * // key_...  ipk_a1B2c3D4...  laptop  2026-11-24T09:14:05.120Z  never    never      -             active
  * ```
  */
 export function keysTable(keys: readonly ApiKeyInfo[], now: number): string {
   return columns(
-    ['ID', 'PREFIX', 'LABEL', 'CREATED', 'EXPIRES', 'LAST USED', 'STATE'],
-    keys.map((k) => [k.id, `${k.prefix}...`, k.label, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never', keyState(k, now)]),
+    ['ID', 'PREFIX', 'LABEL', 'CREATED', 'EXPIRES', 'LAST USED', 'ROTATED FROM', 'STATE'],
+    keys.map((k) => [k.id, `${k.prefix}...`, k.label, k.createdAt, k.expiresAt ?? 'never', k.lastUsedAt ?? 'never', k.rotatedFrom ?? '-', keyState(k, now)]),
   );
 }
 
 async function create(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseOrThrow(() =>
-    parseArgs({ args: [...argv], options: { ...OPTIONS, label: { type: 'string' }, expires: { type: 'string' } }, strict: true, allowPositionals: true }),
+    parseArgs({ args: [...argv], options: { ...OPTIONS, ...CAP_OPTIONS, label: { type: 'string' }, expires: { type: 'string' } }, strict: true, allowPositionals: true }),
   );
   takePositionals(positionals, []);
   const accountId = required('--account', values.account);
   const label = required('--label', values.label);
   const expiresAt = values.expires === undefined ? undefined : expiresOf(values.expires, Date.now());
   const output = outputOf(values);
-  const created = await onStore(io, values.schema, (store) => createApiKey(store, { accountId, label, ...(expiresAt === undefined ? {} : { expiresAt }) }));
+  const maxKeysPerAccount = await loadKeyCap(values.config, values['max-keys-per-account'], io);
+  const created = await onStore(io, values.schema, (store) =>
+    createApiKey(store, { accountId, label, ...(expiresAt === undefined ? {} : { expiresAt }) }, { maxKeysPerAccount }),
+  );
   printCreated(created, output, [], io);
   return 0;
 }
@@ -146,7 +158,7 @@ async function rotate(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseOrThrow(() =>
     parseArgs({
       args: [...argv],
-      options: { json: OPTIONS.json, quiet: OPTIONS.quiet, schema: OPTIONS.schema, overlap: { type: 'string' } },
+      options: { json: OPTIONS.json, quiet: OPTIONS.quiet, schema: OPTIONS.schema, ...CAP_OPTIONS, overlap: { type: 'string' } },
       strict: true,
       allowPositionals: true,
     }),
@@ -155,8 +167,9 @@ async function rotate(argv: readonly string[], io: CliIo): Promise<number> {
   if (id === '') throw new CliError('ID must not be empty');
   const overlapSeconds = values.overlap === undefined ? undefined : overlapOf(values.overlap);
   const output = outputOf(values);
+  const maxKeysPerAccount = await loadKeyCap(values.config, values['max-keys-per-account'], io);
   const { created, oldExpiresAt, exact } = await onStore(io, values.schema, async (store) => {
-    const next = await rotateApiKey(store, id, overlapSeconds === undefined ? {} : { overlapSeconds });
+    const next = await rotateApiKey(store, id, overlapSeconds === undefined ? {} : { overlapSeconds }, { maxKeysPerAccount });
     // The old key's expiry as stored (the earlier of its own and the overlap's end). The new
     // key is printed whatever happens here, since it is never shown again: if the list fails,
     // the overlap's end, which the old key's expiry is at the latest.
@@ -171,6 +184,8 @@ async function rotate(argv: readonly string[], io: CliIo): Promise<number> {
       ? `The old key ${id} stopped working now: servers on this database refuse it within 5 s (keyCacheTtlMs).\n`
       : `The old key ${id} works until ${oldExpiresAt}${exact ? '' : ' at the latest'} (${spanOf(left)} from now): move its clients to the new key by then.\n`,
   );
+  // A rotation never extends a key's life: say so where it is easy to miss.
+  if (created.expiresAt !== null) io.stderr.write(`The new key expires at ${created.expiresAt}, as the old one would have: rotating a key never extends its life.\n`);
   return 0;
 }
 

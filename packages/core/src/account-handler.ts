@@ -5,7 +5,7 @@
  * the adapter says who is signed in (the host app's login) and hands over the body it read.
  */
 import { createApiKey, getAccountWindows, getUsage, listApiKeys, revokeApiKey, rotateApiKey, type CreatedApiKey } from './admin.js';
-import { addDays, isCalendarDate, todayInIst } from './dates.js';
+import { addDays, DAY_MS, isCalendarDate, todayInIst } from './dates.js';
 import { IpokitError, isIpokitError } from './errors.js';
 import { error, guard, handle, json, openApiCache, respond, StoreFailure, type HandlerRequest, type HandlerResponse, type IpoRouterArgs } from './handler.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
@@ -144,7 +144,7 @@ async function route(c: Context, req: AccountRequest): Promise<HandlerResponse> 
             return { status: 204, headers: { 'Cache-Control': 'private, no-store' }, body: '' };
           }
           const overlap = body.overlapSeconds;
-          return createdKey(await rotateApiKey(c.store, id, overlap === undefined ? {} : { overlapSeconds: overlap as number }, { now: c.s.now }));
+          return createdKey(await rotateApiKey(c.store, id, overlap === undefined ? {} : { overlapSeconds: overlap as number }, keyOptions(c)));
         }),
       );
     }
@@ -190,10 +190,22 @@ async function signedIn(c: Context, req: AccountRequest, answer: (account: Accou
   return answer(account);
 }
 
+/**
+ * How long `GET /` keeps listing a key after it stopped working (revoked or expired): the
+ * usage page's default span, so that the keys it names are there. The key cap bounds the
+ * active keys (20,000 of them made a 5.2 MB answer); without this the answer would still
+ * grow with every key an account ever revoked. `GET /keys` lists every key.
+ */
+const OVERVIEW_KEY_HISTORY_MS = 30 * DAY_MS;
+
 async function overview(c: Context, account: AccountRecord): Promise<HandlerResponse> {
   const accountId = account.id;
   const windows = await getAccountWindows(c.store, { accountId }, { ...pick(c.options), limiter: c.limiter });
-  const keys = await listApiKeys(c.store, { accountId });
+  const now = c.s.now().getTime();
+  const keys = (await listApiKeys(c.store, { accountId })).filter((k) => {
+    const ended = Math.min(k.revokedAt === null ? Infinity : Date.parse(k.revokedAt), k.expiresAt === null ? Infinity : Date.parse(k.expiresAt));
+    return ended > now || now - ended < OVERVIEW_KEY_HISTORY_MS;
+  });
   return json(200, { account: { id: account.id, name: account.name, plan: account.plan, gmpAddon: account.gmpAddon }, windows, keys }, {});
 }
 
@@ -206,7 +218,12 @@ async function createKey(accountId: string, req: AccountRequest, c: Context): Pr
   const body = postBody(req, ['label', 'expiresAt']);
   if (body.label === undefined) throw new IpokitError('ERR:BADPARAM', 'label is required: send { "label": "..." }.', { parameter: 'label' });
   const input = { accountId, label: body.label as string, ...(body.expiresAt === undefined ? {} : { expiresAt: body.expiresAt as string }) };
-  return createdKey(await createApiKey(c.store, input, { now: c.s.now }));
+  return createdKey(await createApiKey(c.store, input, keyOptions(c)));
+}
+
+/** The admin options of the key routes: the router's clock and key cap. */
+function keyOptions(c: Context): { now: () => Date; maxKeysPerAccount: number } {
+  return { now: c.s.now, maxKeysPerAccount: c.s.maxKeysPerAccount };
 }
 
 /** A new key's answer: 201 with the key text, this once. */

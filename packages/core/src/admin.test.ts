@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAccount, createApiKey, getAccount, getAccountWindows, listAccounts, listApiKeys, revokeApiKey, rotateApiKey } from './admin.js';
+import { createAccount, createApiKey, getAccount, getAccountWindows, listAccounts, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from './admin.js';
 import { isIpokitError } from './errors.js';
 import { referenceStore } from './testing/reference-store.js';
 
@@ -142,6 +142,23 @@ describe('rotateApiKey', () => {
     expect(third.label).toBe('server');
   });
 
+  it("keeps a trial key a trial key: the new key expires with the old one, whose expiry the overlap never extends; listApiKeys shows which key each replaced", async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    const in30days = new Date(T + 30 * 86_400_000).toISOString();
+    const trial = await createApiKey(store, { accountId: acct.id, label: 'trial', expiresAt: in30days }, at(0));
+    const next = await rotateApiKey(store, trial.id, { overlapSeconds: 3_600 }, at(1_000));
+    expect(next.expiresAt).toBe(in30days);
+    // rotated again near its end: the overlap (a day) would outlive it, so the old key keeps its own expiry
+    const last = await rotateApiKey(store, next.id, {}, at(30 * 86_400_000 - 60_000));
+    expect(last.expiresAt).toBe(in30days);
+    expect((await listApiKeys(store, { accountId: acct.id })).map((k) => [k.id, k.expiresAt, k.rotatedFrom])).toEqual([
+      [trial.id, new Date(T + 1_000 + 3_600_000).toISOString(), null],
+      [next.id, in30days, trial.id],
+      [last.id, in30days, next.id],
+    ]);
+  });
+
   it('is ERR:PLAN for a revoked or expired key, ERR:NOTFOUND for an unknown one, ERR:BADPARAM for an overlap outside 0 to 604,800 whole seconds', async () => {
     const store = referenceStore();
     const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });
@@ -159,5 +176,66 @@ describe('rotateApiKey', () => {
       expect(isIpokitError(err, 'ERR:BADPARAM') && err.parameter, String(overlapSeconds)).toBe('overlapSeconds');
     }
     expect((await listApiKeys(store, { accountId: acct.id })).filter((k) => k.label === 'l')).toHaveLength(1);
+  });
+});
+
+describe('maxKeysPerAccount', () => {
+  const T = Date.UTC(2026, 10, 24, 9);
+  const at = { now: () => new Date(T) };
+
+  it('says the limit and how to free a slot: per plan on creation, both on rotation and on a move to paid or pro', async () => {
+    const store = referenceStore();
+    const paid = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    const options = { ...at, maxKeysPerAccount: 2 };
+    const [first] = [await createApiKey(store, { accountId: paid.id, label: 'a' }, options), await createApiKey(store, { accountId: paid.id, label: 'b' }, options)];
+    await expect(createApiKey(store, { accountId: paid.id, label: 'c' }, options)).rejects.toMatchObject({
+      code: 'ERR:PLAN',
+      message: "The paid plan allows 2 active keys: revoke one (or wait for a rotated key's overlap to end) before creating another.",
+    });
+    await rotateApiKey(store, first!.id, {}, options);
+    await expect(rotateApiKey(store, first!.id, {}, options)).rejects.toMatchObject({
+      code: 'ERR:PLAN',
+      message: "The account already holds the active keys its plan allows besides the one being rotated (free: 1, paid and pro: 2): wait for the last rotation's overlap to end, or revoke a key.",
+    });
+    await expect(updateAccount(store, { accountId: paid.id, plan: 'pro' }, options)).rejects.toMatchObject({
+      code: 'ERR:PLAN',
+      message: 'The pro plan allows 2 active keys and this account holds more: revoke some before moving to it.',
+    });
+    // the free plan's messages stay as they were
+    const free = await createAccount(store, { name: 'Free', plan: 'free' });
+    await createApiKey(store, { accountId: free.id, label: 'one' }, options);
+    await expect(createApiKey(store, { accountId: free.id, label: 'two' }, options)).rejects.toMatchObject({ message: expect.stringMatching(/^The free plan allows one active key/) });
+    await expect(updateAccount(store, { accountId: paid.id, plan: 'free' }, options)).rejects.toMatchObject({ message: 'The free plan allows one active key: revoke the others before moving to it.' });
+  });
+
+  it('a change of the add-on alone checks no key limit: a free account in a rotation overlap, or one over a cap that predates it, may make it', async () => {
+    const store = referenceStore();
+    const free = await createAccount(store, { name: 'Free', plan: 'free' });
+    const only = await createApiKey(store, { accountId: free.id, label: 'one' }, at);
+    await rotateApiKey(store, only.id, {}, at);
+    expect(await updateAccount(store, { accountId: free.id, gmpAddon: true }, at)).toMatchObject({ plan: 'free', gmpAddon: true });
+    const pro = await createAccount(store, { name: 'Pro', plan: 'pro' });
+    for (const label of ['a', 'b', 'c']) await createApiKey(store, { accountId: pro.id, label }, at);
+    expect(await updateAccount(store, { accountId: pro.id, gmpAddon: true }, { ...at, maxKeysPerAccount: 1 })).toMatchObject({ plan: 'pro', gmpAddon: true });
+  });
+
+  it('is a whole number >= 1 or Infinity, else ERR:BADPARAM naming it, before anything is written', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+    const key = await createApiKey(store, { accountId: acct.id, label: 'k' }, at);
+    for (const maxKeysPerAccount of [0, -1, 1.5, Number.NaN, -Infinity, '100' as unknown as number]) {
+      for (const call of [
+        () => createApiKey(store, { accountId: acct.id, label: 'x' }, { ...at, maxKeysPerAccount }),
+        () => rotateApiKey(store, key.id, {}, { ...at, maxKeysPerAccount }),
+        () => updateAccount(store, { accountId: acct.id, plan: 'pro' }, { ...at, maxKeysPerAccount }),
+      ]) {
+        const err = await call().catch((e: unknown) => e);
+        expect(isIpokitError(err, 'ERR:BADPARAM') && err.parameter, String(maxKeysPerAccount)).toBe('maxKeysPerAccount');
+      }
+    }
+    expect(await listApiKeys(store, { accountId: acct.id })).toHaveLength(1);
+    expect((await getAccount(store, acct.id)).plan).toBe('paid');
+    for (let i = 0; i < 150; i++) await createApiKey(store, { accountId: acct.id, label: `k${i}` }, { ...at, maxKeysPerAccount: Infinity });
+    expect(await listApiKeys(store, { accountId: acct.id })).toHaveLength(151);
   });
 });

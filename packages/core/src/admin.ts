@@ -7,18 +7,24 @@ import { MAX_DATASET_PROBLEMS, validateDatasetForStore } from './dataset.js';
 import { IpokitError, isIpokitError, type DatasetProblem } from './errors.js';
 import { invalidateKeyCache } from './key-cache.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
-import { resolveOptions, type IpoRouterOptions } from './options.js';
+import { DEFAULT_OPTIONS, isKeyCap, KEY_CAP_RULE, resolveOptions, type IpoRouterOptions } from './options.js';
 import { describeWindowsNow, drawnWindows, type AccountWindow } from './rate-limit.js';
 import type { AccountRecord, AccountStore, ActiveKeyLimits, ApiKeyRecord, DatasetConflict, IpoStore, Plan, RateLimiter, UsageRow } from './types.js';
-
-/** Active keys an account may hold, per plan. */
-export const MAX_ACTIVE_KEYS: ActiveKeyLimits = Object.freeze({ free: 1, paid: Infinity, pro: Infinity });
 
 /** Options of the admin functions. */
 export interface AdminOptions {
   /** The clock for `createdAt`/`revokedAt`. Default `() => new Date()`. */
   now?: () => Date;
+  /**
+   * Active keys a paid or pro account may hold ({@link createApiKey}, {@link rotateApiKey},
+   * and {@link updateAccount} moving an account to paid or pro); the free plan holds one.
+   * Default 100; `Infinity`: no cap. Give the account router's own `maxKeysPerAccount`.
+   */
+  maxKeysPerAccount?: number;
 }
+
+/** No key limit: what a change that moves no account to a plan is checked against. */
+const NO_KEY_LIMIT: ActiveKeyLimits = Object.freeze({ free: Infinity, paid: Infinity, pro: Infinity });
 
 /** An account, as the admin functions return it. */
 export type Account = AccountRecord;
@@ -34,6 +40,8 @@ export interface ApiKeyInfo {
   expiresAt: string | null;
   /** The last admitted request with the key, at most 60 s stale; null: never used. */
   lastUsedAt: string | null;
+  /** The id of the key this one replaced by {@link rotateApiKey}; null: it was created, not rotated. */
+  rotatedFrom: string | null;
 }
 
 /** A newly created key: the only time `key` is seen. */
@@ -229,9 +237,11 @@ export async function listAccounts(store: AccountStore, input: { after?: string;
 }
 
 /**
- * Changes an account's plan and/or GMP add-on. Moving an account with more than one
- * active key (not revoked, not expired) to the free plan is refused with `ERR:PLAN`. Takes
- * effect at once for every router built on this store object.
+ * Changes an account's plan and/or GMP add-on. Moving an account to a plan that allows
+ * fewer active keys (not revoked, not expired) than it holds is refused with `ERR:PLAN`:
+ * more than one to free, more than `maxKeysPerAccount` (default 100) to paid or pro. A
+ * change of the add-on alone moves no plan and checks no key limit. Takes effect at once
+ * for every router built on this store object.
  *
  * @example
  * ```ts
@@ -250,11 +260,15 @@ export async function updateAccount(
     if (typeof input.gmpAddon !== 'boolean') throw bad('gmpAddon', 'gmpAddon must be a boolean.');
     patch.gmpAddon = input.gmpAddon;
   }
-  const result = await storeCall(() => store.updateAccount({ id, ...patch, maxActiveKeys: MAX_ACTIVE_KEYS, now: clock(options) }));
+  const cap = keyCap(options);
+  // An account over a limit (one that predates it) may still change its add-on.
+  const maxActiveKeys = patch.plan === undefined ? NO_KEY_LIMIT : keyLimits(cap);
+  const result = await storeCall(() => store.updateAccount({ id, ...patch, maxActiveKeys, now: clock(options) }));
   invalidateKeyCache(store);
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(id)}.`);
   if (result === 'too-many-keys') {
-    throw new IpokitError('ERR:PLAN', 'The free plan allows one active key: revoke the others before moving to it.');
+    if (patch.plan === 'free') throw new IpokitError('ERR:PLAN', 'The free plan allows one active key: revoke the others before moving to it.');
+    throw new IpokitError('ERR:PLAN', `The ${patch.plan} plan allows ${cap} active keys and this account holds more: revoke some before moving to it.`);
   }
   return { ...result };
 }
@@ -262,7 +276,8 @@ export async function updateAccount(
 /**
  * Creates an API key for an account, optionally expiring at `expiresAt` (an ISO-8601
  * instant after now: from then on the key is refused like a revoked one). The free plan
- * holds at most one active key, so during a rotation's overlap it holds no new one. The
+ * holds at most one active key, so during a rotation's overlap it holds no new one; paid
+ * and pro hold at most `maxKeysPerAccount` (default 100): one more is `ERR:PLAN`. The
  * returned `key` is shown only here: the store keeps its SHA-256 and prefix.
  *
  * @example
@@ -280,23 +295,32 @@ export async function createApiKey(
   const label = text('label', input.label, 100);
   const now = clockMs(options);
   const expiresAt = input.expiresAt === undefined ? null : expiryOf(input.expiresAt, now);
+  const cap = keyCap(options);
   const fresh = newKey(now);
-  const record: ApiKeyRecord = { ...fresh.record, accountId, label, revokedAt: null, expiresAt, lastUsedAt: null };
-  const result = await storeCall(() => store.insertApiKey({ key: record, maxActiveKeys: MAX_ACTIVE_KEYS, now: record.createdAt }));
+  const record: ApiKeyRecord = { ...fresh.record, accountId, label, revokedAt: null, expiresAt, lastUsedAt: null, rotatedFrom: null };
+  const result = await storeCall(() => store.insertApiKey({ key: record, maxActiveKeys: keyLimits(cap), now: record.createdAt }));
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
   if (result === 'too-many-keys') {
-    throw new IpokitError(
-      'ERR:PLAN',
-      'The free plan allows one active key: revoke it (or wait for a rotated key to expire) or upgrade before creating another.',
-    );
+    // The store says only that the limit was reached; the plan (read after) says which.
+    const plan = (await storeCall(() => store.getAccount(accountId)).catch(() => null))?.plan;
+    if (plan === 'free') {
+      throw new IpokitError(
+        'ERR:PLAN',
+        'The free plan allows one active key: revoke it (or wait for a rotated key to expire) or upgrade before creating another.',
+      );
+    }
+    const limit = plan === undefined ? `The account holds the active keys its plan allows (free: 1, paid and pro: ${cap})` : `The ${plan} plan allows ${cap} active keys`;
+    throw new IpokitError('ERR:PLAN', `${limit}: revoke one (or wait for a rotated key's overlap to end) before creating another.`);
   }
   return createdKey(record, fresh.key);
 }
 
 /**
- * Rotates a key: creates a new key with the same account and label, and makes the old one
- * expire after `overlapSeconds` (0 to 604,800, default 86,400), or at its own `expiresAt`
- * when that is earlier, so that clients can move to the new key meanwhile. Resolves to the
+ * Rotates a key: creates a new key with the same account, label and `expiresAt` (a trial
+ * key rotated stays a trial key: a rotation never extends a key's life), listed with
+ * `rotatedFrom` the old key's id, and makes the old one expire after `overlapSeconds` (0 to
+ * 604,800, default 86,400), or at its own `expiresAt` when that is earlier, so that clients
+ * can move to the new key meanwhile. Resolves to the
  * new key as {@link createApiKey} does (its `key` shown only here). On the free plan the
  * overlap is the one time an account holds two active keys. Rotating a revoked or expired
  * key is `ERR:PLAN`; an unknown id `ERR:NOTFOUND`. Takes effect at once for every router
@@ -320,6 +344,7 @@ export async function rotateApiKey(
     throw bad('overlapSeconds', `overlapSeconds must be a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS} (7 days).`);
   }
   const now = clockMs(options);
+  const cap = keyCap(options);
   const fresh = newKey(now);
   const result = await storeCall(() =>
     store.rotateApiKey({
@@ -327,26 +352,29 @@ export async function rotateApiKey(
       key: fresh.record,
       now: fresh.record.createdAt,
       overlapEndsAt: new Date(now + overlap * 1000).toISOString(),
-      maxActiveKeys: MAX_ACTIVE_KEYS,
+      maxActiveKeys: keyLimits(cap),
     }),
   );
   invalidateKeyCache(store);
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No API key has the id ${JSON.stringify(keyId)}.`);
   if (result === 'inactive') throw new IpokitError('ERR:PLAN', `The key ${JSON.stringify(keyId)} is revoked or expired: create a new key instead.`);
   if (result === 'too-many-keys') {
-    throw new IpokitError('ERR:PLAN', 'The free plan allows one active key besides the one being rotated: wait for the last rotation\'s overlap to end.');
+    throw new IpokitError(
+      'ERR:PLAN',
+      `The account already holds the active keys its plan allows besides the one being rotated (free: 1, paid and pro: ${cap}): wait for the last rotation's overlap to end, or revoke a key.`,
+    );
   }
   return createdKey(result, fresh.key);
 }
 
 /**
- * Lists an account's keys, ordered by creation: labels, prefixes, expiry and last use,
- * never whole keys.
+ * Lists an account's keys, ordered by creation: labels, prefixes, expiry, last use and the
+ * key each rotated key replaced, never whole keys.
  *
  * @example
  * ```ts
  * const keys = await listApiKeys(store, { accountId: acct.id });
- * // [{ id, prefix, label, createdAt, revokedAt: null, expiresAt: null, lastUsedAt: '2026-11-24T09:14:05.120Z' }]
+ * // [{ id, prefix, label, createdAt, revokedAt: null, expiresAt: null, lastUsedAt: '2026-11-24T09:14:05.120Z', rotatedFrom: null }]
  * ```
  */
 export async function listApiKeys(store: AccountStore, input: { accountId: string }): Promise<ApiKeyInfo[]> {
@@ -361,6 +389,8 @@ export async function listApiKeys(store: AccountStore, input: { accountId: strin
     revokedAt: k.revokedAt,
     expiresAt: k.expiresAt,
     lastUsedAt: k.lastUsedAt,
+    // (a store of an earlier version may not know it: a key it lists replaced none it knows of)
+    rotatedFrom: k.rotatedFrom ?? null,
   }));
 }
 
@@ -442,6 +472,18 @@ export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
     if (isIpokitError(err)) throw err;
     throw new IpokitError('ERR:UNAVAILABLE', 'The store failed.', { cause: err });
   }
+}
+
+/** The `maxKeysPerAccount` option, checked: default 100. */
+function keyCap(options: AdminOptions): number {
+  const cap = options.maxKeysPerAccount ?? DEFAULT_OPTIONS.maxKeysPerAccount;
+  if (!isKeyCap(cap)) throw bad('maxKeysPerAccount', `The maxKeysPerAccount option ${KEY_CAP_RULE}.`);
+  return cap;
+}
+
+/** The free plan's one active key, and the cap on paid and pro, as the stores check them. */
+function keyLimits(cap: number): ActiveKeyLimits {
+  return { free: 1, paid: cap, pro: cap };
 }
 
 function clock(options: AdminOptions): string {

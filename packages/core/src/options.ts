@@ -60,6 +60,12 @@ export interface IpoRouterOptions {
   rateLimitHeaders?: RateLimitHeaders;
   /** Largest effective list `limit` per plan, merged into `{ free: 1, paid: 100, pro: 100 }`. */
   maxListLimit?: Partial<Record<Plan, number>>;
+  /**
+   * Active keys a paid or pro account may hold (the free plan holds one): the account
+   * router's key routes refuse one more with 403 `ERR:PLAN`. Default 100; `Infinity`: no cap.
+   * The keyed API does not create keys and ignores it.
+   */
+  maxKeysPerAccount?: number;
   /** Last IST day (`YYYY-MM-DD`) of the free GMP preview. Default `'2026-09-30'`. */
   gmpPreviewEnds?: string;
   /** Largest GMP series, in buckets. Default 20,000. */
@@ -106,6 +112,7 @@ export interface ResolvedOptions {
   limits: LimitSettings;
   rateLimitHeaders: RateLimitHeaders;
   maxListLimit: Record<Plan, number>;
+  maxKeysPerAccount: number;
   gmpPreviewEnds: string;
   maxGmpBuckets: number;
   maxUrlLength: number;
@@ -126,6 +133,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError'>>
   },
   rateLimitHeaders: 'draft-6',
   maxListLimit: { free: 1, paid: 100, pro: 100 },
+  maxKeysPerAccount: 100,
   gmpPreviewEnds: '2026-09-30',
   maxGmpBuckets: 20_000,
   maxUrlLength: 4_096,
@@ -160,6 +168,8 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
   if (!RATE_LIMIT_HEADERS.includes(rateLimitHeaders)) throw badOption('rateLimitHeaders', `must be one of ${RATE_LIMIT_HEADERS.map((h) => `'${h}'`).join(', ')}`);
   const maxList = (p: Plan): number =>
     positiveInteger(`maxListLimit.${p}`, options.maxListLimit?.[p] ?? d.maxListLimit[p]);
+  const maxKeysPerAccount = options.maxKeysPerAccount ?? d.maxKeysPerAccount;
+  if (!isKeyCap(maxKeysPerAccount)) throw badOption('maxKeysPerAccount', KEY_CAP_RULE);
   const gmpPreviewEnds = options.gmpPreviewEnds ?? d.gmpPreviewEnds;
   if (typeof gmpPreviewEnds !== 'string' || dateToEpochMs(gmpPreviewEnds) === null) {
     throw badOption('gmpPreviewEnds', 'must be a calendar date written YYYY-MM-DD');
@@ -182,6 +192,7 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
     },
     rateLimitHeaders,
     maxListLimit: { free: maxList('free'), paid: maxList('paid'), pro: maxList('pro') },
+    maxKeysPerAccount,
     gmpPreviewEnds,
     maxGmpBuckets: positiveInteger('maxGmpBuckets', options.maxGmpBuckets ?? d.maxGmpBuckets),
     maxUrlLength: positiveInteger('maxUrlLength', options.maxUrlLength ?? d.maxUrlLength),
@@ -191,6 +202,23 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
     onError,
     openapi,
   };
+}
+
+/** What `maxKeysPerAccount` must be, wherever it is given. */
+export const KEY_CAP_RULE = 'must be a whole number of keys >= 1, or Infinity for no cap';
+
+/**
+ * Whether `value` is a valid `maxKeysPerAccount`: a whole number >= 1 (safe integer) or
+ * `Infinity`. The router's options and the admin functions check it alike.
+ *
+ * @example
+ * ```ts
+ * isKeyCap(100); // true
+ * isKeyCap(0);   // false
+ * ```
+ */
+export function isKeyCap(value: unknown): value is number {
+  return value === Infinity || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1);
 }
 
 function quota(name: string, value: unknown): number {

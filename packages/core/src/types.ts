@@ -191,6 +191,8 @@ export interface ApiKeyRecord {
   expiresAt: string | null;
   /** When an admitted request last used the key, at most 60 s stale, or null: never used. */
   lastUsedAt: string | null;
+  /** The id of the key this one replaced by a rotation, or null: it was created, not rotated. */
+  rotatedFrom: string | null;
 }
 
 /** What a key lookup yields: the key and its account's plan, read together. */
@@ -469,14 +471,17 @@ export interface AccountStore {
    * Stores a new key for `key.accountId`. Atomically (two concurrent calls must not both
    * pass), it MUST refuse with `'too-many-keys'` when the account already holds
    * `maxActiveKeys[plan]` keys active at `now` (see {@link AccountStore.updateAccount}), and
-   * with `'not-found'` when the account is unknown.
+   * with `'not-found'` when the account is unknown. The key replaced none: its `rotatedFrom`
+   * reads null.
    */
-  insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits; now: string }): Promise<'ok' | 'not-found' | 'too-many-keys'>;
+  insertApiKey(input: { key: Omit<ApiKeyRecord, 'rotatedFrom'>; maxActiveKeys: ActiveKeyLimits; now: string }): Promise<'ok' | 'not-found' | 'too-many-keys'>;
 
   /**
    * Rotates the key `id`, in one atomic step: stores a new key with `key`'s id, hash, prefix
-   * and `createdAt`, the old key's account and label, and no expiry, revocation or use;
-   * and sets the old key's `expiresAt` to the earlier of its own and `overlapEndsAt`.
+   * and `createdAt`, the old key's account, label and `expiresAt` (as it was before this
+   * rotation: a rotation never extends a key's life), `rotatedFrom` the old key's id, and no
+   * revocation or use; and sets the old key's `expiresAt` to the earlier of its own and
+   * `overlapEndsAt`.
    * Resolves to the new key's record, or refuses, changing nothing: `'not-found'` when no
    * key has this id, `'inactive'` when it is revoked or expired at `now`, `'too-many-keys'`
    * when the account's other keys active at `now` already number `maxActiveKeys[plan]` (the

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium as playwright, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { importDataset, listApiKeys, listDeliveries, listWebhooks, type DatasetSnapshot } from '@ipokit/core';
+import { createApiKey, importDataset, listApiKeys, listDeliveries, listWebhooks, type DatasetSnapshot } from '@ipokit/core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ACCOUNT_COOKIE, findChromium, HOOK_IPO, istDay, LONG_IPO, startDashboardServer, utcDay, type DashboardServer } from './browser-fixture.js';
 
@@ -268,6 +268,34 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await expect(oldRow.locator('.state').textContent()).resolves.toBe('active');
       await expect(newRow.locator('td[data-label="Expires"]').innerText()).resolves.toBe('Never');
       await expect(newRow.locator('th').innerText()).resolves.toBe('staging server');
+      // the pair is visible: the new key says which key it replaced
+      await expect(newRow.locator('td[data-label="Created"]').innerText()).resolves.toContain(`rotated from ${old.key.slice(0, 12)}…`);
+      await expect(oldRow.locator('td[data-label="Created"]').innerText()).resolves.not.toContain('rotated from');
+    },
+    TEST_MS,
+  );
+
+  it(
+    'rotates a trial key: the dialog says the new key expires when the old one would have, and the new row shows that expiry',
+    async () => {
+      const ends = new Date(Math.floor((Date.now() + 10 * DAY) / 1000) * 1000).toISOString();
+      const trial = await createApiKey(server.store, { accountId: server.pro.id, label: 'trial', expiresAt: ends });
+      const page = await open(await newContext(), '#/keys', 'table.keys');
+      await keyRow(page, trial.prefix).getByRole('button', { name: /^Rotate key trial/ }).click();
+      const dialog = page.getByRole('dialog', { name: 'Rotate the key "trial"' });
+      await expect(dialog.getByText(/expires when this one would have/).isVisible()).resolves.toBe(true);
+      await expect(dialog.locator('time').getAttribute('datetime')).resolves.toBe(ends);
+      await dialog.getByRole('button', { name: 'Rotate', exact: true }).click();
+      const key = await keyFromDialog(page);
+      await expect(page.getByRole('dialog').locator('time').getAttribute('datetime')).resolves.toBe(ends);
+      await page.getByRole('dialog').getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('dialog').waitFor({ state: 'detached' });
+      const newRow = keyRow(page, key.slice(0, 12));
+      await newRow.waitFor();
+      await expect(newRow.locator('td[data-label="Expires"] time').getAttribute('datetime')).resolves.toBe(ends);
+      await expect(newRow.locator('td[data-label="Created"]').innerText()).resolves.toContain(`rotated from ${trial.prefix}…`);
+      const listed = (await listApiKeys(server.store, { accountId: server.pro.id })).find((k) => k.prefix === key.slice(0, 12));
+      expect(listed).toMatchObject({ label: 'trial', expiresAt: ends, rotatedFrom: trial.id });
     },
     TEST_MS,
   );

@@ -93,8 +93,8 @@ export class AccountTable {
    * table.insertApiKey({ key, maxActiveKeys: { free: 1, paid: Infinity, pro: Infinity }, now: key.createdAt }); // 'ok'
    * ```
    */
-  insertApiKey(input: { key: ApiKeyRecord; maxActiveKeys: ActiveKeyLimits; now: string }): 'ok' | 'not-found' | 'too-many-keys' {
-    const key = input.key;
+  insertApiKey(input: { key: Omit<ApiKeyRecord, 'rotatedFrom'>; maxActiveKeys: ActiveKeyLimits; now: string }): 'ok' | 'not-found' | 'too-many-keys' {
+    const key: ApiKeyRecord = { ...input.key, rotatedFrom: null };
     const account = this.accounts.get(key.accountId);
     if (account === undefined) return 'not-found';
     if (isActive(key, input.now) && this.activeCount(account.id, input.now) >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
@@ -103,8 +103,9 @@ export class AccountTable {
   }
 
   /**
-   * Rotates a key: a new key of the old one's account and label, and the old key's expiry
-   * moved to `overlapEndsAt` when that is earlier (see `Store.rotateApiKey`).
+   * Rotates a key: a new key of the old one's account, label and expiry, rotated from it,
+   * and the old key's expiry moved to `overlapEndsAt` when that is earlier (see
+   * `Store.rotateApiKey`).
    *
    * @example
    * ```ts
@@ -126,7 +127,8 @@ export class AccountTable {
     if (this.activeCount(account.id, input.now) - 1 >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
     const expiresAt = old.expiresAt !== null && old.expiresAt < input.overlapEndsAt ? old.expiresAt : input.overlapEndsAt;
     this.keys.set(old.id, { ...old, expiresAt });
-    const created: ApiKeyRecord = { ...input.key, accountId: old.accountId, label: old.label, revokedAt: null, expiresAt: null, lastUsedAt: null };
+    // The new key lives no longer than the old one would have.
+    const created: ApiKeyRecord = { ...input.key, accountId: old.accountId, label: old.label, revokedAt: null, expiresAt: old.expiresAt, lastUsedAt: null, rotatedFrom: old.id };
     this.storeKey(created);
     return { ...created };
   }
@@ -137,7 +139,7 @@ export class AccountTable {
    *
    * @example
    * ```ts
-   * table.listApiKeys('acct_1'); // [{ id, accountId, hash, prefix, label, createdAt, revokedAt }]
+   * table.listApiKeys('acct_1'); // [{ id, accountId, hash, prefix, label, createdAt, revokedAt, expiresAt, lastUsedAt, rotatedFrom }]
    * ```
    */
   listApiKeys(accountId: string): ApiKeyRecord[] | null {

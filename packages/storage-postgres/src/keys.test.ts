@@ -1,13 +1,15 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord, ActiveKeyLimits, ApiKeyRecord, Plan, Store } from '@ipokit/core';
+import { createAccount, createApiKey, isIpokitError, listApiKeys, type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord, type Plan, type Store } from '@ipokit/core';
 import { migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
 
 // Key expiry, rotation and last use (migration 5): the plan limits count the keys active at
 // the caller's `now`; a rotation is one atomic step under the account's lock; a use keeps the
-// later instant; and a schema of version 4 upgrades with its keys working as before.
+// later instant; and a schema of version 4 upgrades with its keys working as before. A
+// rotation keeps the key's expiry and names the key it replaced (migration 10), and a schema
+// of version 9 upgrades without rewriting its keys.
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -39,6 +41,7 @@ function key(id: string, accountId: string, more: Partial<ApiKeyRecord> = {}): A
     revokedAt: null,
     expiresAt: null,
     lastUsedAt: null,
+    rotatedFrom: null,
     ...more,
   };
 }
@@ -117,8 +120,8 @@ describe(`postgresStore keys: expiry, rotation, last use (${kind})`, () => {
 
       expect(await rotate('nothing', 'x', T0)).toBe('not-found');
       const created = await rotate('old', 'new', T0);
-      expect(created).toEqual(key('new', 'acct_free', { label: 'label old' }));
-      expect(await store.listApiKeys('acct_free')).toEqual([key('new', 'acct_free', { label: 'label old' }), key('old', 'acct_free', { expiresAt: T2 })]);
+      expect(created).toEqual(key('new', 'acct_free', { label: 'label old', rotatedFrom: 'old' }));
+      expect(await store.listApiKeys('acct_free')).toEqual([key('new', 'acct_free', { label: 'label old', rotatedFrom: 'old' }), key('old', 'acct_free', { expiresAt: T2 })]);
 
       // during the overlap both keys are active: rotating either would make three
       const before = await store.listApiKeys('acct_free');
@@ -129,7 +132,7 @@ describe(`postgresStore keys: expiry, rotation, last use (${kind})`, () => {
 
       // once the overlap ends the old key is expired: 'inactive'; the new one rotates
       expect(await rotate('old', 'new2', T2)).toBe('inactive');
-      expect(await rotate('new', 'new2', T2)).toEqual(key('new2', 'acct_free', { label: 'label old', createdAt: T2 }));
+      expect(await rotate('new', 'new2', T2)).toEqual(key('new2', 'acct_free', { label: 'label old', createdAt: T2, rotatedFrom: 'new' }));
       // a revoked key is inactive at any time
       await store.insertAccount(account('acct_pro', 'pro'));
       expect(await store.insertApiKey({ key: key('gone', 'acct_pro'), maxActiveKeys: LIMITS, now: T0 })).toBe('ok');
@@ -138,18 +141,18 @@ describe(`postgresStore keys: expiry, rotation, last use (${kind})`, () => {
       expect(await store.listApiKeys('acct_pro')).toEqual([key('gone', 'acct_pro', { revokedAt: T1 })]);
     }));
 
-  it("rotateApiKey sets the old key's expiry to the earlier of its own and the overlap's end", () =>
+  it("rotateApiKey sets the old key's expiry to the earlier of its own and the overlap's end, and gives the new key the old one's", () =>
     withStore(async (store) => {
       await store.insertAccount(account('acct_pro', 'pro'));
       for (const [id, expiresAt] of [['soon', T1], ['late', T3], ['never', null]] as const) {
         expect(await store.insertApiKey({ key: key(id, 'acct_pro', { expiresAt }), maxActiveKeys: LIMITS, now: T0 })).toBe('ok');
         expect(await store.rotateApiKey({ id, key: fresh(`${id}-2`), now: T0, overlapEndsAt: T2, maxActiveKeys: LIMITS })).toEqual(
-          key(`${id}-2`, 'acct_pro', { label: `label ${id}` }),
+          key(`${id}-2`, 'acct_pro', { label: `label ${id}`, expiresAt, rotatedFrom: id }),
         );
       }
       const keys = await store.listApiKeys('acct_pro');
       const expiry = Object.fromEntries((keys ?? []).map((k) => [k.id, k.expiresAt]));
-      expect(expiry).toEqual({ soon: T1, late: T2, never: T2, 'soon-2': null, 'late-2': null, 'never-2': null });
+      expect(expiry).toEqual({ soon: T1, late: T2, never: T2, 'soon-2': T1, 'late-2': T3, 'never-2': null });
     }));
 
   it('admits exactly one of 20 concurrent rotations of a free account\'s key', () =>
@@ -164,6 +167,45 @@ describe(`postgresStore keys: expiry, rotation, last use (${kind})`, () => {
       expect(created).toHaveLength(1);
       expect(results.filter((r) => r === 'too-many-keys')).toHaveLength(19);
       expect(await store.listApiKeys('acct_free')).toEqual([created[0], key('old', 'acct_free', { expiresAt: T2 })]);
+    }));
+
+  it("admits exactly a paid account's cap of 20 concurrent key creations, and one of 20 concurrent rotations and creations at the cap", () =>
+    withStore(async (store) => {
+      const capped: ActiveKeyLimits = { free: 1, paid: 5, pro: Infinity };
+      await store.insertAccount(account('acct_paid', 'paid'));
+      expect(await store.insertApiKey({ key: key('first', 'acct_paid'), maxActiveKeys: capped, now: T0 })).toBe('ok');
+      await warmPool();
+      const inserts = await Promise.all(Array.from({ length: 20 }, (_, i) => store.insertApiKey({ key: key(`ins${i}`, 'acct_paid'), maxActiveKeys: capped, now: T0 })));
+      expect(inserts.filter((r) => r === 'ok')).toHaveLength(4);
+      expect(inserts.filter((r) => r === 'too-many-keys')).toHaveLength(16);
+      const held = await store.listApiKeys('acct_paid');
+      expect(held).toHaveLength(5);
+      // At the cap: a rotation passes while the others number fewer than the cap (the new key
+      // takes the old one's place), a creation only below it. Whatever the order, the first
+      // rotation leaves 6 active and nothing passes after it, and no creation passes before.
+      const ids = (held ?? []).map((k) => k.id);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          i % 2 === 0
+            ? store.rotateApiKey({ id: ids[(i / 2) % ids.length]!, key: fresh(`rot${i}`), now: T0, overlapEndsAt: T2, maxActiveKeys: capped })
+            : store.insertApiKey({ key: key(`more${i}`, 'acct_paid'), maxActiveKeys: capped, now: T0 }),
+        ),
+      );
+      expect(results.filter((r) => typeof r === 'object')).toHaveLength(1);
+      expect(results.filter((r) => r === 'too-many-keys')).toHaveLength(19);
+      expect(await store.listApiKeys('acct_paid')).toHaveLength(6);
+    }));
+
+  it('createApiKey: exactly maxKeysPerAccount (default 100) of 150 concurrent creations on a paid account, the rest ERR:PLAN', () =>
+    withStore(async (store) => {
+      const acct = await createAccount(store, { name: 'Acme', plan: 'paid' });
+      await warmPool();
+      const results = await Promise.allSettled(Array.from({ length: 150 }, (_, i) => createApiKey(store, { accountId: acct.id, label: `k${i}` })));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(100);
+      const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect(refused).toHaveLength(50);
+      for (const r of refused) expect(isIpokitError(r.reason, 'ERR:PLAN'), String(r.reason)).toBe(true);
+      expect(await listApiKeys(store, { accountId: acct.id })).toHaveLength(100);
     }));
 
   it('serialises rotations with key creations: concurrent rotations and inserts never exceed what a serial order allows', () =>
@@ -263,9 +305,13 @@ describe(`postgresStore keys: expiry, rotation, last use (${kind})`, () => {
         await store.recordKeyUse({ id: 'a', at: T1 });
         // a rotates (paid: 2 keys), and its overlap ends at T2
         expect(await store.rotateApiKey({ id: 'a', key: fresh('c', T1), now: T1, overlapEndsAt: T2, maxActiveKeys: LIMITS })).toEqual(
-          key('c', 'acct', { label: 'label a', createdAt: T1 }),
+          key('c', 'acct', { label: 'label a', createdAt: T1, rotatedFrom: 'a' }),
         );
-        expect(await store.listApiKeys('acct')).toEqual([key('a', 'acct', { expiresAt: T2, lastUsedAt: T1 }), key('b', 'acct', { revokedAt: T0 }), key('c', 'acct', { label: 'label a', createdAt: T1 })]);
+        expect(await store.listApiKeys('acct')).toEqual([
+          key('a', 'acct', { expiresAt: T2, lastUsedAt: T1 }),
+          key('b', 'acct', { revokedAt: T0 }),
+          key('c', 'acct', { label: 'label a', createdAt: T1, rotatedFrom: 'a' }),
+        ]);
 
         // A process of version 4, still running (a rolling deploy): its functions count the
         // expired key a as active, which is only stricter. At T3 this version admits a key
@@ -278,6 +324,46 @@ describe(`postgresStore keys: expiry, rotation, last use (${kind})`, () => {
         // and the key it makes is one of this version's: never expiring, never used
         expect(await q(`SELECT "${schema}".insert_api_key('e', 'acct', 'hash-e', 'ipk_e', 'label e', $1, 1, 10, 'Infinity') AS r`, [T3])).toEqual([{ r: 'ok' }]);
         expect((await store.listApiKeys('acct'))?.at(-1)).toEqual(key('e', 'acct', { createdAt: T3 }));
+      } finally {
+        await store.close?.();
+      }
+    } finally {
+      await db.client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  });
+
+  it('migration 10 adds rotated_from without rewriting the keys of a version 9 schema; a process of version 9 rotating after it keeps the expiry too', async () => {
+    const schema = `${db.schema}_v9`;
+    const q = async (text: string, params: unknown[] = []) => (await db.client.query(text, params)).rows as Array<Record<string, unknown>>;
+    const oldRotate = (id: string, newId: string, now: string) =>
+      q(`SELECT * FROM "${schema}".rotate_api_key($1, $2, $3, $4, $5, $5, $6, 1, 2, 'Infinity')`, [id, newId, `hash-${newId}`, `ipk_${newId}`, now, T2]);
+    try {
+      expect(await migrateUpTo(db.client, { schema }, 9)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      // a process of version 9: an account, a trial key, and a rotation of it (which lost the expiry)
+      await q(`INSERT INTO "${schema}".accounts (id, name, plan, gmp_addon, created_at) VALUES ('acct', 'Account acct', 'pro', false, $1)`, [T0]);
+      const insert = (id: string, expires: string | null) =>
+        q(`SELECT "${schema}".insert_api_key_at($1, 'acct', $2, $3, $4, $5, NULL, $6, NULL, $5, 1, 2, 'Infinity') AS r`, [id, `hash-${id}`, `ipk_${id}`, `label ${id}`, T0, expires]);
+      expect(await insert('t', T3)).toEqual([{ r: 'ok' }]);
+      expect(await oldRotate('t', 't2', T0)).toEqual([{ r_status: 'ok', r_account: 'acct', r_label: 'label t' }]);
+      expect(await insert('u', T3)).toEqual([{ r: 'ok' }]);
+      const file = async () => (await q(`SELECT relfilenode::text AS f FROM pg_class WHERE oid = '"${schema}".api_keys'::regclass`))[0]!.f;
+      const before = await file();
+
+      expect(await migrate(db.client, { schema })).toEqual(versionsFrom(10));
+      // a nullable column without a default: the table's file is the same, no row was rewritten
+      expect(await file()).toBe(before);
+      const store = postgresStore({ client: db.client, schema });
+      try {
+        // the keys of before replaced none this version knows of; t2 is as version 9 made it
+        expect(await store.listApiKeys('acct')).toEqual([key('t', 'acct', { expiresAt: T2 }), key('t2', 'acct', { label: 'label t' }), key('u', 'acct', { expiresAt: T3 })]);
+        // version 9, still running (a rolling deploy), rotates u: its function's answer as before, this version's rotation
+        expect(await oldRotate('u', 'u2', T1)).toEqual([{ r_status: 'ok', r_account: 'acct', r_label: 'label u' }]);
+        expect((await store.listApiKeys('acct'))?.find((k) => k.id === 'u2')).toEqual(key('u2', 'acct', { label: 'label u', createdAt: T1, expiresAt: T3, rotatedFrom: 'u' }));
+        expect(await oldRotate('u', 'u3', T3)).toEqual([{ r_status: 'inactive', r_account: null, r_label: null }]);
+        // and this version rotates u2 with its expiry
+        expect(await store.rotateApiKey({ id: 'u2', key: fresh('u4', T1), now: T1, overlapEndsAt: T2, maxActiveKeys: LIMITS })).toEqual(
+          key('u4', 'acct', { label: 'label u', createdAt: T1, expiresAt: T3, rotatedFrom: 'u2' }),
+        );
       } finally {
         await store.close?.();
       }

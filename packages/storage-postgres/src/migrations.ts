@@ -1048,6 +1048,89 @@ ALTER TABLE ${s}.snapshot_changes
   ALTER COLUMN agg_mode SET STORAGE EXTERNAL;
 `,
   },
+  {
+    version: 10,
+    name: 'a rotated key keeps its expiry, and names the key it replaced',
+    // Rotation made the new key one that never expires, whatever the old key's expiry: a
+    // trial key rotated became a permanent one. A rotation now gives the new key the old
+    // one's expires_at (as it was before the rotation: a rotation never extends a key's life),
+    // and records in rotated_from the key it replaced, so that lists show the pair
+    // (docs/spec.md#keys).
+    //
+    // The column is nullable without a default: adding it rewrites no row, and every key of
+    // before reads as one that replaced none. The rotation is a new function (its answer gains
+    // the new key's expiry); rotate_api_key of migration 5 keeps its signature and answer, for a
+    // process of version 9 (a rolling deploy), but runs the new one: a key that process
+    // rotates keeps its expiry too (it reports the new key as never expiring, which only its
+    // own output says). Key creation is unchanged: a created key replaced none.
+    sql: (s) => `
+ALTER TABLE ${s}.api_keys
+  -- the id of the key this one replaced by a rotation; null: created, not rotated
+  ADD COLUMN rotated_from text COLLATE "C";
+
+-- Rotation of key p_id as rotate_api_key (migration 5) did it, but the new key takes the old
+-- one's expires_at and records p_id as rotated_from; r_expires is the new key's expiry. Locks,
+-- checks and refusals as there: the account's row first, then the key's, FOR UPDATE.
+CREATE FUNCTION ${s}.rotate_api_key_keep_expiry(
+  p_id text, p_new_id text, p_hash text, p_prefix text, p_created text, p_now text, p_overlap_ends text,
+  p_max_free float8, p_max_paid float8, p_max_pro float8
+) RETURNS TABLE (r_status text, r_account text, r_label text, r_expires text) LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_account text;
+  v_plan text;
+  v_key ${s}.api_keys;
+  v_active bigint;
+  v_max float8;
+BEGIN
+  SELECT k.account_id INTO v_account FROM ${s}.api_keys AS k WHERE k.id = p_id;
+  IF NOT FOUND THEN
+    r_status := 'not-found';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  SELECT a.plan INTO v_plan FROM ${s}.accounts AS a WHERE a.id = v_account FOR UPDATE;
+  SELECT * INTO v_key FROM ${s}.api_keys AS k WHERE k.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    r_status := 'not-found';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  IF v_key.revoked_at IS NOT NULL OR v_key.expires_at <= p_now COLLATE "C" THEN
+    r_status := 'inactive';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  SELECT count(*) INTO v_active FROM ${s}.api_keys AS k
+    WHERE k.account_id = v_account AND k.id <> p_id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > p_now COLLATE "C");
+  v_max := CASE v_plan WHEN 'free' THEN p_max_free WHEN 'paid' THEN p_max_paid ELSE p_max_pro END;
+  IF v_active >= v_max THEN
+    r_status := 'too-many-keys';
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  INSERT INTO ${s}.api_keys (id, account_id, hash, prefix, label, created_at, expires_at, rotated_from)
+    VALUES (p_new_id, v_account, p_hash, p_prefix, v_key.label, p_created, v_key.expires_at, p_id);
+  UPDATE ${s}.api_keys AS k SET expires_at = least(coalesce(k.expires_at, p_overlap_ends COLLATE "C"), p_overlap_ends COLLATE "C")
+    WHERE k.id = p_id;
+  r_status := 'ok';
+  r_account := v_account;
+  r_label := v_key.label;
+  r_expires := v_key.expires_at;
+  RETURN NEXT;
+END
+$fn$;
+
+-- Migration 5's rotation, for a process of version 9: the same arguments and answer, this
+-- version's rotation.
+CREATE OR REPLACE FUNCTION ${s}.rotate_api_key(
+  p_id text, p_new_id text, p_hash text, p_prefix text, p_created text, p_now text, p_overlap_ends text,
+  p_max_free float8, p_max_paid float8, p_max_pro float8
+) RETURNS TABLE (r_status text, r_account text, r_label text) LANGUAGE sql AS $fn$
+  SELECT r.r_status, r.r_account, r.r_label
+  FROM ${s}.rotate_api_key_keep_expiry(p_id, p_new_id, p_hash, p_prefix, p_created, p_now, p_overlap_ends, p_max_free, p_max_paid, p_max_pro) AS r;
+$fn$;
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

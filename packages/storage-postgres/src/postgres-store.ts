@@ -494,10 +494,11 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
     },
 
     async rotateApiKey({ id, key, now, overlapEndsAt, maxActiveKeys }) {
-      // One statement: the function checks and writes under the account's lock (migration 5)
-      // and names the new key's account and label; the rest of the record is the input's.
-      const rows = await query<{ r_status: 'ok' | 'not-found' | 'inactive' | 'too-many-keys'; r_account: string | null; r_label: string | null }>(
-        `SELECT r_status, r_account, r_label FROM ${s}.rotate_api_key($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      // One statement: the function checks and writes under the account's lock (migrations 5
+      // and 10) and names the new key's account, label and expiry (the old key's); the rest of
+      // the record is the input's.
+      const rows = await query<{ r_status: 'ok' | 'not-found' | 'inactive' | 'too-many-keys'; r_account: string | null; r_label: string | null; r_expires: string | null }>(
+        `SELECT r_status, r_account, r_label, r_expires FROM ${s}.rotate_api_key_keep_expiry($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         [id, key.id, key.hash, key.prefix, key.createdAt, now, overlapEndsAt, ...limits(maxActiveKeys)],
       );
       const r = rows[0];
@@ -511,15 +512,16 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
         label: r.r_label!,
         createdAt: key.createdAt,
         revokedAt: null,
-        expiresAt: null,
+        expiresAt: r.r_expires,
         lastUsedAt: null,
+        rotatedFrom: id,
       };
     },
 
     async listApiKeys(accountId) {
       // The account joined to its keys: no row means no account, a row of NULLs no keys.
       const rows = await query<Omit<KeyRow, 'id'> & { id: string | null }>(
-        `SELECT k.id, k.account_id, k.hash, k.prefix, k.label, k.created_at, k.revoked_at, k.expires_at, k.last_used_at
+        `SELECT k.id, k.account_id, k.hash, k.prefix, k.label, k.created_at, k.revoked_at, k.expires_at, k.last_used_at, k.rotated_from
          FROM ${s}.accounts a LEFT JOIN ${s}.api_keys k ON k.account_id = a.id
          WHERE a.id = $1 ORDER BY k.created_at, k.id`,
         [accountId],
@@ -739,6 +741,7 @@ interface KeyRow {
   revoked_at: string | null;
   expires_at: string | null;
   last_used_at: string | null;
+  rotated_from: string | null;
 }
 
 /** Fails with `ERR:UNAVAILABLE`, saying to run `migrate()`, unless schema `s` is migrated far enough. */
@@ -1010,6 +1013,7 @@ function keyOf(r: KeyRow): ApiKeyRecord {
     revokedAt: r.revoked_at,
     expiresAt: r.expires_at,
     lastUsedAt: r.last_used_at,
+    rotatedFrom: r.rotated_from,
   };
 }
 

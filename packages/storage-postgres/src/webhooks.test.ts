@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset, isIpokitError, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type EventType, type Store, type WebhookRecord, type WebhookStore } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceStore, toDataset } from '@ipokit/core/testing';
 import type { PostgresClient } from './client.js';
-import { deliveriesChannel, migrate, migrateUpTo } from './migrations.js';
+import { deliveriesChannel, migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import { importDatasetStream } from './stream-import.js';
 import { failingOnSnapshotInsert, interceptQueries, openTestDatabase, type TestDatabase } from './test-database.js';
@@ -757,7 +757,8 @@ describe(`migrations 6 to 9 (${KIND})`, () => {
          VALUES ('old', 'old', NULL, 'old', 'EQ', true, false, '2026-11-25', '2026-11-27', NULL, $1::json)`,
         [JSON.stringify(makeIpo({ id: 'old', startDate: '2026-11-25', endDate: '2026-11-27' }))],
       );
-      expect(await migrate(db.client, { schema })).toEqual([6, 7, 8, 9]);
+      // (6 up to this package's version: later migrations are not about webhooks)
+      expect(await migrate(db.client, { schema })).toEqual(Array.from({ length: SCHEMA_VERSION - 5 }, (_, i) => 6 + i));
       expect(await migrate(db.client, { schema })).toEqual([]);
       // migrations 8 and 9: the rows that live from a write to the next claim are not compressed
       expect(await q(`SELECT attstorage FROM pg_attribute WHERE attrelid = '"${schema}".snapshot_events'::regclass AND attname = 'snapshots'`)).toEqual([{ attstorage: 'e' }]);

@@ -162,6 +162,7 @@ function expectError(a: Answer, status: number, code: string): void {
 }
 
 const KEY_TEXT = /ipk_[0-9A-Za-z]{32}/;
+const DAY_MS = 86_400_000;
 
 /**
  * The checks, in the order they run.
@@ -221,6 +222,22 @@ export function accountChecks(): AccountCheck[] {
         const head = await ctx.call(paid, '/keys', { method: 'HEAD' });
         expect(head.status).toBe(200);
         expect(head.text).toBe('');
+        // GET / leaves out the keys that stopped working (revoked or expired) more than 30 days
+        // ago, so that its size follows the active keys; GET /keys lists every key
+        const { paid: paidId, paid2 } = ctx.fixture.keyIds;
+        expect((await ctx.call(paid, `/keys/${paid2}/revoke`, { method: 'POST', body: '{}' })).status).toBe(204);
+        const trial = await ctx.call(paid, '/keys', { method: 'POST', body: JSON.stringify({ label: 'trial', expiresAt: new Date(ctx.now.ms + 5 * DAY_MS).toISOString() }) });
+        expect(trial.status, trial.text).toBe(201);
+        const ids = async (path: string) => ((await ctx.call(paid, path)).json.keys as ApiKeyInfo[]).map((k) => k.id).sort();
+        const all = [paidId, paid2, trial.json.key.id].sort();
+        expect(await ids('/')).toEqual(all);
+        ctx.now.ms += 30 * DAY_MS - 1;
+        expect(await ids('/')).toEqual(all);
+        ctx.now.ms += 1;
+        expect(await ids('/')).toEqual([paidId, trial.json.key.id].sort());
+        ctx.now.ms += 5 * DAY_MS;
+        expect(await ids('/')).toEqual([paidId]);
+        expect(await ids('/keys')).toEqual(all);
       },
     },
     {
@@ -347,8 +364,24 @@ export function accountChecks(): AccountCheck[] {
         expect(a.json.key).toMatchObject({ label: 'paid key', expiresAt: null });
         expect((await ctx.keyed(a.json.key.key, '/ORBIT')).status).toBe(200);
         expect((await ctx.keyed(keys.paid, '/ORBIT')).status).toBe(200);
-        const old = (await ctx.call(paid, '/keys')).json.keys.find((k: { id: string }) => k.id === keyIds.paid);
+        const listed = (await ctx.call(paid, '/keys')).json.keys;
+        const old = listed.find((k: { id: string }) => k.id === keyIds.paid);
         expect(old?.expiresAt).toBe(new Date(FIXTURE_NOW + 60_000).toISOString());
+        // the pair is visible: the new key names the one it replaced
+        expect(old?.rotatedFrom).toBeNull();
+        expect(listed.find((k: { id: string }) => k.id === a.json.key.id)?.rotatedFrom).toBe(keyIds.paid);
+        // a trial key rotated stays a trial key: the new one expires when the old one would have
+        const trialEnds = new Date(FIXTURE_NOW + 10 * 86_400_000).toISOString();
+        const trial = await ctx.call(paid, '/keys', { method: 'POST', body: JSON.stringify({ label: 'trial', expiresAt: trialEnds }) });
+        const rotatedTrial = await ctx.call(paid, `/keys/${trial.json.key.id}/rotate`, { method: 'POST', body: '{"overlapSeconds":3600}' });
+        expect(rotatedTrial.status, rotatedTrial.text).toBe(201);
+        expect(rotatedTrial.json.key).toMatchObject({ label: 'trial', expiresAt: trialEnds });
+        // (made at one instant: listed by id, which is random)
+        const trials = (await ctx.call(paid, '/')).json.keys.filter((k) => k.label === 'trial');
+        expect(Object.fromEntries(trials.map((k) => [k.id, [k.expiresAt, k.rotatedFrom]]))).toEqual({
+          [trial.json.key.id]: [new Date(FIXTURE_NOW + 3_600_000).toISOString(), null],
+          [rotatedTrial.json.key.id]: [trialEnds, trial.json.key.id],
+        });
         ctx.now.ms += 60_000;
         expect((await ctx.keyed(keys.paid, '/ORBIT')).status).toBe(401);
         // default overlap: a day
@@ -364,6 +397,49 @@ export function accountChecks(): AccountCheck[] {
         expect((await ctx.call(free, `/keys/${keyIds.free}/rotate`, { method: 'POST', body: '{"overlapSeconds":3600}' })).status).toBe(201);
         expectError(await ctx.call(free, `/keys/${keyIds.free}/rotate`, { method: 'POST', body: '{}' }), 403, 'ERR:PLAN');
         expectError(await ctx.call(free, '/keys', { method: 'POST', body: '{"label":"x"}' }), 403, 'ERR:PLAN');
+      },
+    },
+    {
+      id: 'account-key-cap',
+      name: 'MUST refuse an active key beyond 100 on paid and pro (403 ERR:PLAN saying the limit and to revoke a key), and admit one again once a key is revoked',
+      async fn(ctx) {
+        const { paid, pro } = ctx.fixture.accounts;
+        const at = { now: () => new Date(ctx.now.ms) };
+        // paid holds 2 keys (the fixture's), pro 1
+        for (const [account, held] of [[paid, 2], [pro, 1]] as const) {
+          for (let i = held; i < 99; i++) await createApiKey(ctx.store, { accountId: account, label: `k${i}` }, at);
+          const hundredth = await ctx.call(account, '/keys', { method: 'POST', body: '{"label":"k99"}' });
+          expect(hundredth.status, hundredth.text).toBe(201);
+          const refused = await ctx.call(account, '/keys', { method: 'POST', body: '{"label":"k100"}' });
+          expectError(refused, 403, 'ERR:PLAN');
+          expect(refused.json.detail).toMatch(/\b100 active keys\b/);
+          expect(refused.json.detail).toMatch(/revoke/);
+          expect((await listApiKeys(ctx.store, { accountId: account })).length).toBe(100);
+        }
+        const keys = await listApiKeys(ctx.store, { accountId: paid });
+        expect((await ctx.call(paid, `/keys/${keys[0]!.id}/revoke`, { method: 'POST', body: '{}' })).status).toBe(204);
+        expect((await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"again"}' })).status).toBe(201);
+        expectError(await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"more"}' }), 403, 'ERR:PLAN');
+      },
+    },
+    {
+      id: 'account-key-cap-option',
+      name: 'MUST apply the router option maxKeysPerAccount: keys beyond it are 403 ERR:PLAN; a key at the cap rotates, and no other is made during its overlap',
+      options: { maxKeysPerAccount: 3 },
+      async fn(ctx) {
+        const { paid } = ctx.fixture.accounts;
+        const { paid: paidKey } = ctx.fixture.keyIds;
+        expect((await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"third"}' })).status).toBe(201);
+        const refused = await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"fourth"}' });
+        expectError(refused, 403, 'ERR:PLAN');
+        expect(refused.json.detail).toMatch(/\b3 active keys\b/);
+        const rotated = await ctx.call(paid, `/keys/${paidKey}/rotate`, { method: 'POST', body: '{"overlapSeconds":60}' });
+        expect(rotated.status, rotated.text).toBe(201);
+        expectError(await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"fourth"}' }), 403, 'ERR:PLAN');
+        ctx.now.ms += 60_000;
+        expectError(await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"fourth"}' }), 403, 'ERR:PLAN');
+        expect((await ctx.call(paid, `/keys/${rotated.json.key.id}/revoke`, { method: 'POST', body: '{}' })).status).toBe(204);
+        expect((await ctx.call(paid, '/keys', { method: 'POST', body: '{"label":"fourth"}' })).status).toBe(201);
       },
     },
     {

@@ -156,7 +156,7 @@ export function referenceStore(): Store & WebhookStore {
       const account = accounts.find((a) => a.id === input.key.accountId);
       if (account === undefined) return 'not-found';
       if (activeKeys(account.id, input.now) >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
-      keys.push(copy(input.key));
+      keys.push({ ...copy(input.key), rotatedFrom: null });
       return 'ok';
     },
 
@@ -167,8 +167,9 @@ export function referenceStore(): Store & WebhookStore {
       if (!active(old, input.now)) return 'inactive';
       const others = keys.filter((k) => k.accountId === account.id && k.id !== old.id && active(k, input.now)).length;
       if (others >= input.maxActiveKeys[account.plan]) return 'too-many-keys';
+      // The new key lives no longer than the old one would have.
+      const created: ApiKeyRecord = { ...input.key, accountId: account.id, label: old.label, revokedAt: null, expiresAt: old.expiresAt, lastUsedAt: null, rotatedFrom: old.id };
       old.expiresAt = old.expiresAt === null || compareCodePoints(input.overlapEndsAt, old.expiresAt) < 0 ? input.overlapEndsAt : old.expiresAt;
-      const created: ApiKeyRecord = { ...input.key, accountId: account.id, label: old.label, revokedAt: null, expiresAt: null, lastUsedAt: null };
       keys.push(copy(created));
       return created;
     },

@@ -6,7 +6,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createAccount, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from '../admin.js';
 import { addDays } from '../dates.js';
+import { isIpokitError } from '../errors.js';
 import { referenceBuckets, referenceFind, referenceList } from '../reference.js';
 import { IPO_STATUSES } from '../status.js';
 import type {
@@ -229,7 +231,7 @@ const GRIDS: ReadonlyArray<{ name: string; size: number; origin: number }> = [
 const WEEKLY = { size: WEEK, origin: 4 * DAY };
 const DAILY = { size: DAY, origin: 0 };
 const FIVE_MIN = { size: 5 * MINUTE, origin: 0 };
-/** The core's limits: the free plan holds one active key. */
+/** The free plan's one active key, and no cap on paid and pro (the core's `maxKeysPerAccount: Infinity`). */
 const CORE_LIMITS: ActiveKeyLimits = { free: 1, paid: Infinity, pro: Infinity };
 /** Finite limits on every plan, to see that the store uses the limits it is given. */
 const FINITE_LIMITS: ActiveKeyLimits = { free: 1, paid: 3, pro: 5 };
@@ -1169,29 +1171,82 @@ function accountChecks(check: Check<AccountStore>, withStore: WithStore<AccountS
     expect(await store.findApiKey(hashOf('p1'))).toEqual({ keyId: 'p1', accountId: 'acct_2', plan: 'free', gmpAddon: false, revoked: false, expiresAt: at(30) });
   });
 
-  check('rotateApiKey: a new key with the old one\'s account and label; the old key expires at the earlier of its own expiry and the overlap\'s end', async (store) => {
+  check("rotateApiKey: a new key with the old one's account, label and expiresAt, rotatedFrom the old one; the old key expires at the earlier of its own expiry and the overlap's end", async (store) => {
     await store.insertAccount(account('acct_1', 'paid'));
     expect(await insertKey(store, apiKey('k1', 'acct_1'))).toBe('ok');
     expect(await insertKey(store, apiKey('k2', 'acct_1', '2026-11-20T10:00:00.000Z', at(5)))).toBe('ok');
+    expect(await insertKey(store, apiKey('k3', 'acct_1', '2026-11-20T10:00:00.000Z', at(100)))).toBe('ok');
+    // a trial key rotated stays a trial key: the new one expires when the old one would have
+    expect(await rotate(store, 'k2', 'n2', at(1), at(61))).toEqual({ ...apiKey('n2', 'acct_1', at(1), at(5)), label: apiKey('k2', '').label, rotatedFrom: 'k2' });
     const created = await rotate(store, 'k1', 'n1', at(0), at(60));
-    const expected = { ...apiKey('n1', 'acct_1', at(0)), label: apiKey('k1', '').label };
+    const expected = { ...apiKey('n1', 'acct_1', at(0)), label: apiKey('k1', '').label, rotatedFrom: 'k1' };
     expect(created).toEqual(expected);
-    expect(await rotate(store, 'k2', 'n2', at(1), at(61))).toEqual({ ...apiKey('n2', 'acct_1', at(1)), label: apiKey('k2', '').label });
+    expect(await rotate(store, 'k3', 'n3', at(1), at(61))).toEqual({ ...apiKey('n3', 'acct_1', at(1), at(100)), label: apiKey('k3', '').label, rotatedFrom: 'k3' });
     const keys = await store.listApiKeys('acct_1');
-    expect(keys?.map((k) => [k.id, k.expiresAt, k.revokedAt])).toEqual([
-      ['k1', at(60), null],
-      ['k2', at(5), null],
-      ['n1', null, null],
-      ['n2', null, null],
+    expect(keys?.map((k) => [k.id, k.expiresAt, k.revokedAt, k.rotatedFrom])).toEqual([
+      ['k1', at(60), null, null],
+      ['k2', at(5), null, null],
+      ['k3', at(61), null, null],
+      ['n1', null, null, 'k1'],
+      ['n2', at(5), null, 'k2'],
+      ['n3', at(100), null, 'k3'],
     ]);
     expect(keys?.find((k) => k.id === 'n1')).toEqual(expected);
     expect(await store.findApiKey(hashOf('n1'))).toEqual({ keyId: 'n1', accountId: 'acct_1', plan: 'paid', gmpAddon: false, revoked: false, expiresAt: null });
+    expect(await store.findApiKey(hashOf('n2'))).toEqual({ keyId: 'n2', accountId: 'acct_1', plan: 'paid', gmpAddon: false, revoked: false, expiresAt: at(5) });
     expect(await store.findApiKey(hashOf('k1'))).toMatchObject({ keyId: 'k1', revoked: false, expiresAt: at(60) });
     // a shorter overlap moves the expiry earlier again; a longer one never later
-    expect(await rotate(store, 'k1', 'n3', at(2), at(30))).toMatchObject({ id: 'n3' });
-    expect(await rotate(store, 'k1', 'n4', at(3), at(90))).toMatchObject({ id: 'n4' });
+    expect(await rotate(store, 'k1', 'n4', at(2), at(30))).toMatchObject({ id: 'n4', rotatedFrom: 'k1' });
+    expect(await rotate(store, 'k1', 'n5', at(3), at(90))).toMatchObject({ id: 'n5', rotatedFrom: 'k1' });
     expect((await store.listApiKeys('acct_1'))?.find((k) => k.id === 'k1')?.expiresAt).toBe(at(30));
+    // the rotated key of a rotated key: the expiry carried along, the chain visible
+    expect(await rotate(store, 'n2', 'n6', at(4), at(64))).toEqual({ ...apiKey('n6', 'acct_1', at(4), at(5)), label: apiKey('k2', '').label, rotatedFrom: 'n2' });
   });
+
+  check('insertApiKey stores a key that replaced none: rotatedFrom reads null', async (store) => {
+    await store.insertAccount(account('acct_1', 'pro'));
+    expect(await insertKey(store, apiKey('k1', 'acct_1', KEY_NOW, at(30)))).toBe('ok');
+    expect(await store.listApiKeys('acct_1')).toEqual([{ ...apiKey('k1', 'acct_1', KEY_NOW, at(30)), rotatedFrom: null }]);
+  });
+
+  it(
+    "rotation never extends a key's life: for any expiry and overlap the new key expires with the old one, which ends at the earlier of its own and the overlap's end (property)",
+    async () => {
+      await withStore(async (store) => {
+        let n = 0;
+        await fc.assert(
+          fc.asyncProperty(
+            fc.option(fc.integer({ min: 1, max: 20_000 }), { nil: null }),
+            fc.integer({ min: 0, max: 10_080 }),
+            fc.integer({ min: 0, max: 3 }),
+            async (expires, overlap, chain) => {
+              const accountId = `acct_${n++}`;
+              await store.insertAccount(account(accountId, 'paid'));
+              const expiresAt = expires === null ? null : at(expires);
+              expect(await insertKey(store, apiKey(`${accountId}_k0`, accountId, at(0), expiresAt))).toBe('ok');
+              // rotate the newest key `chain + 1` times, at the same instant, each with the same overlap
+              let previous = `${accountId}_k0`;
+              for (let i = 1; i <= chain + 1; i++) {
+                const made = await rotate(store, previous, `${accountId}_k${i}`, at(0), at(overlap));
+                expect(made).toEqual({ ...apiKey(`${accountId}_k${i}`, accountId, at(0), expiresAt), label: apiKey(`${accountId}_k0`, '').label, rotatedFrom: previous });
+                previous = `${accountId}_k${i}`;
+              }
+              const ends = expiresAt === null || at(overlap) < expiresAt ? at(overlap) : expiresAt;
+              const keys = await store.listApiKeys(accountId);
+              const byId = new Map((keys ?? []).map((k) => [k.id, k]));
+              for (let i = 0; i <= chain + 1; i++) {
+                const k = byId.get(`${accountId}_k${i}`);
+                expect(k?.expiresAt).toBe(i === chain + 1 ? expiresAt : ends);
+                expect(k?.rotatedFrom).toBe(i === 0 ? null : `${accountId}_k${i - 1}`);
+              }
+            },
+          ),
+          { numRuns: RUNS },
+        );
+      });
+    },
+    PROPERTY_TIMEOUT,
+  );
 
   check("rotateApiKey: 'not-found' for an unknown key, 'inactive' for a revoked or expired one, changing nothing", async (store) => {
     await store.insertAccount(account('acct_1', 'pro'));
@@ -1253,6 +1308,53 @@ function accountChecks(check: Check<AccountStore>, withStore: WithStore<AccountS
       expect(typeof rotated === 'object' ? inserted : rotated).toBe('too-many-keys');
     }
   });
+
+  // The key cap of paid and pro (docs/spec.md#keys), as the core's functions apply it to the store.
+  check(
+    'createApiKey: a paid or pro account holds at most maxKeysPerAccount active keys (default 100): one more is ERR:PLAN naming the limit; a revoked key frees a slot; a key at the cap still rotates',
+    async (store) => {
+      const clock = { now: () => new Date(KEY_NOW) };
+      for (const plan of ['paid', 'pro'] as const) {
+        const acct = await createAccount(store, { name: `Acme ${plan}`, plan }, clock);
+        const made = [];
+        for (let i = 0; i < 100; i++) made.push(await createApiKey(store, { accountId: acct.id, label: `k${i}` }, clock));
+        const refused = await createApiKey(store, { accountId: acct.id, label: 'k100' }, clock).catch((e: unknown) => e);
+        expect(isIpokitError(refused, 'ERR:PLAN'), String(refused)).toBe(true);
+        expect((refused as Error).message).toMatch(/\b100\b/);
+        expect((refused as Error).message).toMatch(/revoke/i);
+        expect(await listApiKeys(store, { accountId: acct.id })).toHaveLength(100);
+        // a slot freed by a revocation is taken again, once
+        await revokeApiKey(store, made[0]!.id, clock);
+        expect((await createApiKey(store, { accountId: acct.id, label: 'again' }, clock)).label).toBe('again');
+        expect(isIpokitError(await createApiKey(store, { accountId: acct.id, label: 'more' }, clock).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+        // at the cap a key rotates (the new key takes its place); during the overlap no other does
+        const next = await rotateApiKey(store, made[1]!.id, { overlapSeconds: 60 }, clock);
+        expect(next.label).toBe('k1');
+        expect(isIpokitError(await rotateApiKey(store, made[2]!.id, {}, clock).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+        // the cap is the option's: a larger one admits more, Infinity any number
+        expect((await createApiKey(store, { accountId: acct.id, label: 'x' }, { ...clock, maxKeysPerAccount: 102 })).label).toBe('x');
+        expect((await createApiKey(store, { accountId: acct.id, label: 'y' }, { ...clock, maxKeysPerAccount: Infinity })).label).toBe('y');
+        expect(isIpokitError(await createApiKey(store, { accountId: acct.id, label: 'z' }, { ...clock, maxKeysPerAccount: 103 }).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+      }
+      // a smaller cap, and the free plan's one key whatever the cap says
+      const small = await createAccount(store, { name: 'Small', plan: 'paid' }, clock);
+      for (const label of ['a', 'b']) await createApiKey(store, { accountId: small.id, label }, { ...clock, maxKeysPerAccount: 2 });
+      const third = await createApiKey(store, { accountId: small.id, label: 'c' }, { ...clock, maxKeysPerAccount: 2 }).catch((e: unknown) => e);
+      expect(isIpokitError(third, 'ERR:PLAN') && /\b2\b/.test(third.message), String(third)).toBe(true);
+      const free = await createAccount(store, { name: 'Free', plan: 'free' }, clock);
+      await createApiKey(store, { accountId: free.id, label: 'one' }, { ...clock, maxKeysPerAccount: 5 });
+      expect(isIpokitError(await createApiKey(store, { accountId: free.id, label: 'two' }, { ...clock, maxKeysPerAccount: 5 }).catch((e: unknown) => e), 'ERR:PLAN')).toBe(true);
+      // a move to paid or pro with more active keys than the cap is refused, naming it; an
+      // add-on change alone moves no plan (an account over a cap that predates it may make one)
+      const big = await createAccount(store, { name: 'Big', plan: 'pro' }, clock);
+      for (const label of ['a', 'b', 'c']) await createApiKey(store, { accountId: big.id, label }, clock);
+      const moved = await updateAccount(store, { accountId: big.id, plan: 'paid' }, { ...clock, maxKeysPerAccount: 2 }).catch((e: unknown) => e);
+      expect(isIpokitError(moved, 'ERR:PLAN') && /\b2\b/.test(moved.message), String(moved)).toBe(true);
+      expect(await updateAccount(store, { accountId: big.id, gmpAddon: true }, { ...clock, maxKeysPerAccount: 2 })).toMatchObject({ plan: 'pro', gmpAddon: true });
+      expect(await updateAccount(store, { accountId: big.id, plan: 'paid' }, { ...clock, maxKeysPerAccount: 3 })).toMatchObject({ plan: 'paid' });
+    },
+    PROPERTY_TIMEOUT,
+  );
 
   check('recordKeyUse keeps the latest instant whatever the order; an unknown id is no error', async (store) => {
     await store.insertAccount(account('acct_1', 'pro'));
@@ -1775,7 +1877,7 @@ function sortConflicts(conflicts: readonly DatasetConflict[]): DatasetConflict[]
 }
 
 function apiKey(id: string, accountId: string, createdAt = '2026-11-20T10:00:00.000Z', expiresAt: string | null = null): ApiKeyRecord {
-  return { id, accountId, hash: hashOf(id), prefix: `ipk_${id}`.slice(0, 12).padEnd(12, '0'), label: `label ${id} \u{1F600}`, createdAt, revokedAt: null, expiresAt, lastUsedAt: null };
+  return { id, accountId, hash: hashOf(id), prefix: `ipk_${id}`.slice(0, 12).padEnd(12, '0'), label: `label ${id} \u{1F600}`, createdAt, revokedAt: null, expiresAt, lastUsedAt: null, rotatedFrom: null };
 }
 
 /** The instant the account checks count active keys at, unless they say otherwise. */

@@ -33,6 +33,8 @@ export interface Key {
   revokedAt: string | null;
   expiresAt: string | null;
   lastUsedAt: string | null;
+  /** The id of the key this one replaced by a rotation; null: created, not rotated. */
+  rotatedFrom: string | null;
 }
 
 export interface Overview {

@@ -66,6 +66,8 @@ function stateOf(key: Key, now: number): KeyState {
 
 function KeyTable({ keys, onRevoke, onRotate }: { keys: Key[]; onRevoke: (key: Key) => void; onRotate: (key: Key) => void }) {
   const now = Date.now();
+  // A rotated key names the one it replaced by that key's prefix, the part its owner knows.
+  const prefixes = new Map(keys.map((k) => [k.id, k.prefix]));
   return (
     <table class="keys stack">
       <thead>
@@ -101,6 +103,7 @@ function KeyTable({ keys, onRevoke, onRotate }: { keys: Key[]; onRevoke: (key: K
               </td>
               <td data-label="Created">
                 <Time iso={key.createdAt} />
+                {key.rotatedFrom !== null && <RotatedFrom prefix={prefixes.get(key.rotatedFrom)} />}
               </td>
               <td data-label="Expires">
                 <Time iso={key.expiresAt} empty="Never" />
@@ -127,6 +130,16 @@ function KeyTable({ keys, onRevoke, onRotate }: { keys: Key[]; onRevoke: (key: K
         })}
       </tbody>
     </table>
+  );
+}
+
+/** Under a rotated key's creation time: the key it replaced (not a `code`, which names a key's own row). */
+function RotatedFrom({ prefix }: { prefix: string | undefined }) {
+  return (
+    <>
+      <br />
+      <span class="muted small">rotated from {prefix === undefined ? 'an earlier key' : <span class="mono nowrap">{prefix}…</span>}</span>
+    </>
   );
 }
 
@@ -287,6 +300,12 @@ function RotateDialog({ target, onClose, onDone }: { target: Key; onClose: () =>
     <Dialog title={`Rotate the key "${target.label}"`} onClose={onClose}>
       <p>
         A new key with the same label replaces <code>{target.prefix}…</code>. The old key keeps working for the overlap you choose, so that your apps can switch over.
+        {target.expiresAt !== null && (
+          <>
+            {' '}
+            The new key expires when this one would have, <Time iso={target.expiresAt} />: rotating never extends a key's life.
+          </>
+        )}
       </p>
       <div class="field">
         <label for="rotate-overlap">Keep the old key working for</label>
