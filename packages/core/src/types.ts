@@ -586,8 +586,12 @@ export interface WebhookRecord {
  * See {@link Store} for the common rules.
  */
 export interface WebhookStore {
-  /** Stores a new endpoint; `'not-found'` (nothing stored) when its account is unknown. */
-  insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'>;
+  /**
+   * Stores a new endpoint; `'not-found'` (nothing stored) when its account is unknown, and
+   * `'too-many-webhooks'` (nothing stored) when the account already has `maxPerAccount`
+   * endpoints (disabled ones count). One atomic step: concurrent inserts never pass the cap.
+   */
+  insertWebhook(webhook: WebhookRecord, limits: { maxPerAccount: number }): Promise<'ok' | 'not-found' | 'too-many-webhooks'>;
 
   /** The account's endpoints ordered by `createdAt`, then `id`; null when the account is unknown. */
   listWebhooks(accountId: string): Promise<WebhookRecord[] | null>;
@@ -611,14 +615,33 @@ export interface WebhookStore {
 
   /**
    * Claims up to `limit` pending deliveries whose `nextAttemptAt <= now`, of enabled
-   * endpoints, at most `perWebhook` of one endpoint less the attempts `busy` says the caller
-   * has in flight to it (none of an endpoint with `perWebhook` or more), earliest
-   * `nextAttemptAt` first. A claim is a lease: until `now + leaseMs` no other claim returns
-   * the delivery, and only a {@link WebhookStore.finishDeliveries} with its `lease` token
-   * settles it. A lease that runs out unsettled (its worker died) makes the delivery
-   * claimable again: at least once. Concurrent claims never return one delivery twice.
+   * endpoints, shared fairly (docs/spec.md#webhooks). Each delivery has a place in the
+   * store's owed order: the deliveries of a write's events follow the writes' order (and
+   * the events' order within a write); a replay comes after everything owed before it.
+   * 1. Per endpoint, its due deliveries by (`nextAttemptAt`, owed order), numbered from 1
+   *    (`rankInWebhook`); those past `perWebhook` less `busy` (the caller's attempts in
+   *    flight to that endpoint) are left.
+   * 2. Per account, what is left by (`busy` of the endpoint + `rankInWebhook`,
+   *    `nextAttemptAt`, owed order, webhook id), numbered from 1 (`rankInAccount`); those
+   *    past `perAccount` less `busyAccounts` (the caller's attempts in flight for that
+   *    account) are left.
+   * 3. The first `limit` of what is left by (`busyAccounts` of the account +
+   *    `rankInAccount`, `nextAttemptAt`, owed order, webhook id).
+   * A claim is a lease: until `now + leaseMs` no other claim returns the delivery, and only a
+   * {@link WebhookStore.finishDeliveries} with its `lease` token settles it. A lease that runs
+   * out unsettled (its worker died) makes the delivery claimable again: at least once.
+   * Concurrent claims never return one delivery twice. A write's fan-out (its events'
+   * deliveries) may be made here, in bounded pieces, rather than in the write.
    */
-  claimDeliveries(input: { now: number; limit: number; perWebhook: number; leaseMs: number; busy: ReadonlyMap<string, number> }): Promise<ClaimedDelivery[]>;
+  claimDeliveries(input: {
+    now: number;
+    limit: number;
+    perWebhook: number;
+    perAccount: number;
+    leaseMs: number;
+    busy: ReadonlyMap<string, number>;
+    busyAccounts: ReadonlyMap<string, number>;
+  }): Promise<ClaimedDelivery[]>;
 
   /**
    * Settles claimed deliveries, each under its lease (a result whose lease is no longer the
@@ -633,22 +656,26 @@ export interface WebhookStore {
   /**
    * The endpoint's deliveries, newest first (`createdAt` descending, then `id` descending),
    * after the delivery `before` in that order when given, at most `limit`. Null when no
-   * endpoint has this id.
+   * endpoint has this id. The deliveries owed to the endpoint by writes whose fan-out is not
+   * made yet are made first (its own only: a listing never waits for other endpoints').
    */
   listDeliveries(input: { webhookId: string; before: string | null; limit: number }): Promise<DeliveryRecord[] | null>;
 
   /**
    * Sends a delivery's event again: a new pending delivery `id` of the same event to the same
-   * endpoint, due at `now`. Null when the endpoint `webhookId` has no delivery `of`.
+   * endpoint, due at `now`. When the delivery `of` is still pending, it is returned as it is
+   * and nothing is added. Null when the endpoint `webhookId` has no delivery `of`.
    */
   replayDelivery(input: { webhookId: string; of: string; id: string; now: number }): Promise<DeliveryRecord | null>;
 
   /**
    * Forgets settled (delivered or failed) deliveries whose last attempt, or creation when
-   * none was made, is before `before`, and the events left without deliveries. Resolves to
-   * how many deliveries went.
+   * none was made, is before `before`, and those of an endpoint past its newest
+   * `keepPerWebhook` settled ones (newest by `createdAt`, then `id`), and the events left
+   * without deliveries. Pending deliveries are never forgotten. May stop after a bounded
+   * amount of work (a worker calls it again later). Resolves to how many deliveries went.
    */
-  pruneDeliveries(input: { before: number }): Promise<number>;
+  pruneDeliveries(input: { before: number; keepPerWebhook: number }): Promise<number>;
 
   /**
    * Calls `wake` soon after deliveries become due without a clock passing (an import, a
@@ -695,6 +722,8 @@ export interface DeliveryRecord {
 /** A delivery handed to a worker: with what it needs to send it. */
 export interface ClaimedDelivery {
   delivery: DeliveryRecord;
+  /** The account of the delivery's endpoint (the worker shares its attempts across accounts). */
+  accountId: string;
   /** The token that settles this claim. */
   lease: string;
   url: string;
