@@ -1131,6 +1131,75 @@ CREATE OR REPLACE FUNCTION ${s}.rotate_api_key(
 $fn$;
 `,
   },
+  {
+    version: 11,
+    name: 'webhook events owed per endpoint, made into deliveries later',
+    // A write recorded one delivery row per event and endpoint in its transaction (and a
+    // listing fanned out every write's snapshot events first): 1,000 endpoints x 1,000
+    // snapshots made 1,000,000 rows before a listing of any endpoint answered (#29 defect 4).
+    // Now a write appends its events once to `owed` (a gmp.snapshot event stays a slot of a
+    // snapshot_changes row, `places`, until a claim or listing builds it), each at a place in
+    // the owed order (the sequence owed_place: write order, then the events' order in the
+    // write; a replay takes the next place). Each endpoint has a cursor (`owed_upto`): the owed
+    // places up to it are made into its deliveries, in bounded statements, by claims (fairly
+    // across accounts) and by its own listing. `owed_head` is the last place of the log that
+    // every reader may rely on: log writers allocate places holding the data lock and move it
+    // before they commit, so the places up to it are committed (or rolled back) and every later
+    // one is greater: a cursor never passes a place still to come (docs/spec.md#storage).
+    //
+    // Nothing is rewritten: new tables, nullable columns without a default (deliveries.place:
+    // null for the deliveries made before, ordered first by their seq), a column with a
+    // constant default (webhooks.owed_upto), a new partial index. A process of version 10 (a
+    // rolling deploy) runs on as it did: its writes insert events and deliveries eagerly (place
+    // null) and snapshot_changes rows without places, which this version's claims fan out as
+    // version 10 did; its claims deliver the deliveries that are made (not the owed ones, which
+    // this version's processes make); its prunes delete only events no delivery names, and
+    // this version keeps an owed event's own copy in `owed` until every cursor passed it.
+    sql: (s) => `
+CREATE SEQUENCE ${s}.owed_place AS bigint;
+
+-- The events writes owe to endpoints, in the owed order, until every endpoint's cursor passed
+-- them (then the events table keeps the ones some delivery names, as before).
+CREATE TABLE ${s}.owed (
+  place    bigint PRIMARY KEY,
+  event_id text COLLATE "C" NOT NULL UNIQUE,
+  type     text NOT NULL,
+  -- the write's instant: its deliveries' creation and first due time
+  at       bigint NOT NULL,
+  -- the last endpoint (webhooks.seq) the write saw: endpoints made later take none of it
+  up_to    bigint NOT NULL,
+  body     text NOT NULL
+);
+-- An endpoint's next owed events: one range per type it takes.
+CREATE INDEX owed_type ON ${s}.owed (type, place);
+
+-- The last place of the log readers may rely on (see above); one row.
+CREATE TABLE ${s}.owed_head (
+  id    boolean PRIMARY KEY DEFAULT true CHECK (id),
+  place bigint NOT NULL
+);
+INSERT INTO ${s}.owed_head (place) VALUES (0);
+
+-- The owed places up to which the endpoint's deliveries are made.
+ALTER TABLE ${s}.webhooks ADD COLUMN owed_upto bigint NOT NULL DEFAULT 0;
+
+-- A delivery's place in the owed order; null for deliveries made before (or by a version 10 process).
+ALTER TABLE ${s}.deliveries ADD COLUMN place bigint;
+CREATE INDEX deliveries_owed ON ${s}.deliveries (webhook_id, next_attempt_at, place NULLS FIRST, seq) WHERE state = 'pending';
+-- Pruning by count: an endpoint's settled deliveries, newest first.
+CREATE INDEX deliveries_settled_list ON ${s}.deliveries (webhook_id, created_at DESC, id DESC) WHERE state <> 'pending';
+
+-- A write's gmp.snapshot events: the place of each slot (null: a row of a version 10 process).
+ALTER TABLE ${s}.snapshot_changes ADD COLUMN places bigint[];
+
+-- Where the last prune by count stopped (the endpoints are visited in turn, a bounded number a call).
+CREATE TABLE ${s}.prune_cursor (
+  id    boolean PRIMARY KEY DEFAULT true CHECK (id),
+  after text COLLATE "C" NOT NULL
+);
+INSERT INTO ${s}.prune_cursor (after) VALUES ('');
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

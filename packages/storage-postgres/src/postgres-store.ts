@@ -384,7 +384,7 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
           const deleted = ids.filter((id) => gone.delete(id));
           const at = writeOptions?.at ?? Date.now();
           const added = await recordEvents(tx, s, eventsOfWrite({ at, ipos: [], snapshots: [], deleted }, endpoints.types), at, endpoints);
-          if (added.deliveries > 0) await notifyDeliveries(tx, s);
+          if (added.events > 0) await notifyDeliveries(tx, s);
         }
         // (the version the statement's triggers set: a statement does not see its own triggers' writes)
         return { result: { ipos: Number(row?.ipos ?? 0), snapshots: Number(row?.snapshots ?? 0) }, version: await dataVersion(tx, s) };
@@ -893,7 +893,7 @@ export async function writeIpoBatch(tx: Transaction, s: string, ipos: readonly I
   const writing = wanted.changes ? changed.map((c) => c.ipo) : ipos;
   if (writing.length > 0) await upsertIpos(tx, s, writing);
   const events = eventsOfWrite({ at, ipos: changed, snapshots: [], deleted: [] }, endpoints.types);
-  return (await recordEvents(tx, s, events, at, endpoints)).deliveries;
+  return (await recordEvents(tx, s, events, at, endpoints)).events;
 }
 
 /**
@@ -901,9 +901,9 @@ export async function writeIpoBatch(tx: Transaction, s: string, ipos: readonly I
  * `gmp.snapshot` events when an enabled endpoint takes them (else the upsert alone). One
  * statement writes the snapshots that are new or differ from the stored one, as the core's
  * `sameSnapshot` compares them (sources in order, by name and paise, and every aggregation),
- * and copies those, in the batch's order, into one `snapshot_changes` row (migration 9): the
+ * and copies those, in the batch's order, into one `snapshot_changes` row (migration 9), each at its place in the owed order (migration 11): the
  * events as the write recorded them. Workers fan them out into events and deliveries
- * afterwards (`fanOutSnapshotEvents`), so that the write pays for one row, not for one event
+ * afterwards (`buildSnapshotEvents`), so that the write pays for one row, not for one event
  * and one delivery per snapshot and endpoint. Resolves to how many rows were added (0 or 1).
  *
  * @example
@@ -956,12 +956,16 @@ WITH up AS (${UPSERT_SNAPSHOTS(s)}
   RETURNING ipo_id, ts, ${AGG_COLUMNS}
 ),
 rows AS (
-  INSERT INTO ${s}.snapshot_changes (at, up_to, ipo_ids, ts, ${AGG_COLUMNS})
-  SELECT $2::bigint, $3::bigint, array_agg(ipo_id), array_agg(ts), ${GMP_FIELDS.map((f) => `array_agg(${FIELD_COLUMN[f]})`).join(', ')}
+  INSERT INTO ${s}.snapshot_changes (at, up_to, ipo_ids, ts, ${AGG_COLUMNS}, places)
+  SELECT $2::bigint, $3::bigint, array_agg(ipo_id), array_agg(ts), ${GMP_FIELDS.map((f) => `array_agg(${FIELD_COLUMN[f]})`).join(', ')},
+    array_agg(nextval('${s}.owed_place'))
   FROM up HAVING count(*) > 0
-  RETURNING 1
+  RETURNING places
+),
+head AS (
+  UPDATE ${s}.owed_head SET place = greatest(place, (SELECT places[cardinality(places)] FROM rows)) WHERE EXISTS (SELECT 1 FROM rows) RETURNING 1
 )
-SELECT count(*)::int AS rows FROM rows`;
+SELECT count(*)::int AS rows, (SELECT count(*) FROM head)::int AS head FROM rows`;
 
 function ipoRow(ipo: IpoRecord): Record<string, unknown> {
   return {

@@ -1,15 +1,27 @@
 /**
- * The webhook capability of the PostgreSQL store (docs/spec.md#webhooks): an account's
- * endpoints, the events a data write records in its own transaction, one delivery per event
- * and enabled endpoint taking its type, claimed by any number of workers under leases, and
- * settled with the endpoint's failing streak. Every rule is the core's `MemoryOutbox`
- * (core/src/outbox.ts), restated here in SQL and pinned to it by `testWebhookStore`; the
- * events themselves are built by the core (`eventsOfWrite`, `eventsOfStatusChanges`), never here.
+ * The webhook capability of the PostgreSQL store (docs/spec.md#webhooks, #storage): an
+ * account's endpoints, the events a data write owes them (recorded in the write's own
+ * transaction, once per event whatever the number of endpoints), each endpoint's deliveries
+ * made from what it is owed later, in bounded statements, by claims (fairly across accounts)
+ * and by its own listing, claimed by any number of workers under leases, and settled with the
+ * endpoint's failing streak. Every rule is the core's `MemoryOutbox` (core/src/outbox.ts),
+ * restated here in SQL and pinned to it by `testWebhookStore`; the events themselves are built
+ * by the core (`eventsOfWrite`, `eventsOfStatusChanges`), never here.
  *
- * Tables (migrations 6, 7 and 9): `webhooks`, `events`, `deliveries`, `status_cursor`, and
- * `snapshot_changes` (a write's gmp.snapshot events, fanned out by claims; `snapshot_events`
- * holds those of version 7 and 8 processes). Every time is
+ * Tables (migrations 6, 7, 9 and 11): `webhooks` (with `owed_upto`, the endpoint's cursor),
+ * `events` (those some delivery names), `deliveries`, `status_cursor`, `owed` (the events owed,
+ * at their places in the owed order, until every endpoint's cursor passed them), `owed_head`
+ * (the last place readers may rely on), `snapshot_changes` (a write's gmp.snapshot events with
+ * their places, built into `owed` rows by claims and listings; `snapshot_events` and rows
+ * without places come from processes of earlier versions), `prune_cursor`. Every time is
  * epoch ms from the caller's clock, never the database's `now()`.
+ *
+ * Places: the sequence `owed_place`. A process appending to the log (`owed`, or places of
+ * `snapshot_changes`) holds the data lock (`lockData`, which every write takes) from its first
+ * place to its commit, and moves `owed_head` to its last place: so the places up to the head a
+ * reader sees are all committed (or rolled back), every place still to come is greater, and a
+ * cursor moved to the head never passes an event still to be owed. A replay takes the next
+ * place too (it owes nothing through the log: its delivery is made at once).
  */
 import { GMP_FIELDS, IpokitError, todayInIst } from '@ipokit/core';
 import { addDays, DISABLED_ERROR, dueStatusChanges, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt } from '@ipokit/core/backend';
@@ -28,16 +40,16 @@ import type {
 } from '@ipokit/core';
 import type { Database, Transaction } from './client.js';
 import { listenTo } from './data-cache.js';
-import { deliveriesChannel } from './migrations.js';
+import { advisoryKey, deliveriesChannel } from './migrations.js';
 
 /**
  * The enabled endpoints as a write sees them in its transaction: which event types some
- * take (the only events worth building), and how many take each (the deliveries to name).
+ * take (the only events worth building), and how many take each.
  */
 export interface Endpoints {
   types: ReadonlySet<EventType>;
   count: ReadonlyMap<EventType, number>;
-  /** The last of them made (`webhooks.seq`): events fanned out later go to none made after. */
+  /** The last of them made (`webhooks.seq`): what the write owes goes to none made after. */
   upTo: number;
 }
 
@@ -67,29 +79,23 @@ export async function readEndpoints(tx: Transaction, s: string): Promise<Endpoin
 const EVENT_BATCH = 2_000;
 
 /**
- * Records events not recorded before (by id), each with one pending delivery, due at `due`,
- * per enabled endpoint that takes its type, in the order of the events, then of the
- * endpoints' creation (`MemoryOutbox.record`); an event no endpoint takes is not kept. Set
- * based: one statement per 2,000 events, the endpoints joined in SQL as the statement sees
- * them. Resolves to how many events and deliveries were added; the caller notifies
- * ({@link notifyDeliveries}) in the same transaction when deliveries were.
+ * Records events not recorded before (by id) as owed, due at `due`, to the enabled endpoints
+ * taking their types up to the endpoint `upTo` (those the write saw), each at the next place
+ * of the owed order, in the order of the events (`MemoryOutbox.record`). One row per event,
+ * whatever the number of endpoints: their deliveries are made later (claims, listings). The
+ * caller holds the data lock (`lockData`: every write does), and notifies
+ * ({@link notifyDeliveries}) in the same transaction when events were recorded. Resolves to
+ * how many were.
  *
  * @example
  * ```ts
- * const { deliveries } = await recordEvents(tx, s, eventsOfWrite(changes, endpoints.types), at, endpoints);
- * if (deliveries > 0) await notifyDeliveries(tx, s);
+ * const { events } = await recordEvents(tx, s, eventsOfWrite(changes, endpoints.types), at, endpoints);
+ * if (events > 0) await notifyDeliveries(tx, s);
  * ```
  */
-export async function recordEvents(
-  tx: Transaction,
-  s: string,
-  events: readonly EventRecord[],
-  due: number,
-  endpoints: Pick<Endpoints, 'count'>,
-  upTo: number | null = null,
-): Promise<{ events: number; deliveries: number }> {
-  let added = { events: 0, deliveries: 0 };
-  if (events.length === 0) return added;
+export async function recordEvents(tx: Transaction, s: string, events: readonly EventRecord[], due: number, endpoints: Pick<Endpoints, 'upTo'>): Promise<{ events: number }> {
+  let recorded = 0;
+  if (events.length === 0) return { events: 0 };
   // An id twice in one call: the first is recorded, as by one event after the other.
   const seen = new Set<string>();
   const unique: EventRecord[] = [];
@@ -99,48 +105,36 @@ export async function recordEvents(
     unique.push(e);
   }
   for (let i = 0; i < unique.length; i += EVENT_BATCH) {
-    const rows = unique.slice(i, i + EVENT_BATCH).map((e, ord) => ({
-      ord,
-      id: e.id,
-      type: e.type,
-      at: e.at,
-      body: e.body,
-      // the ids of its deliveries, one per endpoint this transaction saw taking the type (an
-      // endpoint made since gets an id made in SQL)
-      ids: Array.from({ length: endpoints.count.get(e.type) ?? 0 }, () => `dlv_${randomBase62(20)}`),
-    }));
-    const [r] = await tx.query<{ events: number; deliveries: number }>(RECORD_EVENTS(s), [JSON.stringify(rows), due, upTo]);
-    added = { events: added.events + Number(r?.events ?? 0), deliveries: added.deliveries + Number(r?.deliveries ?? 0) };
+    const rows = unique.slice(i, i + EVENT_BATCH).map((e, ord) => ({ ord, id: e.id, type: e.type, body: e.body }));
+    const [r] = await tx.query<{ events: number }>(RECORD_OWED(s), [JSON.stringify(rows), due, endpoints.upTo]);
+    recorded += Number(r?.events ?? 0);
   }
-  return added;
+  return { events: recorded };
 }
 
-// The events (x) fanned out to the enabled endpoints taking their types (fan), as the
-// statement's snapshot shows them, up to the endpoint $3 when it is given; an event is inserted only with some delivery, and
-// deliveries only for events inserted here (an id recorded before is skipped). `seq` is
-// assigned in the order of the SELECT: events in order, then endpoints in creation order.
-const RECORD_EVENTS = (s: string): string => `
+// The events (x) not recorded before (owed, or in events: an id recorded twice keeps the
+// first), each at the next place, in their order (the sequence is read row by row of the
+// ordered subquery); the head moved to the last.
+const RECORD_OWED = (s: string): string => `
 WITH x AS MATERIALIZED (
-  SELECT * FROM json_to_recordset($1::json) AS x(ord int, id text, type text, at bigint, body text, ids text[])
+  SELECT * FROM json_to_recordset($1::json) AS x(ord int, id text, type text, body text)
 ),
-fan AS MATERIALIZED (
-  SELECT x.ord, w.id AS webhook_id, w.seq, row_number() OVER (PARTITION BY x.ord ORDER BY w.seq)::int AS k
-  FROM x JOIN ${s}.webhooks AS w ON w.disabled_at IS NULL AND x.type = ANY (w.events) AND ($3::bigint IS NULL OR w.seq <= $3::bigint)
+placed AS MATERIALIZED (
+  SELECT f.*, nextval('${s}.owed_place') AS place FROM (
+    SELECT x.* FROM x
+    WHERE NOT EXISTS (SELECT 1 FROM ${s}.owed AS o WHERE o.event_id = x.id) AND NOT EXISTS (SELECT 1 FROM ${s}.events AS e WHERE e.id = x.id)
+    ORDER BY x.ord
+  ) AS f
 ),
-ev AS (
-  INSERT INTO ${s}.events (id, type, at, body)
-  SELECT x.id, x.type, x.at, x.body FROM x WHERE EXISTS (SELECT 1 FROM fan WHERE fan.ord = x.ord) ORDER BY x.ord
-  ON CONFLICT (id) DO NOTHING
-  RETURNING id
+ins AS (
+  INSERT INTO ${s}.owed (place, event_id, type, at, up_to, body)
+  SELECT place, id, type, $2::bigint, $3::bigint, body FROM placed ORDER BY place
+  RETURNING place
 ),
-dl AS (
-  INSERT INTO ${s}.deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at)
-  SELECT coalesce(x.ids[fan.k], 'dlv_' || substr(md5(gen_random_uuid()::text), 1, 20)), x.id, fan.webhook_id, $2::bigint, 'pending', 0, $2::bigint
-  FROM fan JOIN x ON x.ord = fan.ord JOIN ev ON ev.id = x.id
-  ORDER BY fan.ord, fan.seq
-  RETURNING 1
+head AS (
+  UPDATE ${s}.owed_head SET place = greatest(place, (SELECT max(place) FROM ins)) WHERE EXISTS (SELECT 1 FROM ins) RETURNING 1
 )
-SELECT (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM dl)::int AS deliveries`;
+SELECT (SELECT count(*) FROM ins)::int AS events, (SELECT count(*) FROM head)::int AS head`;
 
 /**
  * Announces new deliveries on the schema's deliveries channel: PostgreSQL sends it when the
@@ -166,6 +160,17 @@ export interface WebhookContext {
   ready: () => Promise<void>;
 }
 
+/** At most this many deliveries made of one endpoint's owed events by a claim. */
+const MAKE_PER_ENDPOINT = 512;
+/** At most this many deliveries made by one statement (a claim's, or a listing's). */
+const MAKE_PER_STATEMENT = 4_096;
+/** At most this many deliveries forgotten by one prune. */
+const PRUNE_ROWS = 10_000;
+/** At most this many endpoints whose settled deliveries a prune counts. */
+const PRUNE_ENDPOINTS = 100;
+/** At most this many owed events a prune forgets (those every cursor passed). */
+const PRUNE_OWED = 10_000;
+
 /**
  * The {@link WebhookStore} methods of a PostgreSQL store, and what stops the watches they
  * started (when the store closes).
@@ -182,14 +187,26 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
   const watches = new Set<() => Promise<void>>();
 
   const methods: Required<WebhookStore> = {
-    async insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'> {
-      const rows = await query<{ id: string }>(
-        `INSERT INTO ${s}.webhooks (id, account_id, url, events, description, secret, created_at, disabled_at)
-         SELECT $1, a.id, $3, $4::text[], $5, $6, $7, $8 FROM ${s}.accounts AS a WHERE a.id = $2
-         RETURNING id`,
-        [webhook.id, webhook.accountId, webhook.url, webhook.events, webhook.description, webhook.secret, webhook.createdAt, webhook.disabledAt],
-      );
-      return rows.length > 0 ? 'ok' : 'not-found';
+    async insertWebhook(webhook: WebhookRecord, { maxPerAccount }: { maxPerAccount: number }): Promise<'ok' | 'not-found' | 'too-many-webhooks'> {
+      return transaction(async (tx) => {
+        // The account's row locked first: concurrent inserts for it count one after the other
+        // (the count is the next statement's, which sees what the one before committed).
+        const account = await tx.query<{ id: string }>(`SELECT id FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`, [webhook.accountId]);
+        if (account.length === 0) return 'not-found';
+        // The new endpoint's cursor starts at the head: it is owed nothing written before it.
+        const [row] = await tx.query<{ n: number; inserted: number }>(
+          `WITH n AS (SELECT count(*)::int AS n FROM ${s}.webhooks WHERE account_id = $2),
+           ins AS (
+             INSERT INTO ${s}.webhooks (id, account_id, url, events, description, secret, created_at, disabled_at, owed_upto)
+             SELECT $1, $2, $3, $4::text[], $5, $6, $7, $8, (SELECT place FROM ${s}.owed_head)
+             FROM n WHERE n.n < $9::float8
+             RETURNING 1
+           )
+           SELECT (SELECT n FROM n) AS n, (SELECT count(*)::int FROM ins) AS inserted`,
+          [webhook.id, webhook.accountId, webhook.url, webhook.events, webhook.description, webhook.secret, webhook.createdAt, webhook.disabledAt, maxPerAccount],
+        );
+        return Number(row?.inserted ?? 0) > 0 ? 'ok' : 'too-many-webhooks';
+      });
     },
 
     async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
@@ -214,8 +231,8 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
 
     async deleteWebhook(id: string): Promise<boolean> {
       return transaction(async (tx) => {
-        // The endpoint's row first, as finishDeliveries locks it (then its deliveries): a write
-        // adding deliveries to it has committed once this lock is held.
+        // The endpoint's row first, as finishDeliveries and the making of deliveries lock it
+        // (then its deliveries): deliveries being made for it have committed once this lock is held.
         const found = await tx.query<{ id: string }>(`SELECT id FROM ${s}.webhooks WHERE id = $1 FOR UPDATE`, [id]);
         if (found.length === 0) return false;
         const gone = await tx.query<{ event_id: string }>(`DELETE FROM ${s}.deliveries WHERE webhook_id = $1 RETURNING event_id`, [id]);
@@ -247,9 +264,16 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
         if (now > covered) {
           const endpoints = await readEndpoints(tx, s);
           if (endpoints?.types.has('ipo.status_changed') === true) {
-            const added = await recordEvents(tx, s, eventsOfStatusChanges(dueStatusChanges(ipos, covered, now)), now, endpoints);
-            recorded = added.events;
-            if (added.deliveries > 0) await notifyDeliveries(tx, s);
+            const changes = eventsOfStatusChanges(dueStatusChanges(ipos, covered, now));
+            if (changes.length > 0) {
+              // Owed events take places under the data lock (see the top of this file). A write
+              // holding it (a long import) is not waited for: the changes stay unrecorded, the
+              // cursor where it was, and the next call (due at once) records them.
+              const [lock] = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS ok', advisoryKey(`${s}.data`));
+              if (lock?.ok !== true) return { recorded: 0, nextAt: Math.min(now, nextStatusChangeAt(ipos, covered) ?? now) };
+              recorded = (await recordEvents(tx, s, changes, now, endpoints)).events;
+              if (recorded > 0) await notifyDeliveries(tx, s);
+            }
           }
           await tx.query(
             `INSERT INTO ${s}.status_cursor (id, covered) VALUES (true, $1::bigint) ON CONFLICT (id) DO UPDATE SET covered = excluded.covered`,
@@ -261,11 +285,20 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     },
 
     async claimDeliveries(input): Promise<ClaimedDelivery[]> {
-      // A write's gmp.snapshot events become deliveries here first: as many rows as the
-      // claim could take, those another worker is fanning out skipped.
-      await fanOutSnapshotEvents(ctx, { wait: false, enough: input.limit });
-      const rows = await query<ClaimRow>(CLAIM(s), [input.now, bound(input.limit), bound(input.perWebhook), input.leaseMs, [...input.busy.keys()], [...input.busy.values()], DISABLED_ERROR]);
-      return rows.map((r) => ({ delivery: deliveryOf(r), lease: r.lease, url: r.url, secret: r.secret, body: r.body }));
+      const limit = bound(input.limit);
+      if (limit === 0) {
+        // (nothing to take; leases that ran out and disabled endpoints' deliveries are still settled)
+        await query(CLAIM(s), claimParams(input, 0));
+        return [];
+      }
+      // A write's gmp.snapshot events are built first (a slice), then the endpoints that are
+      // owed deliveries and have fewer due than the claim could take of them get theirs made
+      // (bounded), then the claim.
+      await buildSnapshotEvents(ctx, { wait: false, events: SNAPSHOT_SLICE });
+      const target = Math.min(bound(input.perWebhook) ?? MAKE_PER_ENDPOINT, MAKE_PER_ENDPOINT);
+      if (target > 0) await query(TOP_UP(s), [input.now, target, MAKE_PER_STATEMENT]);
+      const rows = await query<ClaimRow>(CLAIM(s), claimParams(input, limit));
+      return rows.map((r) => ({ delivery: deliveryOf(r), accountId: r.account_id, lease: r.lease, url: r.url, secret: r.secret, body: r.body }));
     },
 
     async finishDeliveries(results: readonly DeliveryResult[]): Promise<void> {
@@ -274,9 +307,13 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     },
 
     async listDeliveries({ webhookId, before, limit }): Promise<DeliveryRecord[] | null> {
-      // Every write's deliveries are listed, those of gmp.snapshot events made first (waiting
-      // for the ones a worker is making).
-      await fanOutSnapshotEvents(ctx, { wait: true, enough: Infinity });
+      // This endpoint's owed deliveries are made first (bounded), never another's: its own row
+      // is the only lock waited for. Its gmp.snapshot events are built first when it takes
+      // them (a few slices, shared with every endpoint: linear in the events).
+      const [w] = await query<{ events: string[] }>(`SELECT events FROM ${s}.webhooks WHERE id = $1`, [webhookId]);
+      if (w === undefined) return null;
+      if (w.events.includes('gmp.snapshot')) await buildSnapshotEvents(ctx, { wait: true, events: MAKE_PER_STATEMENT });
+      await query(MAKE_OWN(s), [webhookId, MAKE_PER_STATEMENT]);
       // The endpoint as a one-row table: there is a row even when it has no delivery. After
       // `before` in the order; none when `before` is not one of its deliveries.
       const rows = await query<Omit<DeliveryRow, 'id'> & { id: string | null; found: string }>(
@@ -303,36 +340,89 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
         // The event is locked first (as the foreign key would lock it), so that a prune
         // deleting it meanwhile is waited for, and then the delivery is not found: the row is
         // gone from the join, and nothing is inserted (the foreign key's own check would fail
-        // instead). A prune that comes later skips the locked event and keeps it.
-        const rows = await tx.query<DeliveryRow>(
-          `WITH d AS (
-             INSERT INTO ${s}.deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at)
-             SELECT $3, o.event_id, o.webhook_id, $4::bigint, 'pending', 0, $4::bigint
-             FROM ${s}.deliveries AS o JOIN ${s}.events AS e ON e.id = o.event_id
+        // instead). A prune that comes later skips the locked event and keeps it. A delivery
+        // still pending is returned as it is; else the new one takes the next place of the
+        // owed order (after everything owed before it).
+        const rows = await tx.query<DeliveryRow & { added: boolean }>(
+          `WITH o AS MATERIALIZED (
+             SELECT o.* FROM ${s}.deliveries AS o JOIN ${s}.events AS e ON e.id = o.event_id
              WHERE o.id = $2 AND o.webhook_id = $1
              FOR KEY SHARE OF e
+           ),
+           d AS (
+             INSERT INTO ${s}.deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at, place)
+             SELECT $3, o.event_id, o.webhook_id, $4::bigint, 'pending', 0, $4::bigint, nextval('${s}.owed_place')
+             FROM o WHERE o.state <> 'pending'
              RETURNING *
            )
-           SELECT ${DELIVERY_COLUMNS('d', 'e')} FROM d JOIN ${s}.events AS e ON e.id = d.event_id`,
+           SELECT ${DELIVERY_COLUMNS('d', 'e')}, true AS added FROM d JOIN ${s}.events AS e ON e.id = d.event_id
+           UNION ALL
+           SELECT ${DELIVERY_COLUMNS('o', 'e')}, false AS added FROM o JOIN ${s}.events AS e ON e.id = o.event_id WHERE o.state = 'pending'`,
           [webhookId, of, id, now],
         );
         if (rows[0] === undefined) return null;
-        await notifyDeliveries(tx, s);
+        if (rows[0].added) await notifyDeliveries(tx, s);
         return deliveryOf(rows[0]);
       });
     },
 
-    async pruneDeliveries({ before }: { before: number }): Promise<number> {
+    async pruneDeliveries({ before, keepPerWebhook }: { before: number; keepPerWebhook: number }): Promise<number> {
       return transaction(async (tx) => {
         // (rows a finish or claim holds are left for the next prune: it never waits, so it never deadlocks with one)
+        // By age first, the oldest first, at most PRUNE_ROWS.
         const gone = await tx.query<{ event_id: string }>(
           `DELETE FROM ${s}.deliveries WHERE id IN (
-             SELECT id FROM ${s}.deliveries WHERE state <> 'pending' AND coalesce(last_attempt_at, created_at) < $1::bigint FOR UPDATE SKIP LOCKED
+             SELECT id FROM ${s}.deliveries WHERE state <> 'pending' AND coalesce(last_attempt_at, created_at) < $1::bigint
+             ORDER BY coalesce(last_attempt_at, created_at) LIMIT $2::int FOR UPDATE SKIP LOCKED
            )
            RETURNING event_id`,
-          [before],
+          [before, PRUNE_ROWS],
         );
-        await dropLoneEvents(tx, s, gone.map((r) => r.event_id));
+        // Then by count: the endpoints in turn from where the last prune stopped, each past its
+        // newest `keepPerWebhook` settled deliveries, with what is left of PRUNE_ROWS.
+        const room = PRUNE_ROWS - gone.length;
+        const keep = bound(keepPerWebhook, false);
+        if (room > 0 && keep !== null) {
+          const [after] = await tx.query<{ after: string }>(`SELECT after FROM ${s}.prune_cursor FOR UPDATE`);
+          const hooks = await tx.query<{ id: string }>(`SELECT id FROM ${s}.webhooks WHERE id > $1 ORDER BY id LIMIT $2::int`, [after?.after ?? '', PRUNE_ENDPOINTS]);
+          const more = await tx.query<{ event_id: string }>(
+            `DELETE FROM ${s}.deliveries WHERE id IN (
+               SELECT x.id FROM ${s}.deliveries AS x WHERE x.id IN (
+                 SELECT d.id
+                 FROM unnest($1::text[]) AS h(id)
+                 CROSS JOIN LATERAL (
+                   SELECT e.created_at, e.id FROM ${s}.deliveries AS e WHERE e.webhook_id = h.id AND e.state <> 'pending'
+                   ORDER BY e.created_at DESC, e.id DESC OFFSET $2::bigint LIMIT 1
+                 ) AS edge
+                 CROSS JOIN LATERAL (
+                   SELECT d.id FROM ${s}.deliveries AS d
+                   WHERE d.webhook_id = h.id AND d.state <> 'pending' AND (d.created_at, d.id) <= (edge.created_at, edge.id)
+                   ORDER BY d.created_at DESC, d.id DESC LIMIT $3::int
+                 ) AS d
+                 LIMIT $3::int
+               )
+               FOR UPDATE SKIP LOCKED
+             )
+             RETURNING event_id`,
+            [hooks.map((h) => h.id), keep, room],
+          );
+          gone.push(...more);
+          // Round the endpoints again from the first after the last; where the rows ran out, the
+          // next prune starts from the same endpoints again.
+          const next = more.length >= room ? (after?.after ?? '') : hooks.length < PRUNE_ENDPOINTS ? '' : hooks[hooks.length - 1]!.id;
+          await tx.query(`UPDATE ${s}.prune_cursor SET after = $1`, [next]);
+        }
+        // The owed events every enabled endpoint's cursor has passed (made, or not taken).
+        const passed = await tx.query<{ event_id: string }>(
+          `DELETE FROM ${s}.owed WHERE place IN (
+             SELECT place FROM ${s}.owed
+             WHERE place <= (SELECT coalesce((SELECT min(owed_upto) FROM ${s}.webhooks WHERE disabled_at IS NULL), (SELECT place FROM ${s}.owed_head)))
+             ORDER BY place LIMIT $1::int FOR UPDATE SKIP LOCKED
+           )
+           RETURNING event_id`,
+          [PRUNE_OWED],
+        );
+        await dropLoneEvents(tx, s, [...gone.map((r) => r.event_id), ...passed.map((r) => r.event_id)]);
         return gone.length;
       });
     },
@@ -356,106 +446,265 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
   };
 }
 
-/** Snapshots of a `snapshot_changes` row (migration 9) that a claim fans out in one transaction. */
-const FAN_OUT_SLICE = 1_000;
+/** The claim's parameters (see {@link CLAIM}). */
+function claimParams(
+  input: { now: number; perWebhook: number; perAccount: number; leaseMs: number; busy: ReadonlyMap<string, number>; busyAccounts: ReadonlyMap<string, number> },
+  limit: number | null,
+): unknown[] {
+  return [
+    input.now,
+    limit,
+    bound(input.perWebhook),
+    input.leaseMs,
+    [...input.busy.keys()],
+    [...input.busy.values()],
+    DISABLED_ERROR,
+    bound(input.perAccount),
+    [...input.busyAccounts.keys()],
+    [...input.busyAccounts.values()],
+  ];
+}
+
+// ---------------------------------------------------------------------------------------
+// Making deliveries of what endpoints are owed.
 
 /**
- * Fans out writes' `gmp.snapshot` events: the rows a write added to `snapshot_changes`
- * (migration 9), after those a process of version 7 or 8 added to `snapshot_events` (migration
- * 7; a rolling deploy), oldest first. Each step is a transaction that locks the oldest row,
- * builds the events of its next `FAN_OUT_SLICE` snapshots (a `snapshot_events` row: all of
- * its at most 1,000) with the core's `eventsOfWrite`, records them with their deliveries to
- * the enabled endpoints taking the type that the write saw (`up_to`), announces them, and
- * moves the row's `done` on, or deletes the row when it is through. Stops when no row is
- * left, or when `enough` deliveries were made. `wait: false` skips rows another transaction
- * is fanning out (claims); `wait: true` waits for them (a listing sees every committed
- * write's deliveries). Each event is made once: the row is locked, and moved on in the same
- * transaction. Resolves to the deliveries made.
+ * The last place an endpoint `w` may be made up to, as SQL: the head, and for an endpoint
+ * taking gmp.snapshot, before the first place of a write's snapshot events not built yet.
+ */
+const HORIZON = (w: string): string => `
+  CASE WHEN 'gmp.snapshot' = ANY (${w}.events)
+    THEN least(lim.head, coalesce(lim.gap - 1, lim.head)) ELSE lim.head END`;
+
+const LIMITS = (s: string): string => `
+lim AS MATERIALIZED (
+  SELECT (SELECT place FROM ${s}.owed_head) AS head,
+         (SELECT min(c.places[c.done + 1]) FROM ${s}.snapshot_changes AS c WHERE c.places IS NOT NULL) AS gap
+)`;
+
+/**
+ * Makes the deliveries of `want` (endpoints locked, with `n` each, `hz` their horizon): per
+ * endpoint its next owed events of the types it takes, in place order (one index range per
+ * type, each at most `n`), up to `n`; the events' rows where no delivery had them yet; the
+ * deliveries, due at their write; and the cursor moved to the last one made, or to the horizon
+ * when fewer than `n` were left. Time linear in the rows made (and `n` per type).
+ */
+const MAKE = (s: string): string => `
+pick AS MATERIALIZED (
+  SELECT w.id AS webhook_id, o.place, o.event_id, o.type, o.at, o.body
+  FROM want AS w
+  CROSS JOIN LATERAL (
+    SELECT o.* FROM unnest(w.events) AS t(type)
+    CROSS JOIN LATERAL (
+      SELECT o.place, o.event_id, o.type, o.at, o.body FROM ${s}.owed AS o
+      WHERE o.type = t.type AND o.place > w.owed_upto AND o.place <= w.hz AND o.up_to >= w.seq
+      ORDER BY o.place LIMIT w.n
+    ) AS o
+    ORDER BY o.place LIMIT w.n
+  ) AS o
+),
+ev AS (
+  INSERT INTO ${s}.events (id, type, at, body)
+  SELECT DISTINCT ON (event_id) event_id, type, at, body FROM pick ORDER BY event_id
+  ON CONFLICT (id) DO NOTHING
+),
+dl AS (
+  INSERT INTO ${s}.deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at, place)
+  SELECT 'dlv_' || substr(md5(gen_random_uuid()::text), 1, 20), event_id, webhook_id, at, 'pending', 0, at, place
+  FROM pick ORDER BY webhook_id, place
+  RETURNING 1
+),
+made AS (SELECT webhook_id, count(*) AS k, max(place) AS last FROM pick GROUP BY webhook_id),
+cur AS (
+  UPDATE ${s}.webhooks AS x
+  SET owed_upto = greatest(x.owed_upto, CASE WHEN coalesce(made.k, 0) >= w.n THEN made.last ELSE w.hz END)
+  FROM want AS w LEFT JOIN made ON made.webhook_id = w.id
+  WHERE x.id = w.id
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM dl)::int AS made, (SELECT count(*) FROM cur)::int AS moved`;
+
+/**
+ * A listing's: the endpoint $1's owed deliveries, at most $2, waiting for its row only (a
+ * claim making its deliveries, a finish, a deletion).
+ */
+const MAKE_OWN = (s: string): string => `
+WITH ${LIMITS(s)},
+want AS MATERIALIZED (
+  SELECT w.id, w.seq, w.events, w.owed_upto, $2::int AS n, ${HORIZON('w')} AS hz
+  FROM ${s}.webhooks AS w, lim
+  WHERE w.id = $1 AND w.disabled_at IS NULL
+  FOR NO KEY UPDATE OF w
+),
+${MAKE(s)}`;
+
+/**
+ * A claim's: the enabled endpoints owed deliveries (cursor before the horizon) that have fewer
+ * than $2 due and unleased at $1 are made up to $2 less those, in turn across accounts (the
+ * first endpoint of every account, by how far behind it is, then the second...), at most $3
+ * in all; endpoints another transaction holds are skipped (the next claim makes theirs).
+ */
+const TOP_UP = (s: string): string => `
+WITH ${LIMITS(s)},
+behind AS MATERIALIZED (
+  SELECT w.id, w.account_id, w.seq, w.events, w.owed_upto, ${HORIZON('w')} AS hz
+  FROM ${s}.webhooks AS w, lim
+  WHERE w.disabled_at IS NULL AND w.owed_upto < lim.head
+),
+need AS MATERIALIZED (
+  -- (no more than the places it is behind: an upper bound of what it is owed)
+  SELECT b.*, least($2::int - due.k, b.hz - b.owed_upto)::int AS n,
+         row_number() OVER (PARTITION BY b.account_id ORDER BY b.owed_upto, b.id) AS turn
+  FROM behind AS b
+  CROSS JOIN LATERAL (
+    SELECT count(*)::int AS k FROM (
+      SELECT 1 FROM ${s}.deliveries AS d
+      WHERE d.webhook_id = b.id AND d.state = 'pending' AND d.next_attempt_at <= $1::bigint AND (d.lease IS NULL OR d.lease_until <= $1::bigint)
+      LIMIT $2::int
+    ) AS z
+  ) AS due
+  WHERE b.owed_upto < b.hz AND due.k < $2::int
+),
+ranked AS MATERIALIZED (
+  SELECT need.*, sum(n) OVER (ORDER BY turn, owed_upto, id) AS upto FROM need
+),
+want AS MATERIALIZED (
+  SELECT w.id, r.seq, r.events, w.owed_upto, least(r.n, $3::int - (r.upto - r.n))::int AS n, r.hz
+  FROM ranked AS r JOIN ${s}.webhooks AS w ON w.id = r.id
+  WHERE r.upto - r.n < $3::int
+  ORDER BY w.id
+  FOR NO KEY UPDATE OF w SKIP LOCKED
+),
+${MAKE(s)}`;
+
+/** Snapshots of a `snapshot_changes` row built into events in one transaction. */
+const SNAPSHOT_SLICE = 1_000;
+/** At most this many transactions building snapshot events for one claim or listing. */
+const BUILD_STEPS = 8;
+
+/**
+ * Builds writes' `gmp.snapshot` events into `owed` rows, oldest first: first the rows a
+ * write of this version added to `snapshot_changes` with their places (migration 11), then
+ * those of processes of earlier versions (`snapshot_events` rows of versions 7 and 8,
+ * `snapshot_changes` rows without places of versions 9 and 10; a rolling deploy), which take
+ * new places under the data lock (skipped while a write holds it). Each step is a transaction
+ * that locks the row, builds the events of its next `SNAPSHOT_SLICE` snapshots (a
+ * `snapshot_events` row: all of its at most 1,000) with the core's `eventsOfWrite`, records
+ * them as owed to the endpoints taking the type that the write saw (`up_to`), announces them,
+ * and moves the row's `done` on, or deletes the row when it is through. Stops when no row is
+ * left, once `events` events were built, or after BUILD_STEPS steps. `wait: false` skips rows another transaction holds (claims);
+ * `wait: true` waits for them (a listing). Each event is built once: the row is locked, and
+ * moved on in the same transaction. Resolves to the events built.
  *
  * @example
  * ```ts
- * await fanOutSnapshotEvents(ctx, { wait: false, enough: 64 });
+ * await buildSnapshotEvents(ctx, { wait: false, events: 1_000 });
  * ```
  */
-export async function fanOutSnapshotEvents(ctx: Pick<WebhookContext, 's' | 'query' | 'transaction'>, { wait, enough }: { wait: boolean; enough: number }): Promise<number> {
+export async function buildSnapshotEvents(ctx: Pick<WebhookContext, 's' | 'query' | 'transaction'>, { wait, events }: { wait: boolean; events: number }): Promise<number> {
   const { s, query, transaction } = ctx;
   // (most claims find none: one plain read, not a transaction)
   const [pending] = await query<{ before: boolean; now: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM ${s}.snapshot_events) AS before, EXISTS (SELECT 1 FROM ${s}.snapshot_changes) AS now`,
   );
   if (pending === undefined || (!pending.before && !pending.now)) return 0;
-  let before = pending.before;
-  let made = 0;
-  while (made < enough) {
+  let built = 0;
+  let legacy = pending.before || pending.now;
+  for (let step = 0; step < BUILD_STEPS && built < events; step++) {
     const added = await transaction(async (tx) => {
-      if (before) {
-        const n = await fanOutEventsRow(tx, s, wait);
-        if (n !== null) return n;
-        before = false;
-      }
-      return fanOutChangesSlice(tx, s, wait);
+      const n = await buildChangesSlice(tx, s, wait, true);
+      if (n !== null || !legacy) return n;
+      // Rows of earlier versions take places now: under the data lock, not waited for.
+      const [lock] = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS ok', advisoryKey(`${s}.data`));
+      if (lock?.ok !== true) return null;
+      const m = await buildEventsRow(tx, s, wait);
+      if (m !== null) return m;
+      const k = await buildChangesSlice(tx, s, wait, false);
+      if (k === null) legacy = false;
+      return k;
     });
     if (added === null) break;
-    made += added;
+    built += added;
   }
-  return made;
+  return built;
 }
 
 /** How many enabled endpoints taking gmp.snapshot a write saw (`b.up_to`), as SQL. */
 const SNAPSHOT_ENDPOINTS = (s: string): string =>
   `(SELECT count(*)::int FROM ${s}.webhooks AS w WHERE w.disabled_at IS NULL AND 'gmp.snapshot' = ANY (w.events) AND w.seq <= b.up_to) AS endpoints`;
 
-/** The events of these snapshots, written at `at`, recorded with their deliveries and announced. */
-async function recordSnapshotEvents(tx: Transaction, s: string, snapshots: SnapshotRecord[], at: number, endpoints: number, upTo: number): Promise<number> {
+/**
+ * The events of these snapshots, written at `at`, recorded as owed at `places` (null: the next
+ * places, and the head moved: the caller holds the data lock) and announced.
+ */
+async function recordSnapshotEvents(tx: Transaction, s: string, snapshots: SnapshotRecord[], at: number, upTo: number, places: ReadonlyArray<string | number> | null): Promise<number> {
   const events = eventsOfWrite({ at, ipos: [], snapshots, deleted: [] }, GMP_SNAPSHOT);
-  const { deliveries } = await recordEvents(tx, s, events, at, { count: new Map([['gmp.snapshot', endpoints]]) }, upTo);
-  if (deliveries > 0) await notifyDeliveries(tx, s);
-  return deliveries;
+  let recorded: number;
+  if (places === null) {
+    recorded = (await recordEvents(tx, s, events, at, { upTo })).events;
+  } else {
+    const [r] = await tx.query<{ events: number }>(
+      `WITH x AS (SELECT * FROM json_to_recordset($1::json) AS x(place bigint, id text, type text, body text)),
+       ins AS (
+         INSERT INTO ${s}.owed (place, event_id, type, at, up_to, body)
+         SELECT place, id, type, $2::bigint, $3::bigint, body FROM x ORDER BY place
+         ON CONFLICT DO NOTHING
+         RETURNING 1
+       )
+       SELECT count(*)::int AS events FROM ins`,
+      [JSON.stringify(events.map((e, i) => ({ place: String(places[i]), id: e.id, type: e.type, body: e.body }))), at, upTo],
+    );
+    recorded = Number(r?.events ?? 0);
+  }
+  if (recorded > 0) await notifyDeliveries(tx, s);
+  return recorded;
 }
 
-/** Fans out the oldest `snapshot_events` row (of a version 7 or 8 process) whole; null when none is left to take. */
-async function fanOutEventsRow(tx: Transaction, s: string, wait: boolean): Promise<number | null> {
+/** Builds the oldest `snapshot_events` row (of a version 7 or 8 process) whole; null when none is left to take. */
+async function buildEventsRow(tx: Transaction, s: string, wait: boolean): Promise<number | null> {
   const [row] = await tx.query<{ seq: string; at: string; up_to: string; snapshots: SnapshotEventRow[] | string; endpoints: number }>(
     `SELECT b.seq, b.at, b.up_to, b.snapshots, ${SNAPSHOT_ENDPOINTS(s)}
      FROM ${s}.snapshot_events AS b ORDER BY b.seq LIMIT 1 FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
   );
   if (row === undefined) return null;
-  let deliveries = 0;
+  let built = 0;
   if (row.endpoints > 0) {
     const list = typeof row.snapshots === 'string' ? (JSON.parse(row.snapshots) as SnapshotEventRow[]) : row.snapshots;
-    deliveries = await recordSnapshotEvents(tx, s, list.map(snapshotOfEventRow), Number(row.at), row.endpoints, Number(row.up_to));
+    built = await recordSnapshotEvents(tx, s, list.map(snapshotOfEventRow), Number(row.at), Number(row.up_to), null);
   }
   await tx.query(`DELETE FROM ${s}.snapshot_events WHERE seq = $1`, [row.seq]);
-  return deliveries;
+  return built;
 }
 
-type ChangesRow = { seq: string; at: string; up_to: string; done: number; n: number; endpoints: number; ipo_ids: string[]; ts: Array<string | number> } & Record<
+type ChangesRow = { seq: string; at: string; up_to: string; done: number; n: number; endpoints: number; ipo_ids: string[]; ts: Array<string | number>; places: Array<string | number> | null } & Record<
   `agg_${GmpField}`,
   Array<string | number | null>
 >;
 
 /**
- * Fans out the next FAN_OUT_SLICE snapshots of the oldest `snapshot_changes` row, and moves its
- * `done` on or deletes it; null when no row is left to take. A row no endpoint takes any more
- * goes whole (endpoints are never enabled again).
+ * Builds the next SNAPSHOT_SLICE snapshots of the oldest `snapshot_changes` row with places
+ * (`placed`) or without (of a version 9 or 10 process), and moves its `done` on or deletes
+ * it; null when no row is left to take. A row no endpoint takes any more goes whole
+ * (endpoints are never enabled again).
  */
-async function fanOutChangesSlice(tx: Transaction, s: string, wait: boolean): Promise<number | null> {
-  const slice = (column: string) => `b.${column}[b.done + 1 : b.done + ${FAN_OUT_SLICE}] AS ${column}`;
+async function buildChangesSlice(tx: Transaction, s: string, wait: boolean, placed: boolean): Promise<number | null> {
+  const slice = (column: string) => `b.${column}[b.done + 1 : b.done + ${SNAPSHOT_SLICE}] AS ${column}`;
   const [row] = await tx.query<ChangesRow>(
     `SELECT b.seq, b.at, b.up_to, b.done, cardinality(b.ipo_ids) AS n, ${SNAPSHOT_ENDPOINTS(s)},
-       ${['ipo_ids', 'ts', ...GMP_FIELDS.map((f) => `agg_${f}`)].map(slice).join(', ')}
-     FROM ${s}.snapshot_changes AS b ORDER BY b.seq LIMIT 1 FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
+       ${['ipo_ids', 'ts', 'places', ...GMP_FIELDS.map((f) => `agg_${f}`)].map(slice).join(', ')}
+     FROM ${s}.snapshot_changes AS b WHERE b.places IS ${placed ? 'NOT NULL' : 'NULL'}
+     ORDER BY b.seq LIMIT 1 FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
   );
   if (row === undefined) return null;
   const taken = row.ipo_ids.length;
-  let deliveries = 0;
+  let built = 0;
   if (row.endpoints > 0) {
     const snapshots = row.ipo_ids.map((ipoId, i) => snapshotOfEventRow([ipoId, row.ts[i]!, ...GMP_FIELDS.map((f) => row[`agg_${f}`][i] ?? null)]));
-    deliveries = await recordSnapshotEvents(tx, s, snapshots, Number(row.at), row.endpoints, Number(row.up_to));
+    built = await recordSnapshotEvents(tx, s, snapshots, Number(row.at), Number(row.up_to), placed ? row.places : null);
   }
   if (row.endpoints === 0 || row.done + taken >= row.n) await tx.query(`DELETE FROM ${s}.snapshot_changes WHERE seq = $1`, [row.seq]);
   else await tx.query(`UPDATE ${s}.snapshot_changes SET done = done + $2 WHERE seq = $1`, [row.seq, taken]);
-  return deliveries;
+  return built;
 }
 
 /**
@@ -479,15 +728,18 @@ function snapshotOfEventRow([ipoId, ts, ...aggregations]: SnapshotEventRow): Sna
 }
 
 /**
- * Deletes those of these events that no delivery names any more (a delivery being added to
- * one by a replay that has not committed keeps it: that row is locked, and skipped).
+ * Deletes those of these events that no delivery names any more and that are not owed (an
+ * endpoint's delivery of it still to be made); a delivery being added to one by a replay that
+ * has not committed keeps it: that row is locked, and skipped.
  */
 async function dropLoneEvents(tx: Transaction, s: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await tx.query(
     `DELETE FROM ${s}.events WHERE id IN (
        SELECT e.id FROM ${s}.events AS e
-       WHERE e.id = ANY ($1::text[]) AND NOT EXISTS (SELECT 1 FROM ${s}.deliveries AS d WHERE d.event_id = e.id)
+       WHERE e.id = ANY ($1::text[])
+         AND NOT EXISTS (SELECT 1 FROM ${s}.deliveries AS d WHERE d.event_id = e.id)
+         AND NOT EXISTS (SELECT 1 FROM ${s}.owed AS o WHERE o.event_id = e.id)
        FOR UPDATE SKIP LOCKED
      )`,
     [[...new Set(ids)]],
@@ -495,37 +747,54 @@ async function dropLoneEvents(tx: Transaction, s: string, ids: readonly string[]
 }
 
 /**
- * The claim, one statement (`MemoryOutbox.claim`): every lease that has run out is given up;
- * the pending deliveries no claim holds of a disabled endpoint (an attempt in flight when it
- * was disabled, retried since; a replay) end as failed; and the due deliveries are claimed in
- * the order (next_attempt_at, seq), at most `perWebhook` less the caller's attempts in flight
- * (`busy`) of an enabled endpoint, until `limit` are. Parameters: $1 now, $2 limit, $3
- * perWebhook (null: no bound), $4 leaseMs, $5 and $6 busy's endpoints and counts, $7
- * DISABLED_ERROR.
+ * The claim, one statement (`MemoryOutbox.claim`, the rule of `WebhookStore.claimDeliveries`):
+ * every lease that has run out is given up; the pending deliveries no claim holds of a
+ * disabled endpoint (an attempt in flight when it was disabled, retried since; a replay) end
+ * as failed; and the due deliveries are claimed: per enabled endpoint its first due ones by
+ * (next_attempt_at, place) numbered (`rw`), those past perWebhook less busy left; per account
+ * what is left by (busy + rw, next_attempt_at, place, webhook id) numbered (`ra`), those past
+ * perAccount less busyAccounts left; then the first `limit` by (busyAccounts + ra,
+ * next_attempt_at, place, webhook id). Deliveries made before migration 11 have no place: they
+ * come first, by seq. Parameters: $1 now, $2 limit, $3 perWebhook (null: no bound), $4
+ * leaseMs, $5 and $6 busy's endpoints and counts, $7 DISABLED_ERROR, $8 perAccount (null: no
+ * bound), $9 and $10 busyAccounts' accounts and counts.
  *
- * The walk reads at most `limit` rows of each enabled endpoint, and at most what `perWebhook`
- * leaves it (the index deliveries_due), so one endpoint's backlog is never walked through,
- * and a claim locks no more of it than it could take: a claim running meanwhile takes the
- * next rows. Rows are locked FOR UPDATE SKIP LOCKED: a row another claim (or a finish) holds
- * is passed over, and one it leased meanwhile fails the recheck of `lease_until <= now`; no
- * row is returned twice.
+ * The walk reads at most what perWebhook, perAccount and limit leave of each enabled endpoint
+ * (the index deliveries_owed), so one endpoint's backlog is never walked through, and a claim
+ * locks no more of it than it could take: a claim running meanwhile takes the next rows. Rows
+ * are locked FOR UPDATE SKIP LOCKED: a row another claim (or a finish) holds is passed over,
+ * and one it leased meanwhile fails the recheck of `lease_until <= now`; no row is returned
+ * twice.
  */
 const CLAIM = (s: string): string => `
-WITH cand AS (
-  SELECT d.id, d.next_attempt_at AS nat, d.seq
+WITH b AS (SELECT * FROM unnest($5::text[], $6::bigint[]) AS b(id, n)),
+ba AS (SELECT * FROM unnest($9::text[], $10::bigint[]) AS ba(id, n)),
+cand AS MATERIALIZED (
+  SELECT d.id, d.nat, d.place, d.seq, w.id AS webhook_id, w.account_id, coalesce(b.n, 0) AS busy, coalesce(ba.n, 0) AS abusy,
+         row_number() OVER (PARTITION BY w.id ORDER BY d.nat, d.place NULLS FIRST, d.seq) AS rw
   FROM ${s}.webhooks AS w
-  LEFT JOIN unnest($5::text[], $6::bigint[]) AS b(id, n) ON b.id = w.id
+  LEFT JOIN b ON b.id = w.id
+  LEFT JOIN ba ON ba.id = w.account_id
   CROSS JOIN LATERAL (
-    SELECT d.id, d.next_attempt_at, d.seq FROM ${s}.deliveries AS d
+    SELECT d.id, d.next_attempt_at AS nat, d.place, d.seq FROM ${s}.deliveries AS d
     WHERE d.webhook_id = w.id AND d.state = 'pending' AND d.next_attempt_at <= $1::bigint
       AND (d.lease IS NULL OR d.lease_until <= $1::bigint)
-    ORDER BY d.next_attempt_at, d.seq
-    LIMIT greatest(least(coalesce($3::bigint, 9223372036854775807) - coalesce(b.n, 0), $2::bigint), 0)
+    ORDER BY d.next_attempt_at, d.place NULLS FIRST, d.seq
+    LIMIT greatest(least(coalesce($3::bigint, 9223372036854775807) - coalesce(b.n, 0), coalesce($8::bigint, 9223372036854775807) - coalesce(ba.n, 0), coalesce($2::bigint, 9223372036854775807)), 0)
     FOR UPDATE OF d SKIP LOCKED
   ) AS d
   WHERE w.disabled_at IS NULL
 ),
-pick AS MATERIALIZED (SELECT id, nat, seq FROM cand ORDER BY nat, seq LIMIT $2::bigint),
+ra AS MATERIALIZED (
+  SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.busy + c.rw, c.nat, c.place NULLS FIRST, c.webhook_id, c.seq) AS ra FROM cand AS c
+),
+pick AS MATERIALIZED (
+  SELECT r.id, row_number() OVER (ORDER BY r.abusy + r.ra, r.nat, r.place NULLS FIRST, r.webhook_id, r.seq) AS pos
+  FROM ra AS r
+  WHERE r.ra <= coalesce($8::bigint, 9223372036854775807) - r.abusy
+  ORDER BY r.abusy + r.ra, r.nat, r.place NULLS FIRST, r.webhook_id, r.seq
+  LIMIT $2::bigint
+),
 settled AS (
   UPDATE ${s}.deliveries AS d SET state = 'failed', next_attempt_at = NULL, last_error = $7::text, lease = NULL, lease_until = NULL
   WHERE d.id IN (
@@ -544,11 +813,11 @@ expired AS (
 claimed AS (
   UPDATE ${s}.deliveries AS d SET lease = gen_random_uuid()::text, lease_until = $1::bigint + $4::bigint
   FROM pick WHERE d.id = pick.id
-  RETURNING d.*
+  RETURNING d.*, pick.pos
 )
-SELECT ${DELIVERY_COLUMNS('c', 'e')}, c.lease, w.url, w.secret, e.body
+SELECT ${DELIVERY_COLUMNS('c', 'e')}, c.lease, w.account_id, w.url, w.secret, e.body
 FROM claimed AS c JOIN ${s}.webhooks AS w ON w.id = c.webhook_id JOIN ${s}.events AS e ON e.id = c.event_id
-ORDER BY c.next_attempt_at, c.seq`;
+ORDER BY c.pos`;
 
 /** A delivery's columns as {@link deliveryOf} reads them, of delivery `d` and its event `e`. */
 const DELIVERY_COLUMNS = (d: string, e: string): string =>
@@ -781,6 +1050,7 @@ interface DeliveryRow {
 
 interface ClaimRow extends DeliveryRow {
   lease: string;
+  account_id: string;
   url: string;
   secret: string;
   body: string;

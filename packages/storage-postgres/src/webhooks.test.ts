@@ -39,7 +39,7 @@ function hook(id: string, events: EventType[], accountId = 'acct_1'): WebhookRec
 async function storeWith(hooks: WebhookRecord[]): Promise<Store & WebhookStore> {
   const store = await db.emptyStore();
   await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
-  for (const h of hooks) expect(await store.insertWebhook(h)).toBe('ok');
+  for (const h of hooks) expect(await store.insertWebhook(h, { maxPerAccount: 10 })).toBe('ok');
   return store;
 }
 
@@ -49,7 +49,17 @@ async function count(table: string, schema = db.schema): Promise<number> {
 }
 
 const claimAll = (store: WebhookStore, now: number): Promise<ClaimedDelivery[]> =>
-  store.claimDeliveries({ now, limit: 100_000, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
+  store.claimDeliveries({ now, limit: 100_000, perWebhook: 100_000, perAccount: 100_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map() });
+
+/** Claims until nothing is left due at `now` (a claim makes a bounded part of what is owed), in claim order. */
+async function drain(store: WebhookStore, now: number): Promise<ClaimedDelivery[]> {
+  const all: ClaimedDelivery[] = [];
+  for (;;) {
+    const got = await claimAll(store, now);
+    if (got.length === 0) return all;
+    all.push(...got);
+  }
+}
 
 /**
  * A client on the test database whose statements matching `match` stop, before they run or
@@ -177,15 +187,18 @@ describe(`webhook events are the write's own (${KIND})`, () => {
       const afterNotify = await postgresStore({ client: late, schema: db.schema }).writeDataset({ ipos, snapshots: snapshots.slice(0, 10) }, { at: T }).catch((e: unknown) => e);
       expect(notified).toBe(true);
       expect(isIpokitError(afterNotify, 'ERR:UNAVAILABLE')).toBe(true);
-      expect([await count('ipos'), await count('snapshots'), await count('events'), await count('deliveries'), await count('snapshot_changes')]).toEqual([0, 0, 0, 0, 0]);
+      expect([await count('ipos'), await count('snapshots'), await count('owed'), await count('events'), await count('deliveries'), await count('snapshot_changes')]).toEqual([0, 0, 0, 0, 0, 0]);
       await sleep(300);
       expect(wakes).toBe(0);
-      // The same import, whole: 3 ipo.created events, and 6,000 gmp.snapshot events as a row
-      // of snapshot_changes per batch (migration 9), one NOTIFY; a listing fans them out.
+      // The same import, whole: 3 ipo.created events owed (migration 11), and 6,000 gmp.snapshot
+      // events as a row of snapshot_changes per batch (migration 9), no delivery made yet, one
+      // NOTIFY; a listing makes some (bounded), claims the rest.
       await importDatasetStream({ client: db.client, schema: db.schema, at: T, batchSize: 1_000 }, itemsOf(toDataset({ ipos, snapshots })));
-      expect([await count('events'), await count('deliveries'), await count('snapshot_changes')]).toEqual([3, 3, 6]);
+      expect([await count('owed'), await count('deliveries'), await count('snapshot_changes')]).toEqual([3, 0, 6]);
       await msUntil(() => wakes > 0);
       expect(await store.listDeliveries({ webhookId: 'wh_all', before: null, limit: 1 })).toHaveLength(1);
+      expect(await count('deliveries')).toBe(4_096);
+      expect((await drain(store, T)).length).toBe(6_003);
       expect([await count('events'), await count('deliveries'), await count('snapshot_changes')]).toEqual([6_003, 6_003, 0]);
     } finally {
       await stop();
@@ -202,22 +215,23 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     const claimed = async (write: (store: Store & WebhookStore, data: typeof first, at: number) => Promise<unknown>) => {
       const store = await storeWith(hooks);
       await write(store, first, T);
-      await claimAll(store, T);
+      await drain(store, T);
       await write(store, second, T + 1);
-      return (await claimAll(store, T + 1)).map((c) => [c.delivery.webhookId, c.delivery.eventType, JSON.parse(c.body)]);
+      return (await drain(store, T + 1)).map((c) => [c.delivery.webhookId, c.delivery.eventType, JSON.parse(c.body)]);
     };
     const direct = await claimed((store, data, at) => store.writeDataset(data, { at }));
     const streamed = await claimed((_, data, at) => importDatasetStream({ client: db.client, schema: db.schema, at, batchSize: 1 }, itemsOf(toDataset(data))));
     expect(streamed).toEqual(direct);
+    // in the owed order per endpoint, the endpoints of the account taking turns (the claim's rule)
     expect(direct.map(([w, type]) => `${w} ${type}`)).toEqual([
       'wh_all ipo.updated',
       'wh_gmp ipo.updated',
       'wh_all ipo.status_changed',
+      'wh_gmp gmp.snapshot',
       'wh_all ipo.created',
-      'wh_all gmp.snapshot',
       'wh_gmp gmp.snapshot',
       'wh_all gmp.snapshot',
-      'wh_gmp gmp.snapshot',
+      'wh_all gmp.snapshot',
     ]);
   });
 
@@ -226,23 +240,24 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     await store.writeDataset({ ipos: [makeIpo({ id: 'a' }), makeIpo({ id: 'b' })], snapshots: [] }, { at: T });
     const written = Array.from({ length: 2_500 }, (_, i) => makeSnapshot(i % 2 === 0 ? 'a' : 'b', T - i * 60_000, { x: 100 + (i % 9) }));
     expect(await store.writeDataset({ ipos: [], snapshots: written }, { at: T + 1 })).toEqual([]);
-    // a row per statement (of up to 5,000), nothing fanned out yet
-    expect([await count('snapshot_changes'), await count('events')]).toEqual([1, 0]);
+    // a row per statement (of up to 5,000), nothing built or made yet
+    expect([await count('snapshot_changes'), await count('owed'), await count('deliveries')]).toEqual([1, 0, 0]);
     // since the write: a snapshot rewritten, IPO b deleted, one endpoint disabled, one made
     await store.writeDataset({ ipos: [], snapshots: [makeSnapshot('a', T, { x: 999 })] }, { at: T + 2 });
     await store.deleteIpos(['b'], { at: T + 3 });
     await db.client.query(`UPDATE "${db.schema}".webhooks SET disabled_at = '2026-11-24T05:00:00.000Z' WHERE id = 'wh_off'`);
-    expect(await store.insertWebhook(hook('wh_new', ['gmp.snapshot']))).toBe('ok');
-    // a claim that needs one delivery fans out the row's first 1,000 snapshots, and marks them done
-    const first = await store.claimDeliveries({ now: T + 10, limit: 1, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
+    expect(await store.insertWebhook(hook('wh_new', ['gmp.snapshot']), { maxPerAccount: 10 })).toBe('ok');
+    // a claim that needs one delivery builds the row's first 1,000 snapshots' events, marks them
+    // done, and makes at most 512 deliveries of them (migration 11)
+    const first = await store.claimDeliveries({ now: T + 10, limit: 1, perWebhook: 100_000, perAccount: 100_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map() });
     expect(first).toHaveLength(1);
-    expect([await count('events'), await count('deliveries')]).toEqual([1_000, 1_000]);
+    expect([await count('owed'), await count('deliveries')]).toEqual([1_000, 512]);
     const { rows: marks } = await db.client.query(`SELECT done, cardinality(ipo_ids) AS n FROM "${db.schema}".snapshot_changes ORDER BY seq`);
     expect(marks).toEqual([
       { done: 1_000, n: 2_500 },
       { done: 0, n: 1 },
     ]);
-    const claimed = [...first, ...(await claimAll(store, T + 10))];
+    const claimed = [...first, ...(await drain(store, T + 10))];
     expect(await count('snapshot_changes')).toBe(0);
     // the write's 2,500 events, then the rewrite's one, to wh_gmp alone, in the write's order
     expect(claimed.map((c) => c.delivery.webhookId)).toEqual(Array(2_501).fill('wh_gmp'));
@@ -270,10 +285,12 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     const others = [otherClient(), otherClient()];
     try {
       const claimers = others.map((o) => postgresStore({ client: o.client, schema: db.schema }));
-      const got = await Promise.all(claimers.map((c) => c.claimDeliveries({ now: T + 10, limit: 500, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() })));
-      // each made at least the rows it needed for 500, skipping the other's; none made twice
-      expect(got.map((g) => g.length)).toEqual([500, 500]);
-      expect(await store.listDeliveries({ webhookId: 'wh_gmp', before: null, limit: 1 })).toHaveLength(1);
+      const got = await Promise.all(claimers.map((c) => c.claimDeliveries({ now: T + 10, limit: 500, perWebhook: 100_000, perAccount: 100_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map() })));
+      // each built rows the other did not hold, and took what was made (the second may find the
+      // first's made deliveries enough, and take what the first left); none made or taken twice
+      expect(got[0]!.length + got[1]!.length).toBeGreaterThanOrEqual(500);
+      const rest = await drain(store, T + 10);
+      expect(new Set([...got.flat(), ...rest].map((c) => c.delivery.id)).size).toBe(8_000);
       expect([await count('snapshot_changes'), await count('events'), await count('deliveries')]).toEqual([0, 8_000, 8_000]);
       const { rows } = await db.client.query(`SELECT count(DISTINCT body)::int AS n FROM "${db.schema}".events`);
       expect((rows[0] as { n: number }).n).toBe(8_000);
@@ -297,7 +314,7 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     try {
       const first = postgresStore({ client: held, schema: db.schema });
       const second = postgresStore({ client: other.client, schema: db.schema });
-      const claim = (s: WebhookStore) => s.claimDeliveries({ now: T + 10, limit: 500, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
+      const claim = (s: WebhookStore) => s.claimDeliveries({ now: T + 10, limit: 500, perWebhook: 100_000, perAccount: 100_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map() });
       // the first claim's statement runs in a transaction left open: its row locks stay held
       await held.query('BEGIN');
       const a = await claim(first);
@@ -324,7 +341,7 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     try {
       const claimer = postgresStore({ client: slow, schema: db.schema });
       const lister = postgresStore({ client: other.client, schema: db.schema });
-      const claiming = claimer.claimDeliveries({ now: T + 10, limit: 1, perWebhook: 100_000, leaseMs: LEASE, busy: new Map() });
+      const claiming = claimer.claimDeliveries({ now: T + 10, limit: 1, perWebhook: 100_000, perAccount: 100_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map() });
       await paused;
       let listedWhileHeld = false;
       let holding = true;
@@ -358,7 +375,7 @@ describe(`webhook events are the write's own (${KIND})`, () => {
     try {
       const pruner = postgresStore({ client: slow, schema: db.schema });
       const replayer = postgresStore({ client: other.client, schema: db.schema });
-      const pruning = pruner.pruneDeliveries({ before: T + 1_000 });
+      const pruning = pruner.pruneDeliveries({ before: T + 1_000, keepPerWebhook: 10_000 });
       await paused;
       let settled = false;
       const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed.delivery.id, id: 'dlv_replayed', now: T + 2 }).then(
@@ -390,7 +407,7 @@ describe(`webhook events are the write's own (${KIND})`, () => {
       const replaying = replayer.replayDelivery({ webhookId: 'wh_all', of: claimed.delivery.id, id: 'dlv_replayed', now: T + 2 });
       await paused;
       // the prune does not wait: it takes the settled delivery and leaves the event, which the replay holds
-      expect(await pruner.pruneDeliveries({ before: T + 1_000 })).toBe(1);
+      expect(await pruner.pruneDeliveries({ before: T + 1_000, keepPerWebhook: 10_000 })).toBe(1);
       release();
       expect(await replaying).toMatchObject({ id: 'dlv_replayed', state: 'pending' });
       const again = await claimAll(store, T + 2);
@@ -415,7 +432,7 @@ describe(`webhook deliveries under concurrency (${KIND})`, () => {
         claimers.map(async (claimer) => {
           const mine: string[] = [];
           for (;;) {
-            const batch = await claimer.claimDeliveries({ now: T, limit: 37, perWebhook: 25, leaseMs: LEASE, busy: new Map() });
+            const batch = await claimer.claimDeliveries({ now: T, limit: 37, perWebhook: 25, perAccount: 100_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map() });
             if (batch.length === 0) return mine;
             mine.push(...batch.map((c) => c.delivery.id));
           }
@@ -493,6 +510,8 @@ describe(`watchDeliveries (${KIND})`, () => {
         const failing = postgresStore({ client: failingOnSnapshotInsert(other.client, 1), schema: db.schema });
         expect(await woke(() => failing.writeDataset({ ipos: [makeIpo({ id: 'w2' })], snapshots: [makeSnapshot('w2', T, { a: 1 })] }, { at: T }).catch(() => undefined), 400)).toBe(false);
         const [c] = await claimAll(writer, T);
+        // (a pending delivery replayed adds nothing: this one is settled first)
+        await writer.finishDeliveries([{ id: c!.delivery.id, lease: c!.lease, at: T + 1, delivered: true, status: 200, error: null, nextAttemptAt: null, disableBefore: 0 }]);
         expect(await woke(() => writer.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_replayed', now: T + 5 }))).toBe(true);
         await writer.recordStatusChanges({ now: T });
         expect(await woke(() => writer.recordStatusChanges({ now: MIDNIGHT_25 + 1 }))).toBe(true);
@@ -585,6 +604,143 @@ describe(`watchDeliveries when it cannot listen, or stops listening (${KIND})`, 
   });
 });
 
+// Issue #29 defect 4: 1,000 endpoints x 1,000 snapshots made 1,001,000 delivery rows, in the
+// write (IPO events) or before any listing (snapshot events), and one account's backlog went
+// out before another's delivery. A write now owes its events once (`owed`, and snapshot_changes
+// slots), each endpoint's deliveries are made later, in bounded pieces, by claims (fairly) and
+// by its own listing; docs/spec.md#storage.
+describe(`bounded fan-out, fair claims, cap, replay, prune by count (${KIND})`, () => {
+  const many = (n: number, account = 'acct_big', events: EventType[] = ['ipo.created', 'gmp.snapshot']) =>
+    Array.from({ length: n }, (_, i) => hook(`wh_${account}_${String(i).padStart(3, '0')}`, events, account));
+  /** A store with acct_1 (the victim, wh_v) and acct_big holding `n` endpoints. */
+  const bigStore = async (n: number): Promise<Store & WebhookStore> => {
+    const store = await storeWith([hook('wh_v', ['ipo.created', 'gmp.snapshot'])]);
+    await store.insertAccount({ id: 'acct_big', name: 'Big', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+    for (const h of many(n)) expect(await store.insertWebhook(h, { maxPerAccount: 1_000 })).toBe('ok');
+    return store;
+  };
+  const claimInput = (now: number, limit: number, perWebhook: number, perAccount: number) => ({ now, limit, perWebhook, perAccount, leaseMs: LEASE, busy: new Map<string, number>(), busyAccounts: new Map<string, number>() });
+
+  it('a write owes its events once, whatever the number of endpoints: no delivery row is made in it', async () => {
+    await bigStore(40);
+    const store = postgresStore({ client: db.client, schema: db.schema });
+    // 25 IPOs created: 41 endpoints take ipo.created (1,025 deliveries owed)
+    await store.writeDataset({ ipos: Array.from({ length: 25 }, (_, i) => makeIpo({ id: `i${i}` })), snapshots: [] }, { at: T });
+    expect([await count('deliveries'), await count('owed')]).toEqual([0, 25]);
+    // then made on demand: all 1,025, each once
+    expect((await claimAll(store, T)).length).toBe(41 * 25);
+    expect(await count('deliveries')).toBe(41 * 25);
+    await store.close?.();
+  });
+
+  it("a victim's listing makes its own deliveries only, never the other endpoints'", async () => {
+    const store = await bigStore(30);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    await store.writeDataset({ ipos: [], snapshots: Array.from({ length: 300 }, (_, i) => makeSnapshot('a', T - i * 60_000, { x: 100 + i })) }, { at: T + 1 });
+    const listed = await store.listDeliveries({ webhookId: 'wh_v', before: null, limit: 5 });
+    expect(listed!.map((d) => [d.eventType, d.createdAt])).toEqual(Array(5).fill(['gmp.snapshot', T + 1]));
+    // its 301 deliveries; the 30 other endpoints' 9,030 are still owed
+    expect(await count('deliveries')).toBe(301);
+    const { rows } = await db.client.query(`SELECT DISTINCT webhook_id FROM "${db.schema}".deliveries`);
+    expect(rows).toEqual([{ webhook_id: 'wh_v' }]);
+  });
+
+  it('claims make deliveries in bounded pieces: a claim of 10 makes about what it can take, not the backlog', async () => {
+    const store = await bigStore(20);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    await store.writeDataset({ ipos: [], snapshots: Array.from({ length: 1_000 }, (_, i) => makeSnapshot('a', T - i * 60_000, { x: 100 })) }, { at: T + 1 });
+    const got = await store.claimDeliveries(claimInput(T + 10, 10, 4, 8));
+    expect(got).toHaveLength(10);
+    // 21 endpoints x 1,001 owed; at most 4 (perWebhook) made per endpoint
+    expect(await count('deliveries')).toBeLessThanOrEqual(21 * 4);
+  });
+
+  it("claims share accounts fairly (the exact rule of WebhookStore.claimDeliveries) and name the endpoint's account", async () => {
+    const store = await bigStore(3);
+    // 4 endpoints (the victim's wh_v, 3 of acct_big) owe b0..b3 at T, then v at T + 1
+    await store.writeDataset({ ipos: Array.from({ length: 4 }, (_, i) => makeIpo({ id: `b${i}` })), snapshots: [] }, { at: T });
+    await store.writeDataset({ ipos: [makeIpo({ id: 'v' })], snapshots: [] }, { at: T + 1 });
+    const got = await store.claimDeliveries({ ...claimInput(T + 10, 6, 2, 3), busy: new Map([['wh_acct_big_000', 1]]), busyAccounts: new Map([['acct_big', 1]]) });
+    const ipo = (c: ClaimedDelivery) => (JSON.parse(c.body) as { data: { id: string } }).data.id;
+    // per endpoint at most 2 less busy; per account at most 3 less busyAccounts (acct_big: 2);
+    // then by busyAccounts + rankInAccount, nextAttemptAt, owed order, webhook id
+    // (wh_v: b0, b1 ranked 1, 2; acct_big: 001's b0 and 002's b0 ranked 1, 2, then 000's b0
+    // (busy 1 + rank 1) and the b1s, past perAccount less busyAccounts)
+    expect(got.map((c) => [c.accountId, c.delivery.webhookId, ipo(c)])).toEqual([
+      ['acct_1', 'wh_v', 'b0'],
+      ['acct_big', 'wh_acct_big_001', 'b0'],
+      ['acct_1', 'wh_v', 'b1'],
+      ['acct_big', 'wh_acct_big_002', 'b0'],
+    ]);
+  });
+
+  it('insertWebhook keeps the cap under concurrency: 30 at once with a cap of 10 store 10', async () => {
+    const store = await storeWith([]);
+    const others = [otherClient(), otherClient(), otherClient()];
+    const stores = others.map((o) => postgresStore({ client: o.client, schema: db.schema }));
+    try {
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => stores[i % 3]!.insertWebhook(hook(`wh_cap_${i}`, ['ipo.created']), { maxPerAccount: 10 })));
+      expect(results.filter((r) => r === 'ok').length).toBe(10);
+      expect(results.filter((r) => r === 'too-many-webhooks').length).toBe(20);
+      expect((await store.listWebhooks('acct_1'))!.length).toBe(10);
+      expect(await store.insertWebhook(hook('wh_x', ['ipo.created'], 'acct_nope'), { maxPerAccount: 10 })).toBe('not-found');
+    } finally {
+      for (const s of stores) await s.close?.();
+      for (const o of others) await o.close();
+    }
+  });
+
+  it('replaying a pending delivery returns it and adds nothing; a settled one gets a new pending delivery after everything owed', async () => {
+    const store = await storeWith([hook('wh_all', ['ipo.created'])]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    const [pending] = (await store.listDeliveries({ webhookId: 'wh_all', before: null, limit: 10 }))!;
+    expect(await store.replayDelivery({ webhookId: 'wh_all', of: pending!.id, id: 'dlv_again', now: T + 5 })).toEqual(pending);
+    expect(await count('deliveries')).toBe(1);
+    const [c] = await claimAll(store, T);
+    await store.finishDeliveries([{ id: c!.delivery.id, lease: c!.lease, at: T + 1, delivered: true, status: 200, error: null, nextAttemptAt: null, disableBefore: 0 }]);
+    // a write owed at T + 2, and the replay at T + 2: the write's delivery comes first
+    await store.writeDataset({ ipos: [makeIpo({ id: 'b' })], snapshots: [] }, { at: T + 2 });
+    expect(await store.replayDelivery({ webhookId: 'wh_all', of: pending!.id, id: 'dlv_again', now: T + 2 })).toMatchObject({ id: 'dlv_again', state: 'pending', nextAttemptAt: T + 2 });
+    const order = await claimAll(store, T + 2);
+    expect(order.map((x) => (JSON.parse(x.body) as { data: { id: string } }).data.id)).toEqual(['b', 'a']);
+  });
+
+  it('pruneDeliveries also keeps at most keepPerWebhook settled deliveries per endpoint (newest), never pending ones', async () => {
+    const store = await storeWith([hook('wh_a', ['ipo.created']), hook('wh_b', ['ipo.created'])]);
+    for (let i = 0; i < 5; i++) await store.writeDataset({ ipos: [makeIpo({ id: `p${i}` })], snapshots: [] }, { at: T + i });
+    const claimed = await claimAll(store, T + 10);
+    // all settled but wh_b's last one (retried later)
+    await store.finishDeliveries(
+      claimed.map((c) => {
+        const last = c.delivery.webhookId === 'wh_b' && c.delivery.createdAt === T + 4;
+        return { id: c.delivery.id, lease: c.lease, at: T + 20, delivered: !last, status: last ? 500 : 200, error: last ? 'answered 500' : null, nextAttemptAt: last ? T + 99_999 : null, disableBefore: 0 };
+      }),
+    );
+    expect(await store.pruneDeliveries({ before: T, keepPerWebhook: 2 })).toBe(3 + 2);
+    const left = async (id: string) => (await store.listDeliveries({ webhookId: id, before: null, limit: 10 }))!.map((d) => [d.createdAt, d.state]);
+    expect(await left('wh_a')).toEqual([[T + 4, 'delivered'], [T + 3, 'delivered']]);
+    expect(await left('wh_b')).toEqual([[T + 4, 'pending'], [T + 3, 'delivered'], [T + 2, 'delivered']]);
+    // events left without deliveries went (p0, p1)
+    expect(await count('events')).toBe(3);
+  });
+
+  it('pruneDeliveries stops after a bounded amount of work (10,000 deliveries a call)', { timeout: 60_000 }, async () => {
+    const store = await storeWith([hook('wh_a', ['ipo.created'])]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'a' })], snapshots: [] }, { at: T });
+    const [c] = await claimAll(store, T);
+    await store.finishDeliveries([{ id: c!.delivery.id, lease: c!.lease, at: T + 1, delivered: true, status: 200, error: null, nextAttemptAt: null, disableBefore: 0 }]);
+    // 12,000 more settled deliveries of that event
+    await db.client.query(
+      `INSERT INTO "${db.schema}".deliveries (id, event_id, webhook_id, created_at, state, attempts, last_attempt_at)
+       SELECT 'dlv_bulk_' || g, $1, 'wh_a', $2::bigint, 'delivered', 1, $2::bigint FROM generate_series(1, 12000) AS g`,
+      [c!.delivery.eventId, T + 1],
+    );
+    expect(await store.pruneDeliveries({ before: T + 2, keepPerWebhook: 10_000 })).toBe(10_000);
+    expect(await store.pruneDeliveries({ before: T + 2, keepPerWebhook: 10_000 })).toBe(2_001);
+    expect(await count('events')).toBe(0);
+  });
+});
+
 // ---------------------------------------------------------------------------------------
 // Claims, leases, settling, disabling, replay and pruning against the core's MemoryOutbox
 // (the reference store's), step by step, with every answer compared exactly: the order of
@@ -593,14 +749,20 @@ describe(`watchDeliveries when it cannot listen, or stops listening (${KIND})`, 
 type Op =
   | { kind: 'write'; ids: string[]; start: number; about: string | null; snap: number | null }
   | { kind: 'delete'; ids: string[] }
-  | { kind: 'claim'; limit: number; perWebhook: number; busy: number[] }
+  | { kind: 'claim'; limit: number; perWebhook: number; perAccount: number; busy: number[]; busyAccounts: number[] }
   | { kind: 'finish'; picks: Array<{ pick: number; outcome: 'ok' | 'retry' | 'fail'; retryMs: number; disable: 'now' | 'soon' | 'never' }> }
   | { kind: 'tick'; ms: number }
   | { kind: 'replay'; pick: number; hook: number }
-  | { kind: 'prune'; back: number }
+  | { kind: 'prune'; back: number; keep: number }
   | { kind: 'status' };
 
-const HOOKS: WebhookRecord[] = [hook('wh_1', ALL), hook('wh_2', ['ipo.created', 'gmp.snapshot']), hook('wh_3', ['ipo.status_changed', 'ipo.deleted', 'ipo.updated'])];
+const HOOKS: WebhookRecord[] = [
+  hook('wh_1', ALL),
+  hook('wh_2', ['ipo.created', 'gmp.snapshot']),
+  hook('wh_3', ['ipo.status_changed', 'ipo.deleted', 'ipo.updated']),
+  hook('wh_4', ['ipo.created', 'ipo.updated', 'gmp.snapshot'], 'acct_2'),
+];
+const ACCOUNTS = ['acct_1', 'acct_2'];
 const STARTS = ['2026-11-23', '2026-11-24', '2026-11-25', '2026-11-26'];
 
 function opArbitrary(): fc.Arbitrary<Op> {
@@ -610,7 +772,14 @@ function opArbitrary(): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), ids }) },
     {
       weight: 4,
-      arbitrary: fc.record({ kind: fc.constant('claim' as const), limit: fc.integer({ min: 0, max: 5 }), perWebhook: fc.integer({ min: 1, max: 3 }), busy: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 3, maxLength: 3 }) }),
+      arbitrary: fc.record({
+        kind: fc.constant('claim' as const),
+        limit: fc.integer({ min: 0, max: 5 }),
+        perWebhook: fc.integer({ min: 1, max: 3 }),
+        perAccount: fc.integer({ min: 1, max: 5 }),
+        busy: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: HOOKS.length, maxLength: HOOKS.length }),
+        busyAccounts: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: ACCOUNTS.length, maxLength: ACCOUNTS.length }),
+      }),
     },
     {
       weight: 4,
@@ -629,7 +798,7 @@ function opArbitrary(): fc.Arbitrary<Op> {
     },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.constantFrom(1_000, 30_000, LEASE, 6 * 3_600_000) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('replay' as const), pick: fc.nat(), hook: fc.nat(2) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), back: fc.constantFrom(0, 30_000, 3_600_000) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), back: fc.constantFrom(0, 30_000, 3_600_000), keep: fc.constantFrom(1, 2, 10_000) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('status' as const) }) },
   );
 }
@@ -646,10 +815,11 @@ async function deliveriesOf(store: WebhookStore, webhookId: string): Promise<str
 }
 
 async function runModel(ops: Op[]): Promise<void> {
-  const store = await storeWith(HOOKS);
+  const store = await storeWith([]);
   const model = referenceStore();
   await model.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
-  for (const h of HOOKS) await model.insertWebhook(h);
+  for (const s of [store, model]) await s.insertAccount({ id: 'acct_2', name: 'Two', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+  for (const h of HOOKS) for (const s of [store, model]) expect(await s.insertWebhook(h, { maxPerAccount: 10 })).toBe('ok');
   // every pair claimed (ours, the model's)
   const claims: Array<[ClaimedDelivery, ClaimedDelivery]> = [];
   let now = T;
@@ -666,7 +836,15 @@ async function runModel(ops: Op[]): Promise<void> {
         const [a, b] = await both((s) => s.deleteIpos([...op.ids], { at: now }));
         expect(a).toEqual(b);
       } else if (op.kind === 'claim') {
-        const input = { now, limit: op.limit, perWebhook: op.perWebhook, leaseMs: LEASE, busy: new Map(op.busy.flatMap((n, i) => (n > 0 ? [[HOOKS[i]!.id, n] as const] : []))) };
+        const input = {
+          now,
+          limit: op.limit,
+          perWebhook: op.perWebhook,
+          perAccount: op.perAccount,
+          leaseMs: LEASE,
+          busy: new Map(op.busy.flatMap((n, i) => (n > 0 ? [[HOOKS[i]!.id, n] as const] : []))),
+          busyAccounts: new Map(op.busyAccounts.flatMap((n, i) => (n > 0 ? [[ACCOUNTS[i]!, n] as const] : []))),
+        };
         const [a, b] = await both((s) => s.claimDeliveries(input));
         // the same deliveries, in the same order
         expect(a.map((c) => ({ ...c, delivery: plain(c.delivery), lease: '' }))).toEqual(b.map((c) => ({ ...c, delivery: plain(c.delivery), lease: '' })));
@@ -700,7 +878,7 @@ async function runModel(ops: Op[]): Promise<void> {
         const want = await model.replayDelivery({ webhookId, of: b.delivery.id, id, now });
         expect(got === null ? null : plain(got)).toEqual(want === null ? null : plain(want));
       } else if (op.kind === 'prune') {
-        const [a, b] = await both((s) => s.pruneDeliveries({ before: now - op.back }));
+        const [a, b] = await both((s) => s.pruneDeliveries({ before: now - op.back, keepPerWebhook: op.keep }));
         expect(a).toBe(b);
       } else {
         const [a, b] = await both((s) => s.recordStatusChanges({ now }));
@@ -722,18 +900,18 @@ describe(`claims, leases and settling against MemoryOutbox (${KIND})`, () => {
   it('an attempt in flight when its endpoint was disabled, retried later, ends as failed at the next claim, due or not; an old lease settles nothing', async () => {
     await runModel([
       { kind: 'write', ids: ['a', 'b'], start: 0, about: null, snap: null },
-      { kind: 'claim', limit: 5, perWebhook: 3, busy: [0, 3, 3] },
+      { kind: 'claim', limit: 5, perWebhook: 3, perAccount: 5, busy: [0, 3, 3, 3], busyAccounts: [0, 0] },
       // the first fails for 40 s and more: wh_1 is disabled while the second is in flight
       { kind: 'finish', picks: [{ pick: 0, outcome: 'retry', retryMs: 5_000, disable: 'now' }] },
       { kind: 'finish', picks: [{ pick: 1, outcome: 'retry', retryMs: 600_000, disable: 'never' }] },
-      { kind: 'claim', limit: 0, perWebhook: 1, busy: [0, 0, 0] },
+      { kind: 'claim', limit: 0, perWebhook: 1, perAccount: 5, busy: [0, 0, 0, 0], busyAccounts: [0, 0] },
       // leases run out, and a result under one of them comes late
-      { kind: 'claim', limit: 5, perWebhook: 3, busy: [0, 0, 0] },
+      { kind: 'claim', limit: 5, perWebhook: 3, perAccount: 5, busy: [0, 0, 0, 0], busyAccounts: [0, 0] },
       { kind: 'tick', ms: LEASE },
-      { kind: 'claim', limit: 1, perWebhook: 1, busy: [0, 0, 0] },
+      { kind: 'claim', limit: 1, perWebhook: 1, perAccount: 5, busy: [0, 0, 0, 0], busyAccounts: [0, 0] },
       { kind: 'finish', picks: [{ pick: 2, outcome: 'ok', retryMs: 0, disable: 'never' }] },
       { kind: 'replay', pick: 0, hook: 0 },
-      { kind: 'claim', limit: 5, perWebhook: 3, busy: [0, 0, 0] },
+      { kind: 'claim', limit: 5, perWebhook: 3, perAccount: 5, busy: [0, 0, 0, 0], busyAccounts: [0, 0] },
     ]);
   });
 
@@ -745,7 +923,7 @@ describe(`claims, leases and settling against MemoryOutbox (${KIND})`, () => {
   });
 });
 
-describe(`migrations 6 to 9 (${KIND})`, () => {
+describe(`migrations 6 to 11 (${KIND})`, () => {
   it('upgrades a version 5 schema, its data kept; a process of version 5 writes on, recording nothing; this version records events', async () => {
     const schema = `${db.schema}_v5`;
     const q = async (text: string, params: unknown[] = []) => (await db.client.query(text, params)).rows as Array<Record<string, unknown>>;
@@ -764,10 +942,10 @@ describe(`migrations 6 to 9 (${KIND})`, () => {
       expect(await q(`SELECT attstorage FROM pg_attribute WHERE attrelid = '"${schema}".snapshot_events'::regclass AND attname = 'snapshots'`)).toEqual([{ attstorage: 'e' }]);
       expect(
         await q(`SELECT attname, attstorage FROM pg_attribute WHERE attrelid = '"${schema}".snapshot_changes'::regclass AND attnum > 0 AND attstorage <> 'p' ORDER BY attnum`),
-      ).toEqual(['ipo_ids', 'ts', 'agg_mean', 'agg_median', 'agg_min', 'agg_max', 'agg_mode'].map((attname) => ({ attname, attstorage: 'e' })));
+      ).toEqual([...['ipo_ids', 'ts', 'agg_mean', 'agg_median', 'agg_min', 'agg_max', 'agg_mode'].map((attname) => ({ attname, attstorage: 'e' })), { attname: 'places', attstorage: 'x' }]);
       const store = postgresStore({ client: db.client, schema });
       try {
-        expect(await store.insertWebhook(hook('wh_all', ALL))).toBe('ok');
+        expect(await store.insertWebhook(hook('wh_all', ALL), { maxPerAccount: 10 })).toBe('ok');
         // a process of version 5 writes as it did (its statement, no events)
         await q(`UPDATE "${schema}".ipos SET doc = $1::json WHERE id = 'old'`, [JSON.stringify(makeIpo({ id: 'old', name: 'renamed', startDate: '2026-11-25', endDate: '2026-11-27' }))]);
         expect(await count('events', schema)).toBe(0);
