@@ -352,7 +352,7 @@ describe('ipokit webhooks deliveries and replay', () => {
     expect(await run(['webhooks', 'deliveries', 'wh_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit webhooks deliveries: No webhook has the id "wh_nope".\n' });
   }, 60_000);
 
-  it('replays a delivery as a new one, due now, of the same event; refuses unknown ids and a disabled endpoint (exit 1)', async () => {
+  it('replays a settled delivery as a new one, due now, of the same event, and a pending one not at all; refuses unknown ids and a disabled endpoint (exit 1)', async () => {
     const acct = await account();
     const hook = await createHook(acct, 'https://receiver.test/fail', 'ipo.created');
     const other = await createHook(acct, 'https://receiver.test/other', 'ipo.created');
@@ -360,21 +360,36 @@ describe('ipokit webhooks deliveries and replay', () => {
     const [original] = await deliveriesOf(hook.id);
     const [ofOther] = await deliveriesOf(other.id);
 
-    const r = await run(['webhooks', 'replay', hook.id, original!.id]);
-    expect(r.code, r.stderr).toBe(0);
-    const [again] = await deliveriesOf(hook.id);
-    expect(again!.id).not.toBe(original!.id);
-    expect(again).toMatchObject({ eventId: original!.eventId, eventType: 'ipo.created', state: 'pending', attempts: 0, lastStatus: null });
-    expect(r).toEqual({
+    // Still pending: a replay adds nothing (CONTRACT 15: replays are bounded).
+    const pending = await run(['webhooks', 'replay', hook.id, original!.id]);
+    expect(pending).toEqual({
       code: 0,
-      stdout: `Replaying ${original!.id} as ${again!.id}: event ${original!.eventId} (ipo.created) is due now, for the next worker on this database to send (with the same webhook-id, so the receiver can tell it is a repeat).\n`,
+      stdout: `${original!.id} is still pending (next attempt ${original!.nextAttemptAt}): a replay adds nothing; a worker sends it when it is due.\n`,
       stderr: '',
     });
-    const json = JSON.parse(await ok(['webhooks', 'replay', hook.id, original!.id, '--json'])) as DeliveryInfo;
-    expect(json).toEqual((await deliveriesOf(hook.id))[0]);
-    expect(json).toMatchObject({ state: 'pending', eventId: original!.eventId, attempts: 0 });
-    expect(await ok(['webhooks', 'replay', hook.id, again!.id, '-q'])).toMatch(/^dlv_[A-Za-z0-9]{20}\n$/);
-    expect(await deliveriesOf(hook.id)).toHaveLength(4);
+    expect(JSON.parse(await ok(['webhooks', 'replay', hook.id, original!.id, '--json']))).toEqual(original);
+    expect(await deliveriesOf(hook.id)).toEqual([original]);
+
+    // Delivered: a replay is a new delivery of the same event, due now.
+    const deliver = startWebhookWorker(store, { transport: answering });
+    try {
+      await until('the delivery to the other endpoint', async () => (await deliveriesOf(other.id))[0]!.state === 'delivered');
+    } finally {
+      await deliver.stop();
+    }
+    const r = await run(['webhooks', 'replay', other.id, ofOther!.id]);
+    expect(r.code, r.stderr).toBe(0);
+    const [again] = await deliveriesOf(other.id);
+    expect(again!.id).not.toBe(ofOther!.id);
+    expect(again).toMatchObject({ eventId: ofOther!.eventId, eventType: 'ipo.created', state: 'pending', attempts: 0, lastStatus: null });
+    expect(r).toEqual({
+      code: 0,
+      stdout: `Replaying ${ofOther!.id} as ${again!.id}: event ${ofOther!.eventId} (ipo.created) is due now, for the next worker on this database to send (with the same webhook-id, so the receiver can tell it is a repeat).\n`,
+      stderr: '',
+    });
+    // Twenty more replays of it while one is pending add nothing either.
+    for (let i = 0; i < 20; i++) await ok(['webhooks', 'replay', other.id, again!.id, '-q']);
+    expect(await deliveriesOf(other.id)).toHaveLength(2);
 
     expect(await run(['webhooks', 'replay', hook.id, 'dlv_nope'])).toEqual({ code: 1, stdout: '', stderr: `ipokit webhooks replay: Webhook "${hook.id}" has no delivery "dlv_nope".\n` });
     expect(await run(['webhooks', 'replay', hook.id, ofOther!.id])).toEqual({ code: 1, stdout: '', stderr: `ipokit webhooks replay: Webhook "${hook.id}" has no delivery "${ofOther!.id}".\n` });

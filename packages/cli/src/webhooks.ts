@@ -253,7 +253,11 @@ async function replay(argv: readonly string[], io: CliIo): Promise<number> {
   const again = await onStore(io, values.schema, (store) => replayDelivery(store, { webhookId, deliveryId }));
   if (output === 'json') io.stdout.write(`${JSON.stringify(again)}\n`);
   else if (output === 'quiet') io.stdout.write(`${again.id}\n`);
-  else {
+  else if (again.id === deliveryId) {
+    io.stdout.write(
+      `${deliveryId} is still pending (next attempt ${again.nextAttemptAt ?? 'now'}): a replay adds nothing; a worker sends it when it is due.\n`,
+    );
+  } else {
     io.stdout.write(
       `Replaying ${deliveryId} as ${again.id}: event ${again.eventId} (${again.eventType}) is due now, for the next worker on this database to send (with the same webhook-id, so the receiver can tell it is a repeat).\n`,
     );

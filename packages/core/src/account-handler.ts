@@ -34,6 +34,8 @@ export interface AccountHandlerOptions extends IpoRouterOptions {
   dashboardAssets?: DashboardAssets | Promise<DashboardAssets>;
   /** The plans whose accounts may have webhook endpoints (`/webhooks`). Default `['pro']`. */
   webhookPlans?: readonly Plan[];
+  /** How many webhook endpoints one account may have. Default 10; `Infinity`: no cap. */
+  maxWebhooksPerAccount?: number;
 }
 
 /** The dashboard's files by path below `/-/dashboard/`. */
@@ -261,7 +263,10 @@ async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): P
   const shape = rest.length === 0 ? 'list' : rest.length === 2 && rest[1] === 'delete' ? 'delete' : rest.length === 2 && rest[1] === 'deliveries' ? 'deliveries' : rest.length === 4 && rest[1] === 'deliveries' && rest[3] === 'replay' ? 'replay' : null;
   if (shape === null) return null;
   if (store === null) return error('ERR:NOTFOUND', 'This store keeps no webhooks: use a store with the WebhookStore capability (memoryStore(), postgresStore()).');
-  const plans = c.options.webhookPlans === undefined ? {} : { webhookPlans: c.options.webhookPlans };
+  const plans = {
+    ...(c.options.webhookPlans === undefined ? {} : { webhookPlans: c.options.webhookPlans }),
+    ...(c.options.maxWebhooksPerAccount === undefined ? {} : { maxWebhooksPerAccount: c.options.maxWebhooksPerAccount }),
+  };
   if (shape === 'list') {
     if (req.method === 'POST') {
       return signedIn(c, req, async (account) => {
@@ -314,7 +319,9 @@ async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): P
       postBody(req, []);
       const webhookId = await owned(account);
       if (deliveryId === null) throw new IpokitError('ERR:NOTFOUND', 'This webhook has no delivery with that id.');
-      return json(201, { delivery: await replayDelivery(store, { webhookId, deliveryId }, { now: c.s.now }) }, {});
+      const delivery = await replayDelivery(store, { webhookId, deliveryId }, { now: c.s.now });
+      // (a delivery still pending is answered as it is: nothing was created)
+      return json(delivery.id === deliveryId ? 200 : 201, { delivery }, {});
     }),
   );
 }

@@ -3,11 +3,16 @@
  * the `WebhookStore` part of the memory store and of the reference store, so both follow the
  * one definition here, and PostgreSQL is pinned to it by the webhook suite of
  * `@ipokit/core/testing`. Synchronous: a store calls it inside one of its atomic steps.
+ *
+ * A write records its events once, in a log, whatever the number of endpoints; each endpoint
+ * keeps a cursor into the log and makes its deliveries from it when a claim or a listing
+ * needs them, at most {@link MAX_PENDING_PER_WEBHOOK} pending at once. So a write costs time
+ * linear in its events, and one endpoint's backlog costs nothing to another's claims or
+ * listings (CONTRACT 15, fairness).
  */
-import { DAY_MS, toIsoUtc } from './dates.js';
+import { DAY_MS, istDayStart, toIsoUtc } from './dates.js';
 import { dueStatusChanges, eventsOfStatusChanges, nextStatusChangeAt } from './events.js';
 import { randomBase62 } from './keys.js';
-import { istDayStart } from './dates.js';
 import { compareCodePoints } from './status.js';
 import type {
   ClaimedDelivery,
@@ -22,11 +27,37 @@ import type {
 /** Why the pending deliveries of an endpoint that gets disabled end as failed. */
 export const DISABLED_ERROR = 'endpoint disabled';
 
+/** How long settled deliveries are kept by default: 30 days. */
+export const DELIVERY_RETENTION_MS = 30 * DAY_MS;
+
+/** How many settled deliveries an endpoint keeps by default (CONTRACT 15, bounds). */
+export const DELIVERIES_KEPT_PER_WEBHOOK = 10_000;
+
+/**
+ * How many deliveries of one endpoint are made and pending at once; what it is owed beyond
+ * that waits in the event log until some are settled.
+ */
+export const MAX_PENDING_PER_WEBHOOK = 10_000;
+
+/** An event as the log keeps it: with its place in the owed order and how many rows name it. */
+interface Entry {
+  event: EventRecord;
+  /** The owed order of its deliveries (store-wide, increasing). */
+  seq: number;
+  /** When its deliveries were due: the write's instant. */
+  due: number;
+  /** Its place in the log (absolute; the log's first entry is at `logStart`). */
+  index: number;
+  /** Deliveries made of it and still kept. */
+  refs: number;
+}
+
 interface Row {
   record: DeliveryRecord;
+  entry: Entry;
   lease: string | null;
   leaseUntil: number;
-  /** Tie-break of the due order: creation order. */
+  /** Its place in the owed order (the event's, or the replay's own). */
   seq: number;
 }
 
@@ -35,6 +66,27 @@ interface Endpoint {
   types: ReadonlySet<string>;
   /** When the current run of failed attempts began; null after a success. */
   failingSince: number | null;
+  /** The next log index this endpoint has not made deliveries of (Infinity once disabled). */
+  cursor: number;
+  /** Its deliveries, by id. */
+  rows: Map<string, Row>;
+  /** Its pending, unleased deliveries, by (nextAttemptAt, owed order). */
+  queue: Heap<Row>;
+  /** How many of its rows are pending (leased or not). */
+  pending: number;
+  /** Its settled rows, in the order they settled (for the count bound). */
+  settled: Row[];
+}
+
+/** A candidate of a claim: a made delivery, or the next one owed from the log. */
+interface Candidate {
+  endpoint: Endpoint;
+  row: Row | null;
+  entry: Entry;
+  due: number;
+  seq: number;
+  rankInWebhook: number;
+  rankInAccount: number;
 }
 
 /**
@@ -43,21 +95,20 @@ interface Endpoint {
  * @example
  * ```ts
  * const outbox = new MemoryOutbox();
- * outbox.insertWebhook(webhook);
+ * outbox.insertWebhook(webhook, { maxPerAccount: 10 });
  * outbox.record(eventsOfWrite(changes, outbox.subscribedTypes()), now);
- * outbox.claim({ now, limit: 10, perWebhook: 4, leaseMs: 60_000, busy: new Map() });
+ * outbox.claim({ now, limit: 10, perWebhook: 4, perAccount: 16, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() });
  * ```
  */
 export class MemoryOutbox {
   private endpoints = new Map<string, Endpoint>();
-  private events = new Map<string, EventRecord & { refs: number }>();
-  private deliveries = new Map<string, Row>();
-  /**
-   * Pending deliveries that are not leased, per endpoint, each a binary heap by
-   * (nextAttemptAt, seq): a claim looks at each endpoint's first only, so endpoints that are
-   * skipped or at their `perWebhook` cost nothing however much they have waiting.
-   */
-  private queues = new Map<string, Row[]>();
+  /** Events by id: those in the log and those some kept delivery names. */
+  private events = new Map<string, Entry>();
+  /** The events no enabled endpoint has made all its deliveries of yet, in owed order. */
+  private log: Entry[] = [];
+  private logStart = 0;
+  /** Where each delivery is: its endpoint. */
+  private rowEndpoint = new Map<string, Endpoint>();
   private leased = new Map<string, Row>();
   /** No lease runs out before this: until then a claim need not look through them. */
   private leasesLastUntil = Infinity;
@@ -66,17 +117,41 @@ export class MemoryOutbox {
   private covered: number | null = null;
   private listeners = new Set<() => void>();
   private wakeQueued = false;
+  private readonly keepPerWebhook: number;
 
   /**
-   * Stores an endpoint (a copy).
+   * @param options.keepPerWebhook settled deliveries kept per endpoint, oldest settled
+   *   forgotten first (default 10,000); `pruneDeliveries` may keep fewer.
+   */
+  constructor(options: { keepPerWebhook?: number } = {}) {
+    this.keepPerWebhook = options.keepPerWebhook ?? DELIVERIES_KEPT_PER_WEBHOOK;
+  }
+
+  /**
+   * Stores an endpoint (a copy); `'too-many-webhooks'` (nothing stored) when its account has
+   * `maxPerAccount` already. It takes only events recorded from now on.
    *
    * @example
    * ```ts
-   * outbox.insertWebhook(webhook);
+   * outbox.insertWebhook(webhook, { maxPerAccount: 10 }); // 'ok'
    * ```
    */
-  insertWebhook(webhook: WebhookRecord): void {
-    this.endpoints.set(webhook.id, { record: copyWebhook(webhook), types: new Set(webhook.events), failingSince: null });
+  insertWebhook(webhook: WebhookRecord, limits: { maxPerAccount: number }): 'ok' | 'too-many-webhooks' {
+    let count = 0;
+    for (const e of this.endpoints.values()) if (e.record.accountId === webhook.accountId) count++;
+    if (count >= limits.maxPerAccount) return 'too-many-webhooks';
+    const disabled = webhook.disabledAt !== null;
+    this.endpoints.set(webhook.id, {
+      record: copyWebhook(webhook),
+      types: new Set(webhook.events),
+      failingSince: null,
+      cursor: disabled ? Infinity : this.logStart + this.log.length,
+      rows: new Map(),
+      queue: new Heap(before),
+      pending: 0,
+      settled: [],
+    });
+    return 'ok';
   }
 
   /**
@@ -114,9 +189,12 @@ export class MemoryOutbox {
    * ```
    */
   deleteWebhook(id: string): boolean {
-    if (!this.endpoints.delete(id)) return false;
-    for (const row of [...this.deliveries.values()]) if (row.record.webhookId === id) this.drop(row);
-    this.queues.delete(id);
+    const endpoint = this.endpoints.get(id);
+    if (endpoint === undefined) return false;
+    this.endpoints.delete(id);
+    endpoint.queue = new Heap(before);
+    for (const row of endpoint.rows.values()) this.forget(row);
+    this.trimLog();
     return true;
   }
 
@@ -147,9 +225,9 @@ export class MemoryOutbox {
   }
 
   /**
-   * Records events not recorded before (by id), each with one pending delivery, due at `due`,
-   * per enabled endpoint that takes its type; an event no endpoint takes is not kept.
-   * Resolves to how many events were recorded.
+   * Records events not recorded before (by id), owed to every enabled endpoint that takes
+   * its type, due at `due`; an event no endpoint takes is not kept. Time linear in the
+   * events: the deliveries are made later, per endpoint. Resolves to how many were recorded.
    *
    * @example
    * ```ts
@@ -157,17 +235,13 @@ export class MemoryOutbox {
    * ```
    */
   record(events: readonly EventRecord[], due: number): number {
+    const types = this.subscribedTypes();
     let recorded = 0;
     for (const event of events) {
-      if (this.events.has(event.id)) continue;
-      let refs = 0;
-      for (const e of this.endpoints.values()) {
-        if (e.record.disabledAt !== null || !e.types.has(event.type)) continue;
-        this.addDelivery(event, e.record.id, due);
-        refs++;
-      }
-      if (refs === 0) continue;
-      this.events.set(event.id, { ...event, refs });
+      if (this.events.has(event.id) || !types.has(event.type)) continue;
+      const entry: Entry = { event, seq: this.seq++, due, index: this.logStart + this.log.length, refs: 0 };
+      this.log.push(entry);
+      this.events.set(event.id, entry);
       recorded++;
     }
     if (recorded > 0) this.wake();
@@ -194,69 +268,82 @@ export class MemoryOutbox {
   }
 
   /**
-   * Leases due deliveries (see `WebhookStore.claimDeliveries`).
+   * Leases due deliveries, shared fairly across accounts and endpoints (see
+   * `WebhookStore.claimDeliveries` for the order).
    *
    * @example
    * ```ts
-   * outbox.claim({ now, limit: 64, perWebhook: 4, leaseMs: 60_000, busy: new Map() });
+   * outbox.claim({ now, limit: 64, perWebhook: 4, perAccount: 16, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() });
    * ```
    */
-  claim(input: { now: number; limit: number; perWebhook: number; leaseMs: number; busy: ReadonlyMap<string, number> }): ClaimedDelivery[] {
+  claim(input: {
+    now: number;
+    limit: number;
+    perWebhook: number;
+    perAccount: number;
+    leaseMs: number;
+    busy: ReadonlyMap<string, number>;
+    busyAccounts: ReadonlyMap<string, number>;
+  }): ClaimedDelivery[] {
     const { now } = input;
-    if (now >= this.leasesLastUntil) {
-      this.leasesLastUntil = Infinity;
-      for (const row of this.leased.values()) {
-        if (row.leaseUntil > now) {
-          this.leasesLastUntil = Math.min(this.leasesLastUntil, row.leaseUntil);
-          continue;
-        }
-        // (deleting the entry being visited leaves the iteration as it was)
-        this.leased.delete(row.record.id);
-        row.lease = null;
-        this.push(row);
-      }
+    this.expireLeases(now);
+    if (input.limit <= 0) return [];
+    // 1. Per endpoint: its first due deliveries, made or owed, up to its room.
+    const byAccount = new Map<string, Candidate[]>();
+    for (const endpoint of this.endpoints.values()) {
+      if (endpoint.record.disabledAt !== null) continue;
+      const busy = input.busy.get(endpoint.record.id) ?? 0;
+      const room = Math.min(input.perWebhook - busy, input.limit);
+      if (room <= 0) continue;
+      const found = this.firstDue(endpoint, room, now);
+      if (found.length === 0) continue;
+      const account = endpoint.record.accountId;
+      let list = byAccount.get(account);
+      if (list === undefined) byAccount.set(account, (list = []));
+      found.forEach((c, i) => {
+        c.rankInWebhook = busy + i + 1;
+        list.push(c);
+      });
     }
-    const open: Array<{ endpoint: Endpoint; queue: Row[]; taken: number }> = [];
-    for (const [id, queue] of this.queues) {
-      const endpoint = this.endpoints.get(id);
-      if (endpoint === undefined || endpoint.record.disabledAt !== null) {
-        // Its endpoint was deleted (its deliveries with it) or disabled: what is still pending
-        // (an attempt in flight then, and failed since) ends as the others did.
-        if (endpoint !== undefined) for (const row of queue) if (row.record.state === 'pending') this.settleDisabled(row);
-        this.queues.delete(id);
-        continue;
-      }
-      // (what the caller has in flight to it counts as taken)
-      const taken = input.busy.get(id) ?? 0;
-      if (taken < input.perWebhook) open.push({ endpoint, queue, taken });
+    // 2. Per account: up to its room, its endpoints taking turns.
+    const all: Candidate[] = [];
+    for (const [account, list] of byAccount) {
+      const busy = input.busyAccounts.get(account) ?? 0;
+      const room = input.perAccount - busy;
+      if (room <= 0) continue;
+      list.sort((a, b) => a.rankInWebhook - b.rankInWebhook || tieBreak(a, b));
+      list.slice(0, room).forEach((c, i) => {
+        c.rankInAccount = busy + i + 1;
+        all.push(c);
+      });
     }
+    // 3. Accounts taking turns, the least busy first.
+    all.sort((a, b) => a.rankInAccount - b.rankInAccount || tieBreak(a, b));
+    const chosen = all.slice(0, input.limit);
+    // Make what is owed (each endpoint's chosen are the first of its candidates, in order).
     const claimed: ClaimedDelivery[] = [];
-    while (claimed.length < input.limit) {
-      // The endpoint whose first delivery is due first, among those with room.
-      let best: (typeof open)[number] | null = null;
-      for (const c of open) {
-        const top = this.first(c.queue);
-        if (top === undefined || c.taken >= input.perWebhook || top.record.nextAttemptAt! > now) continue;
-        if (best === null || before(top, best.queue[0]!)) best = c;
+    for (const c of chosen) {
+      let row: Row;
+      if (c.row === null) row = this.make(c.endpoint, c.entry);
+      else {
+        // (an endpoint's chosen are the first of its queue, in order)
+        row = c.endpoint.queue.pop()!;
+        if (row !== c.row) throw new Error('MemoryOutbox: claim order broken');
       }
-      if (best === null) break;
-      const row = pop(best.queue);
-      best.taken++;
-      // (unique within this store object, which is all a lease must be here)
       row.lease = `l${++this.leases}`;
       row.leaseUntil = now + input.leaseMs;
       this.leased.set(row.record.id, row);
       this.leasesLastUntil = Math.min(this.leasesLastUntil, row.leaseUntil);
-      const event = this.events.get(row.record.eventId)!;
-      claimed.push({ delivery: { ...row.record }, lease: row.lease, url: best.endpoint.record.url, secret: best.endpoint.record.secret, body: event.body });
+      claimed.push({
+        delivery: { ...row.record },
+        accountId: c.endpoint.record.accountId,
+        lease: row.lease,
+        url: c.endpoint.record.url,
+        secret: c.endpoint.record.secret,
+        body: row.entry.event.body,
+      });
     }
     return claimed;
-  }
-
-  /** A queue's first row that is still pending and stored (others are dropped from it here). */
-  private first(queue: Row[]): Row | undefined {
-    while (queue.length > 0 && (queue[0]!.record.state !== 'pending' || !this.deliveries.has(queue[0]!.record.id))) pop(queue);
-    return queue[0];
   }
 
   /**
@@ -269,37 +356,45 @@ export class MemoryOutbox {
    */
   finish(results: readonly DeliveryResult[]): void {
     for (const r of results) {
-      const row = this.deliveries.get(r.id);
-      if (row === undefined || row.lease === null || row.lease !== r.lease) continue;
+      const row = this.leased.get(r.id);
+      if (row === undefined || row.lease !== r.lease) continue;
       this.leased.delete(r.id);
       row.lease = null;
+      const endpoint = this.rowEndpoint.get(r.id)!;
       const d = row.record;
       d.attempts++;
       d.lastAttemptAt = r.at;
       d.lastStatus = r.status;
       d.lastError = r.delivered ? null : r.error;
-      const endpoint = this.endpoints.get(d.webhookId);
       if (r.delivered) {
         d.state = 'delivered';
         d.nextAttemptAt = null;
-        if (endpoint !== undefined) endpoint.failingSince = null;
+        endpoint.failingSince = null;
+        this.settle(endpoint, row);
         continue;
       }
-      if (r.nextAttemptAt === null) {
-        d.state = 'failed';
+      if (r.nextAttemptAt === null || endpoint.record.disabledAt !== null) {
+        if (r.nextAttemptAt === null) d.state = 'failed';
         d.nextAttemptAt = null;
+        if (d.state === 'pending') {
+          // (its endpoint was disabled while the attempt was out: it ends as the others did)
+          d.state = 'failed';
+          d.lastError = DISABLED_ERROR;
+        }
+        this.settle(endpoint, row);
       } else {
         d.nextAttemptAt = r.nextAttemptAt;
-        this.push(row);
+        endpoint.queue.push(row);
       }
-      if (endpoint === undefined || endpoint.record.disabledAt !== null) continue;
+      if (endpoint.record.disabledAt !== null) continue;
       endpoint.failingSince ??= r.at;
       if (endpoint.failingSince <= r.disableBefore) this.disable(endpoint, r.at);
     }
   }
 
   /**
-   * The endpoint's deliveries, newest first (see `WebhookStore.listDeliveries`).
+   * The endpoint's deliveries, newest first (see `WebhookStore.listDeliveries`): what it is
+   * owed is made first, its own only.
    *
    * @example
    * ```ts
@@ -307,8 +402,10 @@ export class MemoryOutbox {
    * ```
    */
   listDeliveries(input: { webhookId: string; before: string | null; limit: number }): DeliveryRecord[] | null {
-    if (!this.endpoints.has(input.webhookId)) return null;
-    const rows = [...this.deliveries.values()].map((r) => r.record).filter((d) => d.webhookId === input.webhookId);
+    const endpoint = this.endpoints.get(input.webhookId);
+    if (endpoint === undefined) return null;
+    this.makeOwed(endpoint, Infinity);
+    const rows = [...endpoint.rows.values()].map((r) => r.record);
     rows.sort(newestFirst);
     let from = 0;
     if (input.before !== null) {
@@ -320,7 +417,8 @@ export class MemoryOutbox {
   }
 
   /**
-   * A new pending delivery of the same event to the same endpoint (see `WebhookStore.replayDelivery`).
+   * A new pending delivery of the same event to the same endpoint, or the delivery itself
+   * while it is pending (see `WebhookStore.replayDelivery`).
    *
    * @example
    * ```ts
@@ -328,33 +426,42 @@ export class MemoryOutbox {
    * ```
    */
   replay(input: { webhookId: string; of: string; id: string; now: number }): DeliveryRecord | null {
-    const row = this.deliveries.get(input.of);
-    if (row === undefined || row.record.webhookId !== input.webhookId) return null;
-    const event = this.events.get(row.record.eventId)!;
-    event.refs++;
-    const added = this.addDelivery(event, row.record.webhookId, input.now, input.id);
+    const endpoint = this.endpoints.get(input.webhookId);
+    const row = endpoint?.rows.get(input.of);
+    if (endpoint === undefined || row === undefined) return null;
+    if (row.record.state === 'pending') return { ...row.record };
+    const added = this.add(endpoint, row.entry, input.now, this.seq++, input.id);
     this.wake();
     return { ...added.record };
   }
 
   /**
    * Forgets settled deliveries whose last attempt (or creation) was before `before`, and
-   * events left without deliveries. Resolves to how many deliveries went.
+   * those of an endpoint past its newest `keepPerWebhook` settled ones, and events left
+   * without deliveries (see `WebhookStore.pruneDeliveries`). Resolves to how many went.
    *
    * @example
    * ```ts
-   * outbox.prune(now - 30 * DAY_MS);
+   * outbox.prune({ before: now - 30 * DAY_MS, keepPerWebhook: 10_000 });
    * ```
    */
-  prune(before: number): number {
+  prune(input: { before: number; keepPerWebhook: number }): number {
     let gone = 0;
-    for (const row of [...this.deliveries.values()]) {
-      const d = row.record;
-      if (d.state !== 'pending' && (d.lastAttemptAt ?? d.createdAt) < before) {
-        this.drop(row);
-        gone++;
-      }
+    for (const endpoint of this.endpoints.values()) {
+      const settled = endpoint.settled.filter((row) => endpoint.rows.has(row.record.id));
+      settled.sort((a, b) => newestFirst(a.record, b.record));
+      const kept: Row[] = [];
+      settled.forEach((row, i) => {
+        const d = row.record;
+        if (i >= input.keepPerWebhook || (d.lastAttemptAt ?? d.createdAt) < input.before) {
+          this.forget(row);
+          gone++;
+        } else kept.push(row);
+      });
+      // (kept in the order they settled, as settle() keeps them)
+      endpoint.settled = kept.reverse();
     }
+    this.trimLog();
     return gone;
   }
 
@@ -382,20 +489,101 @@ export class MemoryOutbox {
   clear(): void {
     this.endpoints = new Map();
     this.events = new Map();
-    this.deliveries = new Map();
-    this.queues = new Map();
+    this.log = [];
+    this.logStart = 0;
+    this.rowEndpoint = new Map();
     this.leased = new Map();
     this.leasesLastUntil = Infinity;
     this.covered = null;
   }
 
-  private addDelivery(event: EventRecord, webhookId: string, due: number, id = `dlv_${randomBase62(20)}`): Row {
+  /** Leases that ran out: their deliveries are claimable again. */
+  private expireLeases(now: number): void {
+    if (now < this.leasesLastUntil) return;
+    this.leasesLastUntil = Infinity;
+    for (const row of this.leased.values()) {
+      if (row.leaseUntil > now) {
+        this.leasesLastUntil = Math.min(this.leasesLastUntil, row.leaseUntil);
+        continue;
+      }
+      // (deleting the entry being visited leaves the iteration as it was)
+      this.leased.delete(row.record.id);
+      row.lease = null;
+      const endpoint = this.rowEndpoint.get(row.record.id)!;
+      if (endpoint.record.disabledAt !== null) {
+        this.settleDisabled(row);
+        this.settle(endpoint, row);
+      } else endpoint.queue.push(row);
+    }
+  }
+
+  /**
+   * The endpoint's first `room` due deliveries by (nextAttemptAt, owed order): made ones from
+   * its heap merged with those owed from the log (not made here).
+   */
+  private firstDue(endpoint: Endpoint, room: number, now: number): Candidate[] {
+    const out: Candidate[] = [];
+    const made = endpoint.queue.ordered();
+    let top = made.next().value;
+    let index = Math.max(endpoint.cursor, this.logStart);
+    let owedLeft = MAX_PENDING_PER_WEBHOOK - endpoint.pending;
+    const end = this.logStart + this.log.length;
+    const nextOwed = (): Entry | null => {
+      if (owedLeft <= 0) return null;
+      for (; index < end; index++) {
+        const entry = this.log[index - this.logStart]!;
+        if (endpoint.types.has(entry.event.type)) return entry;
+      }
+      return null;
+    };
+    while (out.length < room) {
+      const owed = nextOwed();
+      const topDue = top === undefined ? Infinity : top.record.nextAttemptAt!;
+      if (owed !== null && owed.due <= now && (top === undefined || owed.due < topDue || (owed.due === topDue && owed.seq < top.seq))) {
+        out.push({ endpoint, row: null, entry: owed, due: owed.due, seq: owed.seq, rankInWebhook: 0, rankInAccount: 0 });
+        index++;
+        owedLeft--;
+        continue;
+      }
+      if (top === undefined || topDue > now) break;
+      out.push({ endpoint, row: top, entry: top.entry, due: topDue, seq: top.seq, rankInWebhook: 0, rankInAccount: 0 });
+      top = made.next().value;
+    }
+    return out;
+  }
+
+  /** Makes the endpoint's next owed delivery, which must be `entry`. */
+  private make(endpoint: Endpoint, entry: Entry): Row {
+    // (the entries between its cursor and this one are of types it does not take)
+    endpoint.cursor = entry.index + 1;
+    const row = this.add(endpoint, entry, entry.due, entry.seq, undefined, false);
+    this.trimLog();
+    return row;
+  }
+
+  /** Makes up to `max` of what the endpoint is owed (within its pending bound). */
+  private makeOwed(endpoint: Endpoint, max: number): void {
+    let made = 0;
+    const end = this.logStart + this.log.length;
+    let index = Math.max(endpoint.cursor, this.logStart);
+    while (index < end && made < max && endpoint.pending < MAX_PENDING_PER_WEBHOOK) {
+      const entry = this.log[index - this.logStart]!;
+      index++;
+      if (!endpoint.types.has(entry.event.type)) continue;
+      this.add(endpoint, entry, entry.due, entry.seq);
+      made++;
+    }
+    if (endpoint.cursor !== Infinity) endpoint.cursor = index;
+    if (made > 0 || index === end) this.trimLog();
+  }
+
+  private add(endpoint: Endpoint, entry: Entry, due: number, seq: number, id = `dlv_${randomBase62(20)}`, queued = true): Row {
     const row: Row = {
       record: {
         id,
-        webhookId,
-        eventId: event.id,
-        eventType: event.type,
+        webhookId: endpoint.record.id,
+        eventId: entry.event.id,
+        eventType: entry.event.type,
         createdAt: due,
         state: 'pending',
         attempts: 0,
@@ -404,34 +592,74 @@ export class MemoryOutbox {
         lastStatus: null,
         lastError: null,
       },
+      entry,
       lease: null,
       leaseUntil: 0,
-      seq: this.seq++,
+      seq,
     };
-    this.deliveries.set(id, row);
-    this.push(row);
+    entry.refs++;
+    endpoint.rows.set(id, row);
+    endpoint.pending++;
+    this.rowEndpoint.set(id, endpoint);
+    if (queued) endpoint.queue.push(row);
     return row;
+  }
+
+  /** A row that stopped being pending: counted, and the oldest settled past the bound forgotten. */
+  private settle(endpoint: Endpoint, row: Row): void {
+    endpoint.pending--;
+    endpoint.settled.push(row);
+    if (endpoint.settled.length > this.keepPerWebhook) {
+      // (settled rows are forgotten in the order they settled; prune() orders them exactly)
+      const gone = endpoint.settled.splice(0, endpoint.settled.length - this.keepPerWebhook);
+      for (const old of gone) if (endpoint.rows.has(old.record.id)) this.forget(old);
+    }
   }
 
   private disable(endpoint: Endpoint, at: number): void {
     endpoint.record = { ...endpoint.record, disabledAt: toIsoUtc(at) };
-    for (const row of this.deliveries.values()) {
-      if (row.record.webhookId === endpoint.record.id && row.record.state === 'pending' && row.lease === null) this.settleDisabled(row);
+    // What it is owed and has not made is never made; what is pending ends as failed.
+    endpoint.cursor = Infinity;
+    const queued = endpoint.queue.items;
+    endpoint.queue = new Heap(before);
+    for (const row of queued) {
+      this.settleDisabled(row);
+      this.settle(endpoint, row);
     }
+    this.trimLog();
   }
 
-  /** A pending delivery of a disabled endpoint ends as failed (its queue is dropped at the next claim). */
   private settleDisabled(row: Row): void {
     row.record.state = 'failed';
     row.record.nextAttemptAt = null;
     row.record.lastError = DISABLED_ERROR;
   }
 
-  private drop(row: Row): void {
-    this.deliveries.delete(row.record.id);
-    this.leased.delete(row.record.id);
-    const event = this.events.get(row.record.eventId);
-    if (event !== undefined && --event.refs === 0) this.events.delete(event.id);
+  /** Forgets a delivery (and its event when nothing else needs it). */
+  private forget(row: Row): void {
+    const id = row.record.id;
+    const endpoint = this.rowEndpoint.get(id);
+    if (endpoint !== undefined) {
+      endpoint.rows.delete(id);
+      // (only a deleted endpoint's rows are forgotten while pending: its queue went with it)
+      if (row.record.state === 'pending') endpoint.pending--;
+    }
+    this.rowEndpoint.delete(id);
+    this.leased.delete(id);
+    const entry = row.entry;
+    if (--entry.refs === 0 && entry.index < this.logStart) this.events.delete(entry.event.id);
+  }
+
+  /** Drops the log's entries every endpoint is past (their events go when no row names them). */
+  private trimLog(): void {
+    let min = this.logStart + this.log.length;
+    for (const e of this.endpoints.values()) if (e.cursor < min) min = e.cursor;
+    const drop = min - this.logStart;
+    if (drop <= 0) return;
+    // (dropped in bulk once they are a good part of the log: shifting one at a time is quadratic)
+    if (drop < 1024 && drop * 2 < this.log.length) return;
+    for (const entry of this.log.splice(0, drop)) if (entry.refs === 0) this.events.delete(entry.event.id);
+    this.logStart = min;
   }
 
   private wake(): void {
@@ -442,50 +670,74 @@ export class MemoryOutbox {
       for (const listener of this.listeners) listener();
     });
   }
-
-  private push(row: Row): void {
-    let queue = this.queues.get(row.record.webhookId);
-    if (queue === undefined) this.queues.set(row.record.webhookId, (queue = []));
-    push(queue, row);
-  }
 }
 
-// Binary min-heaps of rows by (nextAttemptAt, seq).
-
-function push(h: Row[], row: Row): void {
-  h.push(row);
-  let i = h.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (!before(h[i]!, h[parent]!)) break;
-    [h[i], h[parent]] = [h[parent]!, h[i]!];
-    i = parent;
-  }
+/** The order after the ranks: due, owed order, endpoint id. */
+function tieBreak(a: Candidate, b: Candidate): number {
+  return a.due - b.due || a.seq - b.seq || compareCodePoints(a.endpoint.record.id, b.endpoint.record.id);
 }
 
-function pop(h: Row[]): Row {
-  const top = h[0]!;
-  const last = h.pop()!;
-  if (h.length > 0) {
-    h[0] = last;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && before(h[l]!, h[m]!)) m = l;
-      if (r < h.length && before(h[r]!, h[m]!)) m = r;
-      if (m === i) break;
-      [h[i], h[m]] = [h[m]!, h[i]!];
-      i = m;
+/** A binary min-heap under `less`. */
+class Heap<T> {
+  readonly items: T[] = [];
+  constructor(private readonly less: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const h = this.items;
+    h.push(item);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
     }
   }
-  return top;
+
+  pop(): T | undefined {
+    const h = this.items;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last !== undefined) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+
+  /** The items in order, lazily, without changing the heap: k of them cost O(k log k). */
+  *ordered(): Generator<T> {
+    const h = this.items;
+    if (h.length === 0) return;
+    const next = new Heap<number>((a, b) => this.less(h[a]!, h[b]!));
+    next.push(0);
+    for (let i = next.pop(); i !== undefined; i = next.pop()) {
+      yield h[i]!;
+      if (2 * i + 1 < h.length) next.push(2 * i + 1);
+      if (2 * i + 2 < h.length) next.push(2 * i + 2);
+    }
+  }
 }
 
-/** How long settled deliveries are kept by default: 30 days. */
-export const DELIVERY_RETENTION_MS = 30 * DAY_MS;
-
+/** Due order within an endpoint: (nextAttemptAt, owed order). */
 function before(a: Row, b: Row): boolean {
   return a.record.nextAttemptAt! < b.record.nextAttemptAt! || (a.record.nextAttemptAt === b.record.nextAttemptAt && a.seq < b.seq);
 }

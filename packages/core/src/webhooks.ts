@@ -13,6 +13,9 @@ import { randomId } from './keys.js';
 /** The plans whose accounts may have webhook endpoints unless `webhookPlans` says otherwise. */
 export const DEFAULT_WEBHOOK_PLANS: readonly Plan[] = Object.freeze(['pro']);
 
+/** How many endpoints an account may have unless `maxWebhooksPerAccount` says otherwise. */
+export const DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT = 10;
+
 /** The longest endpoint URL, in characters. */
 const MAX_URL_LENGTH = 2_048;
 /** The longest description, in code points. */
@@ -24,6 +27,8 @@ export interface WebhookOptions {
   now?: () => Date;
   /** The plans whose accounts may create endpoints. Default `['pro']`. */
   webhookPlans?: readonly Plan[];
+  /** How many endpoints (disabled ones count) one account may have. Default 10; `Infinity`: no cap. */
+  maxWebhooksPerAccount?: number;
 }
 
 /** An endpoint as listed: never its secret. */
@@ -39,7 +44,8 @@ export interface WebhookInfo {
 /**
  * Creates a webhook endpoint for an account: events of the types in `events` are sent to
  * `url`, signed with the secret this resolves to (shown only here). The account's plan must
- * be one of `webhookPlans` (default pro), else `ERR:PLAN`; `url` must be an absolute `http:`
+ * be one of `webhookPlans` (default pro), and it may have at most `maxWebhooksPerAccount`
+ * endpoints (default 10), else `ERR:PLAN`; `url` must be an absolute `http:`
  * or `https:` URL and `events` a non-empty list of event types, else `ERR:BADPARAM`.
  *
  * @example
@@ -57,6 +63,8 @@ export async function createWebhook(
   const events = eventsOf(input.events);
   const description = input.description === undefined ? null : descriptionOf(input.description);
   const plans = plansOf(options.webhookPlans);
+  const max = options.maxWebhooksPerAccount ?? DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT;
+  if (!(max === Infinity || (Number.isSafeInteger(max) && max >= 1))) throw bad('maxWebhooksPerAccount', 'maxWebhooksPerAccount must be a whole number of at least 1, or Infinity.');
   const account = await getAccount(store, input.accountId);
   if (!plans.includes(account.plan)) {
     throw new IpokitError('ERR:PLAN', `Webhooks need the ${plans.join(' or ')} plan: this account is on ${account.plan}.`);
@@ -71,8 +79,11 @@ export async function createWebhook(
     createdAt: (options.now ?? (() => new Date()))().toISOString(),
     disabledAt: null,
   };
-  const result = await storeCall(() => store.insertWebhook(webhook));
+  const result = await storeCall(() => store.insertWebhook(webhook, { maxPerAccount: max }));
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(account.id)}.`);
+  if (result === 'too-many-webhooks') {
+    throw new IpokitError('ERR:PLAN', `An account may have at most ${max} webhook endpoints: delete one before adding another.`);
+  }
   return { id: webhook.id, secret: webhook.secret };
 }
 

@@ -10,7 +10,7 @@ import { deliverWebhook, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './del
 import { EarliestTimer } from './earliest-timer.js';
 import { IpokitError } from './errors.js';
 import { nextAttemptAt, WEBHOOK_DISABLE_AFTER_MS } from './events.js';
-import { DELIVERY_RETENTION_MS } from './outbox.js';
+import { DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS } from './outbox.js';
 import type { ClaimedDelivery, DeliveryResult, WebhookStore } from './types.js';
 
 /** Options of {@link startWebhookWorker}. */
@@ -23,6 +23,12 @@ export interface WebhookWorkerOptions {
   concurrency?: number;
   /** Attempts in flight at once to one endpoint, so a slow endpoint holds at most this many. Default 4. */
   perWebhookConcurrency?: number;
+  /**
+   * Attempts in flight at once for one account's endpoints, so an account whose endpoints
+   * hang holds at most this many and the others' go on. Default the larger of twice
+   * `perWebhookConcurrency` and a quarter of `concurrency`.
+   */
+  perAccountConcurrency?: number;
   /** Longest wait between two looks at the store when nothing wakes the worker, ms. Default 1,000. */
   pollIntervalMs?: number;
   /** How often the worker looks for status changes besides at the next one it knows of, ms. Default 60,000. */
@@ -33,6 +39,8 @@ export interface WebhookWorkerOptions {
   timeoutMs?: number;
   /** How long settled deliveries are kept, ms. Default 30 days. */
   retentionMs?: number;
+  /** How many settled deliveries are kept per endpoint (the newest). Default 10,000. */
+  keepDeliveriesPerWebhook?: number;
   /** How requests are sent. Default `fetchTransport()` (every runtime); on Node, `nodeWebhookTransport()` of `@ipokit/core/node` is faster. */
   transport?: WebhookTransport;
   /** Called with each failure of the store (the worker goes on, and tries again). Default: `console.error`. */
@@ -60,6 +68,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   const clock = options.now ?? (() => new Date());
   const concurrency = positive('concurrency', options.concurrency ?? 64);
   const perWebhook = positive('perWebhookConcurrency', options.perWebhookConcurrency ?? 4);
+  const perAccount = positive('perAccountConcurrency', options.perAccountConcurrency ?? Math.max(2 * perWebhook, Math.floor(concurrency / 4)));
+  const keepPerWebhook = positive('keepDeliveriesPerWebhook', options.keepDeliveriesPerWebhook ?? DELIVERIES_KEPT_PER_WEBHOOK);
   const pollMs = positive('pollIntervalMs', options.pollIntervalMs ?? 1_000);
   const statusCheckMs = positive('statusCheckIntervalMs', options.statusCheckIntervalMs ?? 60_000);
   const timeoutMs = positive('timeoutMs', options.timeoutMs ?? WEBHOOK_TIMEOUT_MS);
@@ -80,6 +90,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   let lastPrune = -Infinity;
   let unwatch: (() => Promise<void>) | null = null;
   const inFlight = new Map<string, number>();
+  const inFlightAccounts = new Map<string, number>();
   let inFlightTotal = 0;
   const settled: DeliveryResult[] = [];
   const idle: Array<() => void> = [];
@@ -137,13 +148,14 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       }
       if (t - lastPrune >= PRUNE_EVERY_MS) {
         lastPrune = t;
-        await store.pruneDeliveries({ before: t - retentionMs });
+        await store.pruneDeliveries({ before: t - retentionMs, keepPerWebhook });
       }
       const room = concurrency - inFlightTotal;
       if (room <= 0) return;
-      // (an endpoint's attempts in flight count against its perWebhook; the map itself, read
-      // as the claim runs: it only goes down meanwhile, as attempts end)
-      const claimed = await store.claimDeliveries({ now: t, limit: room, perWebhook, leaseMs, busy: inFlight });
+      // (an endpoint's attempts in flight count against its perWebhook, an account's against
+      // its perAccount; the maps themselves, read as the claim runs: they only go down
+      // meanwhile, as attempts end)
+      const claimed = await store.claimDeliveries({ now: t, limit: room, perWebhook, perAccount, leaseMs, busy: inFlight, busyAccounts: inFlightAccounts });
       for (const c of claimed) attempt(c);
       // A full batch: more may be due.
       if (claimed.length === room) again = true;
@@ -157,6 +169,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   const attempt = (c: ClaimedDelivery): void => {
     const hook = c.delivery.webhookId;
     inFlight.set(hook, (inFlight.get(hook) ?? 0) + 1);
+    inFlightAccounts.set(c.accountId, (inFlightAccounts.get(c.accountId) ?? 0) + 1);
     inFlightTotal++;
     const startedAt = now();
     void deliverWebhook({
@@ -180,9 +193,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
         nextAttemptAt: outcome.ok ? null : nextAttemptAt(c.delivery.attempts + 1, at),
         disableBefore: at - WEBHOOK_DISABLE_AFTER_MS,
       });
-      const left = (inFlight.get(hook) ?? 1) - 1;
-      if (left === 0) inFlight.delete(hook);
-      else inFlight.set(hook, left);
+      release(inFlight, hook);
+      release(inFlightAccounts, c.accountId);
       inFlightTotal--;
       kick();
     });
@@ -223,6 +235,13 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       });
     },
   };
+}
+
+/** One attempt fewer in flight under `key`. */
+function release(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left === 0) counts.delete(key);
+  else counts.set(key, left);
 }
 
 function positive(name: string, value: number): number {

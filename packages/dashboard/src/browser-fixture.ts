@@ -215,7 +215,7 @@ async function seedWebhooks(store: ReturnType<typeof memoryStore>, accountId: st
   await importDataset(store, { ipos: [ipo] }, at(90));
   await importDataset(store, { ipos: [{ ...ipo, issueSize: '42cr' }] }, at(60));
   await importDataset(store, { ipos: [{ ...ipo, issueSize: '42cr', about: 'Kestrel runs refrigerated warehouses in Gujarat.' }] }, at(30));
-  const claimed = await store.claimDeliveries({ now, limit: 100, perWebhook: 100, leaseMs: 60_000, busy: new Map() });
+  const claimed = await store.claimDeliveries({ now, limit: 100, perWebhook: 100, perAccount: 100, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() });
   const mine = claimed.filter((c) => c.delivery.webhookId === hook.id).sort((a, b) => a.delivery.createdAt - b.delivery.createdAt);
   const settle = (c: (typeof claimed)[number], result: { delivered: boolean; status: number | null; error: string | null; nextAttemptAt: number | null }, disableBefore = now - 6 * DAY) =>
     ({ id: c.delivery.id, lease: c.lease, at: now - MINUTE, disableBefore, ...result });

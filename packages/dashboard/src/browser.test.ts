@@ -360,13 +360,19 @@ describe.skipIf(chromium === null)(TITLE, () => {
   );
 
   it(
-    "shows an import's delivery under Deliveries, pages with Load more (before), and Replay adds a delivery",
+    "shows an import's delivery under Deliveries, pages with Load more (before), and Replay of a settled delivery adds one",
     async () => {
       expect(hook, 'the endpoint of the previous test').toBeDefined();
       const { id, url } = hook!;
       await importDataset(server.store, { gmp: newSnapshots(1) }, { now: () => new Date() });
+      const [pendingOne] = await listDeliveries(server.store, { webhookId: id });
+      expect(pendingOne).toMatchObject({ eventType: 'gmp.snapshot', state: 'pending', attempts: 0 });
+      // It fails for good (as a worker would settle it): only a settled delivery can be replayed.
+      const now = Date.now();
+      const claimed = (await server.store.claimDeliveries({ now, limit: 100, perWebhook: 100, perAccount: 100, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() })).filter((c) => c.delivery.webhookId === id);
+      await server.store.finishDeliveries(claimed.map((c) => ({ id: c.delivery.id, lease: c.lease, at: now, delivered: false, status: 410, error: 'answered 410', nextAttemptAt: null, disableBefore: now - 6 * 86_400_000 })));
       const [made] = await listDeliveries(server.store, { webhookId: id });
-      expect(made).toMatchObject({ eventType: 'gmp.snapshot', state: 'pending', attempts: 0 });
+      expect(made).toMatchObject({ eventType: 'gmp.snapshot', state: 'failed', attempts: 1 });
 
       const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
       await hookItem(page, url).getByRole('link', { name: /^Deliveries/ }).click();
@@ -378,8 +384,8 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const row = page.locator(`tr[data-id="${made!.id}"]`);
       await expect(row.locator('th').innerText()).resolves.toContain('gmp.snapshot');
       await expect(row.locator('th').innerText()).resolves.toContain(made!.eventId);
-      await expect(row.locator('.state').textContent()).resolves.toBe('pending');
-      await expect(row.locator('td[data-label="Attempts"]').innerText()).resolves.toBe('0');
+      await expect(row.locator('.state').textContent()).resolves.toBe('failed');
+      await expect(row.locator('td[data-label="Attempts"]').innerText()).resolves.toBe('1');
       await expect(page.getByText('No older deliveries.').isVisible()).resolves.toBe(true);
 
       // Replay: a new pending delivery of the same event, on top.
@@ -390,6 +396,8 @@ describe.skipIf(chromium === null)(TITLE, () => {
       expect(again).toMatchObject({ eventId: made!.eventId, state: 'pending' });
       await expect(rows.first().getAttribute('data-id')).resolves.toBe(again.id);
       await expect(page.getByRole('status').filter({ hasText: 'Replayed' }).isVisible()).resolves.toBe(true);
+      // The new one is pending: it has no Replay (a replay of it would add nothing).
+      await expect(rows.first().getByRole('button', { name: /^Replay/ }).count()).resolves.toBe(0);
 
       // 21 more: the first page is the 20 newest, Load more asks for those before the 20th.
       await importDataset(server.store, { gmp: newSnapshots(21) }, { now: () => new Date() });

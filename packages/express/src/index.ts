@@ -44,6 +44,8 @@ export interface AccountRouterOptions extends IpoRouterOptions {
   dashboard?: boolean;
   /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
   webhookPlans?: readonly Plan[];
+  /** How many webhook endpoints one account may have (default 10; `Infinity`: no cap). */
+  maxWebhooksPerAccount?: number;
 }
 
 /**

@@ -87,6 +87,8 @@ export interface KoaAccountRouterOptions extends KoaIpoRouterOptions {
   dashboard?: boolean;
   /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
   webhookPlans?: readonly Plan[];
+  /** How many webhook endpoints one account may have (default 10; `Infinity`: no cap). */
+  maxWebhooksPerAccount?: number;
 }
 
 /**

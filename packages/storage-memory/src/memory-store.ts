@@ -253,11 +253,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       return windows.readUsage(query);
     },
 
-    async insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'> {
+    async insertWebhook(webhook: WebhookRecord, limits: { maxPerAccount: number }): Promise<'ok' | 'not-found' | 'too-many-webhooks'> {
       open();
       if (accounts.getAccount(webhook.accountId) === null) return 'not-found';
-      outbox.insertWebhook(webhook);
-      return 'ok';
+      return outbox.insertWebhook(webhook, limits);
     },
 
     async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
@@ -300,9 +299,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       return outbox.replay(input);
     },
 
-    async pruneDeliveries(input: { before: number }): Promise<number> {
+    async pruneDeliveries(input: { before: number; keepPerWebhook: number }): Promise<number> {
       open();
-      return outbox.prune(input.before);
+      return outbox.prune(input);
     },
 
     async watchDeliveries(wake: () => void): Promise<() => Promise<void>> {

@@ -21,6 +21,7 @@ import { SPEC_CODES, SPEC_TITLES } from './spec-error-tables.js';
 /** Options a target's account router is started with: the router's, and the dashboard. */
 export interface AccountTargetOptions extends IpoRouterOptions {
   dashboard?: boolean;
+  maxWebhooksPerAccount?: number;
 }
 
 /** An adapter under test: how to start its account router. */
@@ -596,6 +597,23 @@ export function accountChecks(): AccountCheck[] {
       },
     },
     {
+      id: 'account-webhook-cap',
+      name: 'MUST hold an account to maxWebhooksPerAccount endpoints (default 10, router option): one more is 403 ERR:PLAN naming the limit',
+      options: { maxWebhooksPerAccount: 2 },
+      async fn(ctx) {
+        const { pro } = ctx.fixture.accounts;
+        if (!isWebhookStore(ctx.store)) return;
+        const create = (n: number) => ctx.call(pro, '/webhooks', { method: 'POST', body: JSON.stringify({ url: `https://example.com/hooks/${n}`, events: ['ipo.created'] }) });
+        const made = [await create(1), await create(2)];
+        expect(made.map((r) => r.status)).toEqual([201, 201]);
+        const refused = await create(3);
+        expectError(refused, 403, 'ERR:PLAN');
+        expect(refused.json.detail).toMatch(/\bat most 2 webhook endpoints\b/);
+        expect((await ctx.call(pro, `/webhooks/${made[0]!.json.webhook.id}/delete`, { method: 'POST', body: '{}' })).status).toBe(204);
+        expect((await create(3)).status).toBe(201);
+      },
+    },
+    {
       id: 'account-webhooks',
       name: 'MUST let a pro account create, list and delete its webhook endpoints (the secret shown once), list and replay their deliveries; 403 on other plans, 404 for another account\'s',
       async fn(ctx) {
@@ -650,6 +668,14 @@ export function accountChecks(): AccountCheck[] {
         const [first] = deliveries.json.deliveries;
         expect(first).toMatchObject({ eventType: 'ipo.created', state: 'pending', attempts: 0, createdAt: new Date(ctx.now.ms).toISOString() });
         expect(Object.keys(first!)).toEqual(['id', 'eventId', 'eventType', 'state', 'attempts', 'createdAt', 'nextAttemptAt', 'lastAttemptAt', 'lastStatus', 'lastError']);
+        // Still pending: a replay answers 200 with it as it is, and adds nothing.
+        const same = await ctx.call(pro, `/webhooks/${hook.id}/deliveries/${first!.id}/replay`, { method: 'POST', body: '{}' });
+        expect(same.status, same.text).toBe(200);
+        expect(same.json.delivery).toEqual(first);
+        expect((await ctx.call(pro, `/webhooks/${hook.id}/deliveries`)).json.deliveries).toHaveLength(1);
+        // Settled (as a worker would: it failed for good), a replay is a new delivery.
+        const claimed = await store.claimDeliveries({ now: ctx.now.ms, limit: 10, perWebhook: 10, perAccount: 10, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() });
+        await store.finishDeliveries(claimed.map((c) => ({ id: c.delivery.id, lease: c.lease, at: ctx.now.ms, delivered: false, status: 410, error: 'answered 410', nextAttemptAt: null, disableBefore: ctx.now.ms - 6 * 86_400_000 })));
         ctx.now.ms += 1_000; // (listed newest first: the replay is a second later)
         const replayed = await ctx.call(pro, `/webhooks/${hook.id}/deliveries/${first!.id}/replay`, { method: 'POST', body: '{}' });
         expect(replayed.status, replayed.text).toBe(201);

@@ -213,10 +213,9 @@ export function referenceStore(): Store & WebhookStore {
       return limiter.readUsage(query);
     },
 
-    async insertWebhook(webhook: WebhookRecord): Promise<'ok' | 'not-found'> {
+    async insertWebhook(webhook: WebhookRecord, limits: { maxPerAccount: number }): Promise<'ok' | 'not-found' | 'too-many-webhooks'> {
       if (!accounts.some((a) => a.id === webhook.accountId)) return 'not-found';
-      outbox.insertWebhook(webhook);
-      return 'ok';
+      return outbox.insertWebhook(webhook, limits);
     },
 
     async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
@@ -251,8 +250,8 @@ export function referenceStore(): Store & WebhookStore {
       return outbox.replay(input);
     },
 
-    async pruneDeliveries(input: { before: number }): Promise<number> {
-      return outbox.prune(input.before);
+    async pruneDeliveries(input: { before: number; keepPerWebhook: number }): Promise<number> {
+      return outbox.prune(input);
     },
 
     async close(): Promise<void> {},

@@ -62,7 +62,7 @@ export function testWebhookStore(options: TestWebhookStoreOptions): void {
   describe(options.name ?? 'WebhookStore', () => {
     check('insertWebhook then getWebhook and listWebhooks give it back exactly; unknown ids are null', async (store) => {
       const a = hook('wh_a', 'acct_1');
-      expect(await store.insertWebhook(a)).toBe('ok');
+      expect(await store.insertWebhook(a, NO_CAP)).toBe('ok');
       expect(await store.getWebhook('wh_a')).toEqual(a);
       expect(await store.listWebhooks('acct_1')).toEqual([a]);
       expect(await store.listWebhooks('acct_2')).toEqual([]);
@@ -70,12 +70,31 @@ export function testWebhookStore(options: TestWebhookStoreOptions): void {
       expect(await store.getWebhook('wh_b')).toBeNull();
       expect(await store.getWebhook('WH_A')).toBeNull();
       const none = hook('wh_none', 'acct_2');
-      expect(await store.insertWebhook(none)).toBe('ok');
+      expect(await store.insertWebhook(none, NO_CAP)).toBe('ok');
       expect(await store.getWebhook('wh_none')).toEqual(none);
     });
 
+    check("insertWebhook: 'too-many-webhooks' (nothing stored) once the account has maxPerAccount endpoints, disabled ones counted; other accounts unaffected", async (store) => {
+      expect(await store.insertWebhook(hook('wh_1', 'acct_1'), { maxPerAccount: 2 })).toBe('ok');
+      expect(await store.insertWebhook({ ...hook('wh_2', 'acct_1'), disabledAt: '2026-11-21T00:00:00.000Z' }, { maxPerAccount: 2 })).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_3', 'acct_1'), { maxPerAccount: 2 })).toBe('too-many-webhooks');
+      expect(await store.getWebhook('wh_3')).toBeNull();
+      expect(await store.insertWebhook(hook('wh_4', 'acct_2'), { maxPerAccount: 2 })).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_3', 'acct_1'), { maxPerAccount: 3 })).toBe('ok');
+      expect(await store.deleteWebhook('wh_1')).toBe(true);
+      expect(await store.insertWebhook(hook('wh_5', 'acct_1'), { maxPerAccount: 3 })).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_9', 'acct_9'), { maxPerAccount: 0 })).toBe('not-found');
+    });
+
+    check('insertWebhook: concurrent inserts never pass the cap', async (store) => {
+      const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => store.insertWebhook(hook(`wh_c${i}`, 'acct_1'), { maxPerAccount: 5 })));
+      expect(outcomes.filter((o) => o === 'ok').length).toBe(5);
+      expect(outcomes.filter((o) => o === 'too-many-webhooks').length).toBe(19);
+      expect((await store.listWebhooks('acct_1'))!.length).toBe(5);
+    });
+
     check("insertWebhook: 'not-found' for an unknown account, storing nothing", async (store) => {
-      expect(await store.insertWebhook(hook('wh_a', 'acct_9'))).toBe('not-found');
+      expect(await store.insertWebhook(hook('wh_a', 'acct_9'), NO_CAP)).toBe('not-found');
       expect(await store.getWebhook('wh_a')).toBeNull();
     });
 
@@ -88,14 +107,14 @@ export function testWebhookStore(options: TestWebhookStoreOptions): void {
         hook('wh_A', 'acct_1', '2026-11-20T10:00:01.000Z'),
         hook('wh_other', 'acct_2', '2026-11-20T09:00:00.000Z'),
       ];
-      for (const h of hooks) expect(await store.insertWebhook(h)).toBe('ok');
+      for (const h of hooks) expect(await store.insertWebhook(h, NO_CAP)).toBe('ok');
       expect((await store.listWebhooks('acct_1'))?.map((h) => h.id)).toEqual(['wh_z', 'wh_A', 'wh_b', 'wh_\uFFFD', 'wh_\u{1F600}']);
       expect((await store.listWebhooks('acct_2'))?.map((h) => h.id)).toEqual(['wh_other']);
     });
 
     check('deleteWebhook removes it (true), and is false for an unknown id', async (store) => {
-      expect(await store.insertWebhook(hook('wh_a', 'acct_1'))).toBe('ok');
-      expect(await store.insertWebhook(hook('wh_b', 'acct_1'))).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_a', 'acct_1'), NO_CAP)).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_b', 'acct_1'), NO_CAP)).toBe('ok');
       expect(await store.deleteWebhook('wh_a')).toBe(true);
       expect(await store.deleteWebhook('wh_a')).toBe(false);
       expect(await store.deleteWebhook('wh_nope')).toBe(false);
@@ -105,7 +124,7 @@ export function testWebhookStore(options: TestWebhookStoreOptions): void {
 
     check('records given and returned are copies: changing one changes nothing stored', async (store) => {
       const a = hook('wh_a', 'acct_1');
-      expect(await store.insertWebhook(a)).toBe('ok');
+      expect(await store.insertWebhook(a, NO_CAP)).toBe('ok');
       a.events.push('gmp.snapshot');
       a.url = 'https://changed.example';
       const got = (await store.getWebhook('wh_a'))!;
@@ -141,11 +160,13 @@ const T = Date.parse('2026-11-24T04:30:00.000Z');
 const MIDNIGHT_25 = Date.parse('2026-11-24T18:30:00.000Z');
 const DAY = 86_400_000;
 const LEASE = 60_000;
+/** No cap on an account's endpoints. */
+const NO_CAP = { maxPerAccount: Infinity };
 const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'];
 
 /** Claims everything due at `now` (generous limits). */
 const claimAll = (store: WebhookStore, now: number, extra: Partial<Parameters<WebhookStore['claimDeliveries']>[0]> = {}): Promise<ClaimedDelivery[]> =>
-  store.claimDeliveries({ now, limit: 1_000, perWebhook: 1_000, leaseMs: LEASE, busy: new Map(), ...extra });
+  store.claimDeliveries({ now, limit: 1_000, perWebhook: 1_000, perAccount: 1_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map(), ...extra });
 
 /** A claimed delivery's parts that do not depend on random ids, for comparing. */
 interface Shape {
@@ -181,8 +202,8 @@ function eventChecks(check: Check, hook: Hook): void {
 
   check('without endpoints a write records nothing; with them, one pending delivery per event and taking endpoint, due at the write', async (store) => {
     expect(await store.writeDataset({ ipos: [makeIpo({ id: 'early' })], snapshots: [] }, { at: T - 10 })).toEqual([]);
-    expect(await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL))).toBe('ok');
-    expect(await store.insertWebhook(withTypes(hook('wh_created', 'acct_2'), ['ipo.created']))).toBe('ok');
+    expect(await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL), NO_CAP)).toBe('ok');
+    expect(await store.insertWebhook(withTypes(hook('wh_created', 'acct_2'), ['ipo.created']), NO_CAP)).toBe('ok');
     expect(await store.writeDataset({ ipos: [ipo], snapshots: [snap] }, { at: T })).toEqual([]);
     expect(await claimAll(store, T - 1)).toEqual([]);
     const claimed = await claimAll(store, T);
@@ -212,7 +233,7 @@ function eventChecks(check: Check, hook: Hook): void {
   });
 
   check('an unchanged rewrite records nothing; a change is ipo.updated, with ipo.status_changed when the status on that IST day moves', async (store) => {
-    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL));
+    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL), NO_CAP);
     await store.writeDataset({ ipos: [ipo], snapshots: [snap] }, { at: T });
     await claimAll(store, T);
     const same = makeSnapshot('ipo1', '2026-11-24T04:00:00.000Z', { b: 4_000, a: 4_200 });
@@ -245,7 +266,7 @@ function eventChecks(check: Check, hook: Hook): void {
   });
 
   check('the status change an import causes has the id every process gives that change', async (store) => {
-    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
     await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
     await store.writeDataset({ ipos: [{ ...ipo, startDate: '2026-11-25', endDate: '2026-11-27' }], snapshots: [] }, { at: T + 5 });
     const claimed = await claimAll(store, T + 5);
@@ -253,7 +274,7 @@ function eventChecks(check: Check, hook: Hook): void {
   });
 
   check('deleteIpos records ipo.deleted for each IPO it removed, and nothing for unknown ids', async (store) => {
-    await store.insertWebhook(withTypes(hook('wh_del', 'acct_1'), ['ipo.deleted']));
+    await store.insertWebhook(withTypes(hook('wh_del', 'acct_1'), ['ipo.deleted']), NO_CAP);
     await store.writeDataset({ ipos: [ipo, makeIpo({ id: 'ipo2' })], snapshots: [snap] }, { at: T });
     expect(await store.deleteIpos(['ipo2', 'nope', 'ipo1'], { at: T + 7 })).toEqual({ ipos: 2, snapshots: 1 });
     const claimed = (await claimAll(store, T + 7)).map(shape);
@@ -264,7 +285,7 @@ function eventChecks(check: Check, hook: Hook): void {
   });
 
   check('a refused write (its conflicts returned) records no event', async (store) => {
-    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL));
+    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL), NO_CAP);
     await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
     await claimAll(store, T);
     const clash = makeIpo({ id: 'ipo2', symbol: 'one' });
@@ -274,9 +295,9 @@ function eventChecks(check: Check, hook: Hook): void {
   });
 
   check('a disabled endpoint gets no deliveries, and a deleted one loses its own', async (store) => {
-    await store.insertWebhook({ ...withTypes(hook('wh_off', 'acct_1'), ALL), disabledAt: '2026-11-20T00:00:00.000Z' });
-    await store.insertWebhook(withTypes(hook('wh_gone', 'acct_1'), ALL));
-    await store.insertWebhook(withTypes(hook('wh_on', 'acct_2'), ['ipo.created']));
+    await store.insertWebhook({ ...withTypes(hook('wh_off', 'acct_1'), ALL), disabledAt: '2026-11-20T00:00:00.000Z' }, NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_gone', 'acct_1'), ALL), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_on', 'acct_2'), ['ipo.created']), NO_CAP);
     await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
     expect(await store.deleteWebhook('wh_gone')).toBe(true);
     expect((await claimAll(store, T)).map((c) => c.delivery.webhookId)).toEqual(['wh_on']);
@@ -288,31 +309,31 @@ function eventChecks(check: Check, hook: Hook): void {
 function deliveryChecks(check: Check, hook: Hook): void {
   /** Endpoints wh_a and wh_b taking ipo.created, and `n` IPOs created at T + i. */
   const setUp = async (store: WebhookTestStore, n: number): Promise<void> => {
-    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']));
-    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']));
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']), NO_CAP);
     for (let i = 0; i < n; i++) await store.writeDataset({ ipos: [makeIpo({ id: `ipo${i}` })], snapshots: [] }, { at: T + i });
   };
   const ipoOf = (c: ClaimedDelivery): string => (JSON.parse(c.body) as { data: { id: string } }).data.id;
   const pairs = (cs: ClaimedDelivery[]): string[][] => cs.map((c) => [c.delivery.webhookId, ipoOf(c)]);
   const list = async (store: WebhookStore, webhookId = 'wh_a') => (await store.listDeliveries({ webhookId, before: null, limit: 100 }))!;
 
-  check('claims come earliest first, at most limit and perWebhook less what busy says is in flight; a leased delivery is claimed again only when its lease ran out', async (store) => {
+  check('claims take turns across accounts (then earliest first), at most limit and perWebhook less what busy says is in flight; a leased delivery is claimed again only when its lease ran out', async (store) => {
     await setUp(store, 4);
     // wh_b has 2 in flight (none more), wh_a 1 (one more)
-    const first = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, busy: new Map([['wh_b', 2], ['wh_a', 1]]) });
+    const first = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, perAccount: 100, leaseMs: LEASE, busyAccounts: new Map(), busy: new Map([['wh_b', 2], ['wh_a', 1]]) });
     expect(pairs(first)).toEqual([['wh_a', 'ipo0']]);
-    const next = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, busy: new Map([['wh_b', 5], ['wh_a', 1]]) });
+    const next = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, perAccount: 100, leaseMs: LEASE, busyAccounts: new Map(), busy: new Map([['wh_b', 5], ['wh_a', 1]]) });
     expect(pairs(next)).toEqual([['wh_a', 'ipo1']]);
-    const second = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, leaseMs: LEASE, busy: new Map() });
+    const second = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, perAccount: 100, leaseMs: LEASE, busyAccounts: new Map(), busy: new Map() });
+    // (each account's first, earliest first; then each account's second)
     expect(pairs(second)).toEqual([
       ['wh_b', 'ipo0'],
-      ['wh_b', 'ipo1'],
       ['wh_a', 'ipo2'],
+      ['wh_b', 'ipo1'],
     ]);
     const rest = await claimAll(store, T + 10);
-    // (deliveries due at one instant come in the order they were made; one event's, in any order)
-    expect(pairs(rest)[0]).toEqual(['wh_b', 'ipo2']);
-    expect(pairs(rest).slice(1).sort()).toEqual([
+    expect(pairs(rest)).toEqual([
+      ['wh_b', 'ipo2'],
       ['wh_a', 'ipo3'],
       ['wh_b', 'ipo3'],
     ]);
@@ -326,6 +347,85 @@ function deliveryChecks(check: Check, hook: Hook): void {
     await store.finishDeliveries([result(first[0]!, T + 10 + LEASE + 1)]);
     expect((await list(store)).every((d) => d.state === 'pending' && d.attempts === 0)).toBe(true);
   });
+
+  check('claims: an account gets at most perAccount less busyAccounts, its endpoints taking turns; each claim names its account', async (store) => {
+    for (const id of ['wh_a1', 'wh_a2', 'wh_a3']) await store.insertWebhook(withTypes(hook(id, 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']), NO_CAP);
+    for (let i = 0; i < 4; i++) await store.writeDataset({ ipos: [makeIpo({ id: `ipo${i}` })], snapshots: [] }, { at: T + i });
+    const base = { now: T + 10, perWebhook: 4, leaseMs: LEASE, busy: new Map<string, number>() };
+    // acct_1 has 2 in flight of its 3: one more (its third, so after acct_2's first two), from
+    // its first endpoint by id; acct_2 up to 3.
+    const first = await store.claimDeliveries({ ...base, limit: 100, perAccount: 3, busyAccounts: new Map([['acct_1', 2]]) });
+    expect(pairs(first)).toEqual([
+      ['wh_b', 'ipo0'],
+      ['wh_b', 'ipo1'],
+      ['wh_a1', 'ipo0'],
+      ['wh_b', 'ipo2'],
+    ]);
+    expect(first.map((c) => c.accountId)).toEqual(['acct_2', 'acct_2', 'acct_1', 'acct_2']);
+    // acct_1 at its perAccount: none of its; acct_2's last.
+    const second = await store.claimDeliveries({ ...base, limit: 100, perAccount: 3, busyAccounts: new Map([['acct_1', 3]]) });
+    expect(pairs(second)).toEqual([['wh_b', 'ipo3']]);
+    // Within acct_1, its endpoints take turns (by what each has in flight, then due, then order made, then id).
+    const third = await store.claimDeliveries({ ...base, limit: 4, perAccount: 100, busy: new Map([['wh_a2', 1]]), busyAccounts: new Map() });
+    expect(pairs(third)).toEqual([
+      ['wh_a3', 'ipo0'],
+      ['wh_a1', 'ipo1'],
+      ['wh_a2', 'ipo0'],
+      ['wh_a3', 'ipo1'],
+    ]);
+  });
+
+  check('claims follow the fair order of WebhookStore.claimDeliveries for random backlogs, in-flight counts and limits', async (store) => {
+    const accounts = ['acct_1', 'acct_2'];
+    const hooks = ['wh_p', 'wh_q', 'wh_r', 'wh_s'];
+    const owner = (h: string): string => (h === 'wh_s' ? 'acct_2' : 'acct_1');
+    for (const h of hooks) await store.insertWebhook(withTypes(hook(h, owner(h)), ['ipo.created']), NO_CAP);
+    // Each write one event at its own instant (so the order made is the creation order); some
+    // endpoints miss some writes (they were not subscribed... they take every ipo.created, so
+    // instead a delivery of each is settled or retried to spread their due times).
+    let at = T;
+    let seq = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          writes: fc.integer({ min: 0, max: 4 }),
+          retry: fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 3 })), { maxLength: 6 }),
+          busy: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 4, maxLength: 4 }),
+          busyAccounts: fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 2, maxLength: 2 }),
+          perWebhook: fc.integer({ min: 1, max: 4 }),
+          perAccount: fc.integer({ min: 1, max: 8 }),
+          limit: fc.integer({ min: 1, max: 12 }),
+        }),
+        async (c) => {
+          for (let i = 0; i < c.writes; i++) await store.writeDataset({ ipos: [makeIpo({ id: `fair${seq++}` })], snapshots: [] }, { at: (at += 10) });
+          // Some deliveries get an attempt that fails and comes back due a little later.
+          if (c.retry.length > 0) {
+            const taken = await claimAll(store, (at += 10), { limit: c.retry.length });
+            await store.finishDeliveries(
+              taken.map((t, i) => result(t, at, { delivered: c.retry[i]![0], status: 500, error: 'answered 500', nextAttemptAt: c.retry[i]![0] ? null : at + 1 + c.retry[i]![1] })),
+            );
+          }
+          at += 10;
+          // What is due, per endpoint, as the listing shows it (each write made one per endpoint).
+          const due: Array<{ webhookId: string; accountId: string; id: string; next: number; made: number }> = [];
+          for (const h of hooks) {
+            for (const d of (await store.listDeliveries({ webhookId: h, before: null, limit: 10_000 }))!) {
+              if (d.state === 'pending' && d.nextAttemptAt! <= at) due.push({ webhookId: h, accountId: owner(h), id: d.id, next: d.nextAttemptAt!, made: d.createdAt });
+            }
+          }
+          const busy = new Map(hooks.map((h, i) => [h, c.busy[i]!]));
+          const busyAccounts = new Map(accounts.map((a, i) => [a, c.busyAccounts[i]!]));
+          const expected = fairOrder(due, { limit: c.limit, perWebhook: c.perWebhook, perAccount: c.perAccount, busy, busyAccounts });
+          const got = await store.claimDeliveries({ now: at, limit: c.limit, perWebhook: c.perWebhook, perAccount: c.perAccount, leaseMs: 1, busy, busyAccounts });
+          expect(got.map((g) => g.delivery.id)).toEqual(expected);
+          // The leases end at once (leaseMs 1): the next run sees them due again.
+          at += 1;
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 60_000);
 
   check('finishDeliveries settles under the lease only: delivered, failed with a retry, and failed for good', async (store) => {
     await setUp(store, 3);
@@ -422,18 +522,25 @@ function deliveryChecks(check: Check, hook: Hook): void {
       lastStatus: null,
       lastError: null,
     });
+    // A replay of a delivery still pending (dlv_again) returns it and adds nothing.
+    const before = (await list(store)).length;
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_again', id: 'dlv_more', now: T + 31 })).toEqual(again);
+    expect((await list(store)).length).toBe(before);
     const [r] = await claimAll(store, T + 30, { busy: new Map([['wh_b', 1_000]]) });
     expect(r!.delivery.id).toBe('dlv_again');
     expect(r!.body).toBe(c!.body);
+    // ...and while it is leased, too.
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_again', id: 'dlv_more', now: T + 32 })).toMatchObject({ id: 'dlv_again', state: 'pending' });
+    expect((await list(store)).length).toBe(before);
   });
 
   check('pruneDeliveries forgets settled deliveries older than before, never pending ones, and keeps events other deliveries need', async (store) => {
     await setUp(store, 3);
     const [c0, c1] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
     await store.finishDeliveries([result(c0!, T + 20), result(c1!, T + 40, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: null })]);
-    expect(await store.pruneDeliveries({ before: T + 30 })).toBe(1);
+    expect(await store.pruneDeliveries({ before: T + 30, keepPerWebhook: 10_000 })).toBe(1);
     expect((await list(store)).some((d) => d.id === c0!.delivery.id)).toBe(false);
-    expect(await store.pruneDeliveries({ before: T + 1_000_000 })).toBe(1);
+    expect(await store.pruneDeliveries({ before: T + 1_000_000, keepPerWebhook: 10_000 })).toBe(1);
     expect((await list(store)).length).toBe(1);
     expect((await list(store, 'wh_b')).length).toBe(3);
     // wh_b's deliveries of the pruned events still carry their bodies (wh_a's third is still leased).
@@ -441,9 +548,36 @@ function deliveryChecks(check: Check, hook: Hook): void {
     expect(bodies).toEqual(['ipo.created', 'ipo.created', 'ipo.created']);
   });
 
+  check('pruneDeliveries keeps at most keepPerWebhook settled deliveries per endpoint (the newest), and every pending one', async (store) => {
+    await setUp(store, 6);
+    const claimed = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    // Settle five of wh_a's six (created at T+0..T+4); the sixth stays pending.
+    await store.finishDeliveries(claimed.slice(0, 5).map((c, i) => result(c, T + 20 + i, i % 2 === 0 ? {} : { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: null })));
+    expect(await store.pruneDeliveries({ before: T, keepPerWebhook: 2 })).toBe(3);
+    const left = await list(store);
+    expect(left.map((d) => [d.createdAt, d.state])).toEqual([
+      [T + 5, 'pending'],
+      [T + 4, 'delivered'],
+      [T + 3, 'failed'],
+    ]);
+    expect((await list(store, 'wh_b')).length).toBe(6);
+    expect(await store.pruneDeliveries({ before: T, keepPerWebhook: 2 })).toBe(0);
+  });
+
+  check("a listing shows the endpoint's deliveries of every write, however much another endpoint is owed", async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_big', 'acct_1'), ['gmp.snapshot', 'ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_small', 'acct_2'), ['ipo.created']), NO_CAP);
+    const ipo = makeIpo({ id: 'big' });
+    const snapshots = Array.from({ length: 300 }, (_, i) => makeSnapshot('big', toIsoUtc(T - 1_000_000 + i * 1_000), { a: 100 + i }));
+    await store.writeDataset({ ipos: [ipo], snapshots }, { at: T });
+    await store.writeDataset({ ipos: [makeIpo({ id: 'small' })], snapshots: [] }, { at: T + 1 });
+    expect((await list(store, 'wh_small')).map((d) => d.createdAt)).toEqual([T + 1, T]);
+    expect((await store.listDeliveries({ webhookId: 'wh_big', before: null, limit: 1_000 }))!.length).toBe(302);
+  });
+
   check('watchDeliveries, where a backend has it, wakes after a write records deliveries', async (store) => {
     if (store.watchDeliveries === undefined) return;
-    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']));
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
     let wakes = 0;
     const stop = await store.watchDeliveries(() => wakes++);
     try {
@@ -467,7 +601,7 @@ function statusChecks(check: Check, hook: Hook): void {
   });
 
   check('recordStatusChanges records the changes at the midnights it passes, once, and tells the next one', async (store) => {
-    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
     await store.writeDataset({ ipos: [ipo, other], snapshots: [] }, { at: T });
     expect(await store.recordStatusChanges({ now: T })).toEqual({ recorded: 0, nextAt: MIDNIGHT_25 });
     expect(await store.recordStatusChanges({ now: MIDNIGHT_25 - 1 })).toEqual({ recorded: 0, nextAt: MIDNIGHT_25 });
@@ -486,7 +620,7 @@ function statusChecks(check: Check, hook: Hook): void {
   });
 
   check('concurrent recordStatusChanges calls at one midnight record each change once', async (store) => {
-    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
     await store.writeDataset({ ipos: [ipo, other], snapshots: [] }, { at: T });
     await store.recordStatusChanges({ now: T });
     const results = await Promise.all([0, 1, 2, 3, 4].map((i) => store.recordStatusChanges({ now: MIDNIGHT_25 + i })));
@@ -497,12 +631,12 @@ function statusChecks(check: Check, hook: Hook): void {
   check('a midnight passed while no endpoint takes status changes stays unrecorded', async (store) => {
     await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
     expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 1_000 })).recorded).toBe(0);
-    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
     expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 2_000 })).recorded).toBe(0);
   });
 
   check("a store's first call covers from the midnight that began its IST day", async (store) => {
-    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']));
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
     await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
     expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 3_600_000 })).toEqual({ recorded: 1, nextAt: MIDNIGHT_25 + 2 * DAY });
   });
@@ -558,7 +692,7 @@ async function compareWithReference(store: WebhookTestStore, steps: Step[]): Pro
         secret: `whsec_${'A'.repeat(32)}`,
         createdAt: '2026-11-20T10:00:00.000Z',
         disabledAt: null,
-      });
+      }, NO_CAP);
     }
   }
   const ours = (cs: ClaimedDelivery[]): ClaimedDelivery[] => cs.filter((c) => hooks.some((h) => h.id === c.delivery.webhookId));
@@ -583,4 +717,36 @@ async function compareWithReference(store: WebhookTestStore, steps: Step[]): Pro
     for (const h of hooks) await store.deleteWebhook(h.id);
     await store.deleteIpos([...IDS]);
   }
+}
+
+/**
+ * The claim order of `WebhookStore.claimDeliveries`, written out plainly over what the
+ * listings show as due (`made`, the creation instant, stands for the order made: each write
+ * of the check makes one delivery per endpoint at an instant of its own). Ids in claim order.
+ */
+function fairOrder(
+  due: ReadonlyArray<{ webhookId: string; accountId: string; id: string; next: number; made: number }>,
+  o: { limit: number; perWebhook: number; perAccount: number; busy: ReadonlyMap<string, number>; busyAccounts: ReadonlyMap<string, number> },
+): string[] {
+  type Item = (typeof due)[number] & { rw: number; ra: number };
+  const tie = (a: Item, b: Item): number => a.next - b.next || a.made - b.made || (a.webhookId < b.webhookId ? -1 : a.webhookId > b.webhookId ? 1 : 0);
+  const groups = <K extends string>(items: Item[], key: (i: Item) => K): Map<K, Item[]> => {
+    const m = new Map<K, Item[]>();
+    for (const i of items) m.set(key(i), [...(m.get(key(i)) ?? []), i]);
+    return m;
+  };
+  const kept: Item[] = [];
+  for (const [hookId, items] of groups(due.map((d) => ({ ...d, rw: 0, ra: 0 })), (i) => i.webhookId)) {
+    const busy = o.busy.get(hookId) ?? 0;
+    items.sort(tie);
+    items.slice(0, Math.max(0, o.perWebhook - busy)).forEach((i, n) => kept.push({ ...i, rw: busy + n + 1 }));
+  }
+  const ranked: Item[] = [];
+  for (const [account, items] of groups(kept, (i) => i.accountId)) {
+    const busy = o.busyAccounts.get(account) ?? 0;
+    items.sort((a, b) => a.rw - b.rw || tie(a, b));
+    items.slice(0, Math.max(0, o.perAccount - busy)).forEach((i, n) => ranked.push({ ...i, ra: busy + n + 1 }));
+  }
+  ranked.sort((a, b) => a.ra - b.ra || tie(a, b));
+  return ranked.slice(0, o.limit).map((i) => i.id);
 }

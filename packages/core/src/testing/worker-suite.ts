@@ -80,6 +80,8 @@ function virtualClock(start: number): { now: () => Date; set: (t: number) => voi
   return { now: () => new Date(t), set: (x) => (t = x), get: () => t };
 }
 
+/** No cap on an account's endpoints. */
+const NO_CAP = { maxPerAccount: Infinity };
 const SECRET = `whsec_${Buffer.from('ipokit-worker-suite-secret!!').toString('base64')}`;
 const T = Date.parse('2026-11-24T04:30:00.000Z');
 const MIDNIGHT_25 = Date.parse('2026-11-24T18:30:00.000Z');
@@ -114,7 +116,7 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
     store: WebhookTestStore;
     clock: ReturnType<typeof virtualClock>;
     start: (extra?: WebhookWorkerOptions) => WebhookWorker;
-    hook: (id: string, url: string, events?: EventType[]) => Promise<void>;
+    hook: (id: string, url: string, events?: EventType[], accountId?: string) => Promise<void>;
     deliveries: (webhookId: string) => Promise<DeliveryRecord[]>;
   }
   const check = (name: string, fn: (ctx: Ctx) => Promise<void>, timeout = 30_000) =>
@@ -123,6 +125,7 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
       const workers: WebhookWorker[] = [];
       try {
         await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+        await store.insertAccount({ id: 'acct_2', name: 'Two', plan: 'pro', gmpAddon: false, createdAt: '2026-11-20T10:00:00.000Z' });
         const clock = virtualClock(T);
         const ctx: Ctx = {
           store,
@@ -133,9 +136,9 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
             workers.push(w);
             return w;
           },
-          hook: async (id, url, events = ['ipo.created']) => {
-            const record: WebhookRecord = { id, accountId: 'acct_1', url, events, description: null, secret: SECRET, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
-            expect(await store.insertWebhook(record)).toBe('ok');
+          hook: async (id, url, events = ['ipo.created'], accountId = 'acct_1') => {
+            const record: WebhookRecord = { id, accountId, url, events, description: null, secret: SECRET, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
+            expect(await store.insertWebhook(record, NO_CAP)).toBe('ok');
           },
           deliveries: async (webhookId) => (await store.listDeliveries({ webhookId, before: null, limit: 1_000 })) ?? [],
         };
@@ -262,6 +265,28 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
       } finally {
         await slow.close();
         await fast.close();
+      }
+    });
+
+    check("one account's hanging endpoints delay no other account's deliveries: an account holds at most perAccountConcurrency attempts", async ({ store, start, hook, deliveries }) => {
+      const held: Array<() => void> = [];
+      const hanging = await receiver(() => new Promise<number>((resolve) => held.push(() => resolve(200))));
+      const other = await receiver();
+      try {
+        // Eight endpoints of acct_1 that never answer, made first (their deliveries come first
+        // in the order made), and one of acct_2.
+        for (let i = 0; i < 8; i++) await hook(`wh_hang${i}`, hanging.url, ['ipo.created'], 'acct_1');
+        await hook('wh_other', other.url, ['ipo.created'], 'acct_2');
+        // (the default perAccountConcurrency: max(2 x 1, 8 / 4) = 2)
+        start({ concurrency: 8, perWebhookConcurrency: 1, timeoutMs: 20_000, leaseMs: 30_000 });
+        await create(store, ['h1', 'h2', 'h3'], T);
+        await until(() => other.got.length === 3, 5_000, "the other account's deliveries while acct_1's hang");
+        expect(hanging.got.length).toBe(2);
+        await until(async () => (await deliveries('wh_other')).every((d) => d.state === 'delivered'), 5_000, 'settling');
+      } finally {
+        held.splice(0).forEach((f) => f());
+        await hanging.close();
+        await other.close();
       }
     });
 

@@ -55,8 +55,14 @@ export function DeliveriesPage({ id }: { id: string }) {
     setSaid('');
     try {
       const { delivery } = await call<{ delivery: Delivery }>(`${path}/deliveries/${encodeURIComponent(d.id)}/replay`, { method: 'POST', body: {} });
-      setState((s) => ({ ...s, list: [delivery, ...(s.list ?? []).filter((x) => x.id !== delivery.id)] }));
-      setSaid(`Replayed: a new pending delivery of ${delivery.eventType} is at the top of the list.`);
+      if (delivery.id === d.id) {
+        // (still pending: the API adds nothing and answers with it as it is)
+        setState((s) => ({ ...s, list: (s.list ?? []).map((x) => (x.id === d.id ? delivery : x)) }));
+        setSaid(`Still pending: this delivery is sent when it is due, so nothing was added.`);
+      } else {
+        setState((s) => ({ ...s, list: [delivery, ...(s.list ?? []).filter((x) => x.id !== delivery.id)] }));
+        setSaid(`Replayed: a new pending delivery of ${delivery.eventType} is at the top of the list.`);
+      }
     } catch (err) {
       setReplayError(toApiError(err));
     } finally {
@@ -180,8 +186,8 @@ function DeliveryTable({ list, replaying, canReplay, onReplay }: { list: Deliver
             <td data-label="Next attempt">
               <Time iso={d.nextAttemptAt} />
             </td>
-            <td data-label="Actions" class={canReplay ? 'actions' : 'actions none'}>
-              {canReplay ? (
+            <td data-label="Actions" class={canReplay && d.state !== 'pending' ? 'actions' : 'actions none'}>
+              {canReplay && d.state !== 'pending' ? (
                 <button type="button" class="button small" onClick={() => onReplay(d)} aria-disabled={replaying !== null}>
                   {replaying === d.id ? 'Replaying…' : 'Replay'}
                   <span class="sr-only">
