@@ -237,7 +237,8 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
         if (found.length === 0) return false;
         const gone = await tx.query<{ event_id: string }>(`DELETE FROM ${s}.deliveries WHERE webhook_id = $1 RETURNING event_id`, [id]);
         await tx.query(`DELETE FROM ${s}.webhooks WHERE id = $1`, [id]);
-        await dropLoneEvents(tx, s, gone.map((r) => r.event_id));
+        // (what it alone was behind on is owed to no one any more)
+        await dropLoneEvents(tx, s, [...gone.map((r) => r.event_id), ...(await trimOwed(tx, s))]);
         return true;
       });
     },
@@ -369,7 +370,29 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     async pruneDeliveries({ before, keepPerWebhook }: { before: number; keepPerWebhook: number }): Promise<number> {
       return transaction(async (tx) => {
         // (rows a finish or claim holds are left for the next prune: it never waits, so it never deadlocks with one)
-        // By age first, the oldest first, at most PRUNE_ROWS.
+        // Forgotten: settled deliveries last tried (or made) before `before`, and those of an
+        // endpoint past its newest `keepPerWebhook` settled ones (counted among all its settled
+        // ones, old or not). At most PRUNE_ROWS a call: by age first, the oldest first; then by
+        // count, the endpoints in turn from where the last prune stopped, PRUNE_ENDPOINTS a call.
+        const keep = bound(keepPerWebhook, false);
+        let edges: Array<{ webhook_id: string; created_at: string; id: string }> = [];
+        let after = '';
+        let hooks: Array<{ id: string }> = [];
+        if (keep !== null) {
+          const [cursor] = await tx.query<{ after: string }>(`SELECT after FROM ${s}.prune_cursor FOR UPDATE`);
+          after = cursor?.after ?? '';
+          hooks = await tx.query<{ id: string }>(`SELECT id FROM ${s}.webhooks WHERE id > $1 ORDER BY id LIMIT $2::int`, [after, PRUNE_ENDPOINTS]);
+          // (each endpoint's newest settled delivery past the ones kept, before anything goes)
+          edges = await tx.query<{ webhook_id: string; created_at: string; id: string }>(
+            `SELECT h.id AS webhook_id, edge.created_at, edge.id
+             FROM unnest($1::text[]) AS h(id)
+             CROSS JOIN LATERAL (
+               SELECT e.created_at, e.id FROM ${s}.deliveries AS e WHERE e.webhook_id = h.id AND e.state <> 'pending'
+               ORDER BY e.created_at DESC, e.id DESC OFFSET $2::bigint LIMIT 1
+             ) AS edge`,
+            [hooks.map((h) => h.id), keep],
+          );
+        }
         const gone = await tx.query<{ event_id: string }>(
           `DELETE FROM ${s}.deliveries WHERE id IN (
              SELECT id FROM ${s}.deliveries WHERE state <> 'pending' AND coalesce(last_attempt_at, created_at) < $1::bigint
@@ -378,51 +401,35 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
            RETURNING event_id`,
           [before, PRUNE_ROWS],
         );
-        // Then by count: the endpoints in turn from where the last prune stopped, each past its
-        // newest `keepPerWebhook` settled deliveries, with what is left of PRUNE_ROWS.
         const room = PRUNE_ROWS - gone.length;
-        const keep = bound(keepPerWebhook, false);
-        if (room > 0 && keep !== null) {
-          const [after] = await tx.query<{ after: string }>(`SELECT after FROM ${s}.prune_cursor FOR UPDATE`);
-          const hooks = await tx.query<{ id: string }>(`SELECT id FROM ${s}.webhooks WHERE id > $1 ORDER BY id LIMIT $2::int`, [after?.after ?? '', PRUNE_ENDPOINTS]);
-          const more = await tx.query<{ event_id: string }>(
-            `DELETE FROM ${s}.deliveries WHERE id IN (
-               SELECT x.id FROM ${s}.deliveries AS x WHERE x.id IN (
-                 SELECT d.id
-                 FROM unnest($1::text[]) AS h(id)
-                 CROSS JOIN LATERAL (
-                   SELECT e.created_at, e.id FROM ${s}.deliveries AS e WHERE e.webhook_id = h.id AND e.state <> 'pending'
-                   ORDER BY e.created_at DESC, e.id DESC OFFSET $2::bigint LIMIT 1
-                 ) AS edge
-                 CROSS JOIN LATERAL (
-                   SELECT d.id FROM ${s}.deliveries AS d
-                   WHERE d.webhook_id = h.id AND d.state <> 'pending' AND (d.created_at, d.id) <= (edge.created_at, edge.id)
-                   ORDER BY d.created_at DESC, d.id DESC LIMIT $3::int
-                 ) AS d
-                 LIMIT $3::int
+        if (keep !== null) {
+          let more: Array<{ event_id: string }> = [];
+          if (room > 0 && edges.length > 0) {
+            more = await tx.query<{ event_id: string }>(
+              `DELETE FROM ${s}.deliveries WHERE id IN (
+                 SELECT x.id FROM ${s}.deliveries AS x WHERE x.id IN (
+                   SELECT d.id
+                   FROM json_to_recordset($1::json) AS edge(webhook_id text, created_at bigint, id text)
+                   CROSS JOIN LATERAL (
+                     SELECT d.id FROM ${s}.deliveries AS d
+                     WHERE d.webhook_id = edge.webhook_id AND d.state <> 'pending' AND (d.created_at, d.id) <= (edge.created_at, edge.id)
+                     ORDER BY d.created_at DESC, d.id DESC LIMIT $2::int
+                   ) AS d
+                   LIMIT $2::int
+                 )
+                 FOR UPDATE SKIP LOCKED
                )
-               FOR UPDATE SKIP LOCKED
-             )
-             RETURNING event_id`,
-            [hooks.map((h) => h.id), keep, room],
-          );
-          gone.push(...more);
+               RETURNING event_id`,
+              [JSON.stringify(edges), room],
+            );
+            gone.push(...more);
+          }
           // Round the endpoints again from the first after the last; where the rows ran out, the
           // next prune starts from the same endpoints again.
-          const next = more.length >= room ? (after?.after ?? '') : hooks.length < PRUNE_ENDPOINTS ? '' : hooks[hooks.length - 1]!.id;
+          const next = room <= 0 || more.length >= room ? after : hooks.length < PRUNE_ENDPOINTS ? '' : hooks[hooks.length - 1]!.id;
           await tx.query(`UPDATE ${s}.prune_cursor SET after = $1`, [next]);
         }
-        // The owed events every enabled endpoint's cursor has passed (made, or not taken).
-        const passed = await tx.query<{ event_id: string }>(
-          `DELETE FROM ${s}.owed WHERE place IN (
-             SELECT place FROM ${s}.owed
-             WHERE place <= (SELECT coalesce((SELECT min(owed_upto) FROM ${s}.webhooks WHERE disabled_at IS NULL), (SELECT place FROM ${s}.owed_head)))
-             ORDER BY place LIMIT $1::int FOR UPDATE SKIP LOCKED
-           )
-           RETURNING event_id`,
-          [PRUNE_OWED],
-        );
-        await dropLoneEvents(tx, s, [...gone.map((r) => r.event_id), ...passed.map((r) => r.event_id)]);
+        await dropLoneEvents(tx, s, [...gone.map((r) => r.event_id), ...(await trimOwed(tx, s))]);
         return gone.length;
       });
     },
@@ -728,6 +735,24 @@ function snapshotOfEventRow([ipoId, ts, ...aggregations]: SnapshotEventRow): Sna
 }
 
 /**
+ * Forgets the owed events every enabled endpoint's cursor has passed (made, or not taken), at
+ * most PRUNE_OWED, as `MemoryOutbox` trims its log; resolves to their ids (their `events` rows
+ * go with the caller's {@link dropLoneEvents} when no delivery names them).
+ */
+async function trimOwed(tx: Transaction, s: string): Promise<string[]> {
+  const passed = await tx.query<{ event_id: string }>(
+    `DELETE FROM ${s}.owed WHERE place IN (
+       SELECT place FROM ${s}.owed
+       WHERE place <= (SELECT coalesce((SELECT min(owed_upto) FROM ${s}.webhooks WHERE disabled_at IS NULL), (SELECT place FROM ${s}.owed_head)))
+       ORDER BY place LIMIT $1::int FOR UPDATE SKIP LOCKED
+     )
+     RETURNING event_id`,
+    [PRUNE_OWED],
+  );
+  return passed.map((r) => r.event_id);
+}
+
+/**
  * Deletes those of these events that no delivery names any more and that are not owed (an
  * endpoint's delivery of it still to be made); a delivery being added to one by a replay that
  * has not committed keeps it: that row is locked, and skipped.
@@ -870,6 +895,11 @@ async function finish(tx: Transaction, s: string, results: readonly DeliveryResu
     if (r.nextAttemptAt === null) {
       d.state = 'failed';
       d.next_attempt_at = null;
+    } else if (endpoint !== undefined && endpoint.disabledAt !== null) {
+      // (its endpoint was disabled while the attempt was out: it ends as the others did)
+      d.state = 'failed';
+      d.next_attempt_at = null;
+      d.last_error = DISABLED_ERROR;
     } else {
       d.next_attempt_at = r.nextAttemptAt;
     }
