@@ -8,7 +8,7 @@
  * import is found half written.
  *
  *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24] [--stall-seconds 10] [--stall-rate 150] [--redis-cycles 4]
- *                     [--webhook-cycles 3] [--only webhooks]
+ *                     [--webhook-cycles 3] [--only webhooks|webhook-abuse]
  *
  * Then a stall: another session locks the IPO table for `--stall-seconds` while requests
  * keep coming at `--stall-rate` a second whatever the answers (the apps shed load beyond
@@ -34,6 +34,12 @@
  * killed (an unhandled rejection ends one). `--webhook-cycles 0` skips this phase, `--only
  * webhooks` runs it alone.
  *
+ * Then webhook abuse (scripts/faults-webhook-abuse.ts), on the memory store and on
+ * PostgreSQL: an account with the most endpoints it may have, hanging, slow and failing, and
+ * a 2,000-snapshot import, beside another account whose deliveries must stay on time while
+ * memory and descriptors stay bounded. `--only webhook-abuse` runs it alone (and needs no
+ * outage, so `--mode proxy` with DATABASE_URL is enough).
+ *
  * `restart` (the default when PostgreSQL's binaries are installed) runs a throwaway cluster
  * and stops it for real (`pg_ctl stop`, alternating `-m immediate`, a crash, and `-m fast`);
  * `proxy` puts a TCP proxy before DATABASE_URL and cuts every connection through it.
@@ -56,6 +62,8 @@ import { cuttableProxy } from '../packages/storage-postgres/src/test-proxy.js';
 // The Redis package's throwaway server (not published), by path.
 import { redisServerPath, throwawayRedis } from '../packages/limiter-redis/src/test-redis.js';
 import type { FaultAppStats } from './faults-app.js';
+import { webhookAbuse } from './faults-webhook-abuse.js';
+import { memoryStore } from '@ipokit/storage-memory';
 // The storage package's webhook worker process (not published), by path.
 import type { WorkerAppStats } from '../packages/storage-postgres/src/webhook-worker-app.js';
 
@@ -69,7 +77,7 @@ const STALL_SECONDS = Number(args.get('stall-seconds') ?? 10);
 const STALL_RATE = Number(args.get('stall-rate') ?? 150);
 const REDIS_CYCLES = Number(args.get('redis-cycles') ?? 4);
 const WEBHOOK_CYCLES = Number(args.get('webhook-cycles') ?? 3);
-/** `--only webhooks`: the webhooks phase alone. */
+/** `--only webhooks` or `--only webhook-abuse`: that phase alone. */
 const ONLY = args.get('only');
 /** What an app's own timeout middleware answers (scripts/faults-app.ts). */
 const ANSWERED_FIRST = 'answered first by the app';
@@ -217,7 +225,7 @@ async function main(): Promise<void> {
   const mode = args.get('mode') ?? (bin !== null ? 'restart' : 'proxy');
   if (mode === 'restart' && bin === null) throw new Error('--mode restart needs PostgreSQL installed (/usr/lib/postgresql/*/bin)');
   if (mode === 'proxy' && !process.env.DATABASE_URL) throw new Error('--mode proxy needs DATABASE_URL');
-  if (ONLY !== undefined && ONLY !== 'webhooks') throw new Error(`--only takes webhooks, got ${JSON.stringify(ONLY)}`);
+  if (ONLY !== undefined && ONLY !== 'webhooks' && ONLY !== 'webhook-abuse') throw new Error(`--only takes webhooks or webhook-abuse, got ${JSON.stringify(ONLY)}`);
   const db = mode === 'restart' ? await throwawayCluster(bin!) : await proxiedServer(process.env.DATABASE_URL!);
   const problems: string[] = [];
   const lines: string[] = [];
@@ -227,12 +235,22 @@ async function main(): Promise<void> {
       const service = await serviceOutages(db, mode);
       problems.push(...service.problems);
       lines.push(...service.lines);
-    } else console.log(`faults: ${db.describe}; the webhooks phase only`);
-    if (WEBHOOK_CYCLES > 0) {
+    } else console.log(`faults: ${db.describe}; the ${ONLY} phase only`);
+    if (ONLY === 'webhook-abuse') {
+      // (no outage here)
+    } else if (WEBHOOK_CYCLES > 0) {
       const webhooks = await webhookOutages(db, mode);
       problems.push(...webhooks.problems);
       lines.push(...webhooks.lines);
     } else lines.push('webhooks:           skipped (--webhook-cycles 0)');
+    if (ONLY === undefined || ONLY === 'webhook-abuse') {
+      for (const target of ['memory', 'postgres'] as const) {
+        console.log(`webhook abuse: on ${target}`);
+        const abuse = await webhookAbuse(target === 'memory' ? { name: 'memory', store: memoryStore(), close: async () => undefined } : await abusePostgres(db.url));
+        problems.push(...abuse.problems);
+        lines.push(...abuse.lines);
+      }
+    }
   } finally {
     await db.close();
   }
@@ -245,10 +263,30 @@ async function main(): Promise<void> {
   } else {
     const held = [
       ...(ONLY === undefined ? ['no crash, no unhandled rejection, no leaked connection, no answer but 200 or a clean 503, nothing half written or lost'] : []),
-      ...(WEBHOOK_CYCLES > 0 ? ['every event of a committed import delivered at least once, none failed, no worker crashed'] : []),
+      ...(WEBHOOK_CYCLES > 0 && ONLY !== 'webhook-abuse' ? ['every event of a committed import delivered at least once, none failed, no worker crashed'] : []),
+      ...(ONLY === undefined || ONLY === 'webhook-abuse' ? ["another account's deliveries on time beside an abusive one, memory and descriptors bounded"] : []),
     ];
     console.log(`result:             ${held.join('; ')}`);
   }
+}
+
+/** The abuse phase's PostgreSQL store: a schema of its own on the phase's server. */
+async function abusePostgres(url: string): Promise<{ name: string; store: ReturnType<typeof postgresStore>; close(): Promise<void> }> {
+  const schema = 'ipokit_faults_abuse';
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  pool.on('error', () => {});
+  await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await migrate(pool, { schema });
+  const store = postgresStore({ client: pool, schema });
+  return {
+    name: 'postgres',
+    store,
+    close: async () => {
+      await store.close?.();
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await pool.end();
+    },
+  };
 }
 
 /**
