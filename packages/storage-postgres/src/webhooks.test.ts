@@ -979,6 +979,27 @@ describe(`migrations 6 to 11 (${KIND})`, () => {
           ['gmp.snapshot', T + 2, { ipoId: 'new', timestamp: new Date(T).toISOString(), aggregations: expect.objectContaining({ mean: 1 }) as unknown }],
         ]);
         expect([await count('snapshot_events', schema), await count('snapshot_changes', schema)]).toEqual([0, 0]);
+        // a process of version 10 (a rolling deploy, migration 11): its write makes an event and
+        // its delivery at once (no place), and records a snapshot's event as a snapshot_changes
+        // row without places; this version's claim sends both, the one without a place first
+        const body = JSON.stringify({ type: 'ipo.deleted', timestamp: new Date(T + 3).toISOString(), data: { id: 'gone' } });
+        await q(`INSERT INTO "${schema}".events (id, type, at, body) VALUES ('evt_v10', 'ipo.deleted', $1, $2)`, [T + 3, body]);
+        await q(
+          `INSERT INTO "${schema}".deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at) VALUES ('dlv_v10', 'evt_v10', 'wh_all', $1, 'pending', 0, $1)`,
+          [T + 3],
+        );
+        await q(
+          `INSERT INTO "${schema}".snapshot_changes (at, up_to, ipo_ids, ts, agg_mean, agg_median, agg_min, agg_max, agg_mode)
+           SELECT $1, max(seq), ARRAY['new'], ARRAY[$2::bigint], ARRAY[7000::bigint], ARRAY[7000::bigint], ARRAY[7000::bigint], ARRAY[7000::bigint], ARRAY[NULL::bigint]
+           FROM "${schema}".webhooks`,
+          [T + 3, T - 120_000],
+        );
+        const late = (await claimAll(store, T + 3)).map((c) => [c.delivery.id === 'dlv_v10' ? c.body : c.delivery.eventType, c.delivery.createdAt]);
+        expect(late).toEqual([
+          [body, T + 3],
+          ['gmp.snapshot', T + 3],
+        ]);
+        expect([await count('snapshot_changes', schema), await count('deliveries', schema)]).toEqual([0, 7]);
       } finally {
         await store.close?.();
       }
