@@ -310,10 +310,11 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     async listDeliveries({ webhookId, before, limit }): Promise<DeliveryRecord[] | null> {
       // This endpoint's owed deliveries are made first (bounded), never another's: its own row
       // is the only lock waited for. Its gmp.snapshot events are built first when it takes
-      // them (a few slices, shared with every endpoint: linear in the events).
+      // them (a few slices, shared with every endpoint: linear in the events), skipping a row a
+      // claim is building (the listing then stops before that row's events: made later).
       const [w] = await query<{ events: string[] }>(`SELECT events FROM ${s}.webhooks WHERE id = $1`, [webhookId]);
       if (w === undefined) return null;
-      if (w.events.includes('gmp.snapshot')) await buildSnapshotEvents(ctx, { wait: true, events: MAKE_PER_STATEMENT });
+      if (w.events.includes('gmp.snapshot')) await buildSnapshotEvents(ctx, { wait: false, events: MAKE_PER_STATEMENT });
       await query(MAKE_OWN(s), [webhookId, MAKE_PER_STATEMENT]);
       // The endpoint as a one-row table: there is a row even when it has no delivery. After
       // `before` in the order; none when `before` is not one of its deliveries.
@@ -599,8 +600,8 @@ const BUILD_STEPS = 8;
  * `snapshot_events` row: all of its at most 1,000) with the core's `eventsOfWrite`, records
  * them as owed to the endpoints taking the type that the write saw (`up_to`), announces them,
  * and moves the row's `done` on, or deletes the row when it is through. Stops when no row is
- * left, once `events` events were built, or after BUILD_STEPS steps. `wait: false` skips rows another transaction holds (claims);
- * `wait: true` waits for them (a listing). Each event is built once: the row is locked, and
+ * left, once `events` events were built, or after BUILD_STEPS steps. `wait: false` skips rows another transaction holds (claims,
+ * listings: they wait for no other work); `wait: true` waits for them. Each event is built once: the row is locked, and
  * moved on in the same transaction. Resolves to the events built.
  *
  * @example
