@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset, isIpokitError, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type EventType, type Store, type WebhookRecord, type WebhookStore } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceStore, toDataset } from '@ipokit/core/testing';
 import type { PostgresClient } from './client.js';
-import { deliveriesChannel, migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
+import { advisoryKey, deliveriesChannel, migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import { importDatasetStream } from './stream-import.js';
 import { failingOnSnapshotInsert, interceptQueries, openTestDatabase, type TestDatabase } from './test-database.js';
@@ -732,6 +732,31 @@ describe(`bounded fan-out, fair claims, cap, replay, prune by count (${KIND})`, 
     expect(await left('wh_b')).toEqual([[T + 4, 'pending'], [T + 3, 'delivered'], [T + 2, 'delivered']]);
     // events left without deliveries went (p0, p1)
     expect(await count('events')).toBe(3);
+  });
+
+  // Owed places are taken under the data lock (a cursor never passes one still to come). A
+  // status change at midnight must not wait for a long import holding it: it is left for the
+  // next call, which the answer makes due at once.
+  it.runIf(url)('recordStatusChanges does not wait for a write holding the data lock: nothing recorded, due again at once; recorded once the write is done (PostgreSQL only)', async () => {
+    const store = await storeWith([hook('wh_sc', ['ipo.status_changed'])]);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'sc', startDate: '2026-11-25', endDate: '2026-11-27' })], snapshots: [] }, { at: T });
+    await store.recordStatusChanges({ now: T });
+    const held = new pg.Client({ connectionString: url });
+    await held.connect();
+    try {
+      await held.query('BEGIN');
+      await held.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`"${db.schema}".data`));
+      const started = performance.now();
+      const during = await store.recordStatusChanges({ now: MIDNIGHT_25 + 1 });
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(during.recorded).toBe(0);
+      expect(during.nextAt).toBeLessThanOrEqual(MIDNIGHT_25 + 1);
+      await held.query('COMMIT');
+      expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 2 })).toEqual({ recorded: 1, nextAt: Date.parse('2026-11-27T18:30:00.000Z') });
+      expect((await claimAll(store, MIDNIGHT_25 + 2)).map((c) => c.delivery.eventType)).toEqual(['ipo.status_changed']);
+    } finally {
+      await held.end();
+    }
   });
 
   it('pruneDeliveries stops after a bounded amount of work (10,000 deliveries a call)', { timeout: 60_000 }, async () => {
