@@ -34,6 +34,8 @@ export interface AccountHandlerOptions extends IpoRouterOptions {
   dashboardAssets?: DashboardAssets | Promise<DashboardAssets>;
   /** The plans whose accounts may have webhook endpoints (`/webhooks`). Default `['pro']`. */
   webhookPlans?: readonly Plan[];
+  /** Networks (CIDRs) outside the public internet that endpoints may be created for (`['10.1.0.0/16']`). Default none. */
+  webhookAllowedNetworks?: readonly string[];
 }
 
 /** The dashboard's files by path below `/-/dashboard/`. */
@@ -261,7 +263,10 @@ async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): P
   const shape = rest.length === 0 ? 'list' : rest.length === 2 && rest[1] === 'delete' ? 'delete' : rest.length === 2 && rest[1] === 'deliveries' ? 'deliveries' : rest.length === 4 && rest[1] === 'deliveries' && rest[3] === 'replay' ? 'replay' : null;
   if (shape === null) return null;
   if (store === null) return error('ERR:NOTFOUND', 'This store keeps no webhooks: use a store with the WebhookStore capability (memoryStore(), postgresStore()).');
-  const plans = c.options.webhookPlans === undefined ? {} : { webhookPlans: c.options.webhookPlans };
+  const plans = {
+    ...(c.options.webhookPlans === undefined ? {} : { webhookPlans: c.options.webhookPlans }),
+    ...(c.options.webhookAllowedNetworks === undefined ? {} : { webhookAllowedNetworks: c.options.webhookAllowedNetworks }),
+  };
   if (shape === 'list') {
     if (req.method === 'POST') {
       return signedIn(c, req, async (account) => {

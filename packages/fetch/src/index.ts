@@ -108,6 +108,8 @@ export interface FetchAccountRouterOptions<Context extends unknown[] = []> exten
   dashboard?: boolean;
   /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
   webhookPlans?: readonly Plan[];
+  /** Networks (CIDRs) outside the public internet that endpoints may be created for, e.g. `['10.1.0.0/16']` (default none: loopback, private and link-local hosts are refused). */
+  webhookAllowedNetworks?: readonly string[];
 }
 
 /**
