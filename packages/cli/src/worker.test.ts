@@ -231,7 +231,7 @@ describe('startNodeWorker', () => {
     const r = await receiver();
     const hook = await endpoint(r.url);
     const sent: string[] = [];
-    const worker = startNodeWorker(store, { allowInsecureWebhooks: true, transport: async (request) => (sent.push(request.url.href), { status: 204 }) });
+    const worker = startNodeWorker(store, { allowInsecureWebhooks: true, webhookAllowedNetworks: ['127.0.0.0/8'], transport: async (request) => (sent.push(request.url.href), { status: 204 }) });
     await importDataset(store, newIpo().dataset);
     await until('the attempt', async () => (await deliveriesOf(hook.id))[0]?.state === 'delivered');
     await worker.stop();
