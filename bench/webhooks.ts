@@ -28,6 +28,9 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createAccount, createWebhook, importDataset, startWebhookWorker, type AccountStore, type IpoStore, type WebhookStore, type WebhookTransport } from '@ipokit/core';
 import { nodeWebhookTransport } from '@ipokit/core/node';
+
+/** The receivers are local: loopback is opened explicitly (CONTRACT 15). */
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 import { formatRows, type BenchRow } from './rows.js';
@@ -78,7 +81,7 @@ async function endpoints(store: BenchStore, receiver: Receiver, events: string[]
   const account = await createAccount(store, { name: 'Bench', plan: 'pro', gmpAddon: true });
   const ids: string[] = [];
   // (more than the default cap of 10: the bench is the operator)
-  for (let i = 0; i < count; i++) ids.push((await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${receiver.port}/hooks/${i}`, events }, { maxWebhooksPerAccount: Infinity })).id);
+  for (let i = 0; i < count; i++) ids.push((await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${receiver.port}/hooks/${i}`, events }, { maxWebhooksPerAccount: Infinity, webhookAllowedNetworks: LOOPBACK })).id);
   return ids;
 }
 
@@ -92,7 +95,7 @@ async function throughput(store: BenchStore, receiver: Receiver, deliveries: num
   const total = perEndpoint * ENDPOINTS;
   await receiver.ask({ ask: 'reset' });
   const started = performance.now();
-  const worker = startWebhookWorker(store, { allowInsecureWebhooks: true, onError: (err) => console.error(err), ...(transport === undefined ? {} : { transport }) });
+  const worker = startWebhookWorker(store, { allowInsecureWebhooks: true, webhookAllowedNetworks: LOOPBACK, onError: (err) => console.error(err), ...(transport === undefined ? {} : { transport }) });
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     const { count } = await receiver.ask<{ count: number }>({ ask: 'count' });
@@ -122,8 +125,8 @@ async function transportAlone(receiver: Receiver, requests: number, transport: W
 /** Part 2: the p50 and p95 of commit-to-first-attempt, ms. */
 async function latency(store: BenchStore, receiver: Receiver): Promise<{ p50: number; p95: number }> {
   const account = await createAccount(store, { name: 'Latency', plan: 'pro', gmpAddon: true });
-  const hook = await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${receiver.port}/latency`, events: ['ipo.created'] });
-  const worker = startWebhookWorker(store, { allowInsecureWebhooks: true, pollIntervalMs: 60_000 });
+  const hook = await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${receiver.port}/latency`, events: ['ipo.created'] }, { webhookAllowedNetworks: LOOPBACK });
+  const worker = startWebhookWorker(store, { allowInsecureWebhooks: true, webhookAllowedNetworks: LOOPBACK, pollIntervalMs: 60_000 });
   await new Promise((resolve) => setTimeout(resolve, 300)); // idle: LISTEN set up, nothing due
   const times: number[] = [];
   for (let i = 0; i < 100; i++) {
@@ -210,7 +213,7 @@ export async function runWebhooksBench(options: WebhooksBenchOptions = {}): Prom
   const want = (part: 'throughput' | 'latency' | 'import'): boolean => options.parts === undefined || options.parts.includes(part);
   const rows: BenchRow[] = [];
   const receiver = await startReceiver();
-  const node = nodeWebhookTransport();
+  const node = nodeWebhookTransport({ allowedNetworks: LOOPBACK });
   try {
     if (want('throughput')) {
       log('webhooks: throughput, memory store');

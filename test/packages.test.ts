@@ -77,6 +77,32 @@ const DATASET = {
   ipos: [{ id: '2026000001', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', slug: 'orbit-aerospace-ipo', type: 'EQ', exchanges: ['nse'], startDate: '2026-11-20', endDate: '2026-11-24' }],
 };
 
+/**
+ * A webhook worker from the built package, with its default transport (the \`#platform\`
+ * import: on Node the undici one): a loopback URL is refused at creation, and once opened
+ * with webhookAllowedNetworks it is delivered to. Prints "ERR:BADPARAM 1".
+ */
+const WEBHOOK_CHECK = `
+async function webhookCheck(core, memory) {
+  const store = memory.memoryStore();
+  const pro = await core.createAccount(store, { name: 'h', plan: 'pro' });
+  const got = [];
+  const receiver = http.createServer((req, res) => { got.push(req.headers['webhook-id']); res.writeHead(204).end(); });
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  const url = 'http://127.0.0.1:' + receiver.address().port + '/hook';
+  let refused = 'accepted';
+  try { await core.createWebhook(store, { accountId: pro.id, url, events: ['ipo.created'] }); } catch (e) { refused = e.code; }
+  const local = { webhookAllowedNetworks: ['127.0.0.0/8'] };
+  await core.createWebhook(store, { accountId: pro.id, url, events: ['ipo.created'] }, local);
+  const worker = core.startWebhookWorker(store, { allowInsecureWebhooks: true, pollIntervalMs: 20, ...local });
+  await core.importDataset(store, ${JSON.stringify(DATASET)});
+  for (let i = 0; i < 400 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+  await worker.stop();
+  receiver.close();
+  return refused + ' ' + got.length;
+}
+`;
+
 const ESM_SCRIPT = `
 import http from 'node:http';
 import express from 'express';
@@ -109,7 +135,8 @@ kapp.use(koa.ipoRouter(store, { prefix: '/ipos', now: () => new Date('2026-11-22
 const handle = fetchAdapter.ipoHandler(store, { prefix: '/ipos', now: () => new Date('2026-11-22T06:30:00Z') });
 const answer = await handle(new Request('http://localhost/ipos/ORBIT', { headers: { 'x-api-key': key } }));
 const fetched = answer.status + ' ' + (await answer.json()).ipo.symbol;
-console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())), fetch: fetched }));
+${WEBHOOK_CHECK}
+console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())), fetch: fetched, webhooks: await webhookCheck(core, memory) }));
 `;
 
 const CJS_SCRIPT = `
@@ -119,6 +146,7 @@ const modules = Object.fromEntries(${JSON.stringify(Object.keys(EXPORTS))}.map((
 const missing = [];
 for (const [name, names] of Object.entries(${JSON.stringify(EXPORTS)})) for (const n of names) if (typeof modules[name][n] !== 'function') missing.push(name + ' ' + n);
 const core = modules['@ipokit/core'];
+${WEBHOOK_CHECK}
 (async () => {
   const store = modules['@ipokit/storage-memory'].memoryStore();
   await core.importDataset(store, ${JSON.stringify(DATASET)});
@@ -138,7 +166,8 @@ const core = modules['@ipokit/core'];
   await new Promise((r) => accountServer.listen(0, '127.0.0.1', r));
   const page = await fetch('http://127.0.0.1:' + accountServer.address().port + '/account/-/dashboard/');
   accountServer.close();
-  console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol, dashboard: page.status + ' ' + page.headers.get('content-type') }));
+  const webhooks = await webhookCheck(core, modules['@ipokit/storage-memory']);
+  console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol, dashboard: page.status + ' ' + page.headers.get('content-type'), webhooks }));
 })();
 `;
 
@@ -266,13 +295,13 @@ describe('the packages as installed from their tarballs', () => {
   it('import as ESM and serve through every adapter', async () => {
     await writeFile(join(project, 'esm.mjs'), ESM_SCRIPT);
     const { stdout } = await run(process.execPath, ['esm.mjs'], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', koa: '200 ORBIT', fetch: '200 ORBIT' });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', koa: '200 ORBIT', fetch: '200 ORBIT', webhooks: 'ERR:BADPARAM 1' });
   });
 
   it('require as CommonJS and serve', async () => {
     await writeFile(join(project, 'cjs.cjs'), CJS_SCRIPT);
     const { stdout } = await run(process.execPath, ['cjs.cjs'], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', dashboard: '200 text/html; charset=utf-8' });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', dashboard: '200 text/html; charset=utf-8', webhooks: 'ERR:BADPARAM 1' });
   });
 
   it('type-check in a strict consumer, ESM and CommonJS', async () => {

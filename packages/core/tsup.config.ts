@@ -1,7 +1,17 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', testing: 'src/testing.ts', backend: 'src/backend.ts', node: 'src/node.ts' },
+  entry: {
+    index: 'src/index.ts',
+    testing: 'src/testing.ts',
+    backend: 'src/backend.ts',
+    node: 'src/node.ts',
+    // The `#platform` import (package.json `imports`): each runtime's default webhook
+    // transport, chosen by the runtime's resolver, so left external in every other entry.
+    'platform-node': 'src/platform/node.ts',
+    'platform-web': 'src/platform/web.ts',
+  },
+  external: ['#platform'],
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

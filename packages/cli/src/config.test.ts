@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigFileError, resolveSettings, routerOptionsOf, settingsJson, type ServeSettings } from './config.js';
+import { parseArgs } from 'node:util';
+import { ConfigFileError, resolveSettings, routerOptionsOf, settingsFlags, settingsJson, SETTINGS_FLAGS, type ServeSettings } from './config.js';
 import { runCli } from './index.js';
 import { CliError } from './io.js';
 import { capture } from './test-helpers.js';
@@ -123,7 +124,7 @@ describe('resolveSettings', () => {
       'gmpPreviewEnds: must be a calendar date written YYYY-MM-DD, got "2026-02-30"',
       'mount: must be a path like /ipos or /api/v1/ipos (segments of letters, digits and ._~-), or / for the root, got "ipos"',
       'limiterFailOpen: must be true or false, got "no"',
-      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency)',
+      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks)',
       'connections: connections.headersTimeoutMs (5000) must not exceed connections.requestTimeoutMs (1000): the headers are part of the request; 0 turns either off',
     ]);
     expect(() => resolveSettings({ file: { name: 'list.json', json: [1] } })).toThrow(/\(the file\): must be a JSON object, got \[1\]/);
@@ -142,6 +143,22 @@ describe('resolveSettings', () => {
     expect(routerOptionsOf(resolveSettings({ flags: [flag('7')] })).maxKeysPerAccount).toBe(7);
     expect(() => resolveSettings({ flags: [flag('1.5')] })).toThrow(new CliError('--max-keys-per-account must be a whole number of keys >= 1, or "off" for no cap, got "1.5"'));
     expect(() => resolveSettings({ file: { name: 'f.json', json: { maxKeysPerAccount: 0 } } })).toThrow(/maxKeysPerAccount: must be a whole number of keys >= 1, or "off" for no cap, got 0/);
+  });
+
+  it('webhookAllowedNetworks: --webhook-allow-network (repeatable), IPOKIT_WEBHOOK_ALLOW_NETWORKS (comma-separated) or the file; none by default; a bad CIDR named', () => {
+    expect(resolveSettings().webhookAllowedNetworks).toEqual([]);
+    expect(resolveSettings({ file: { name: 'f.json', json: { webhookAllowedNetworks: ['10.1.0.0/16'] } } }).webhookAllowedNetworks).toEqual(['10.1.0.0/16']);
+    const env = { IPOKIT_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8, ::1/128' };
+    expect(resolveSettings({ file: { name: 'f.json', json: { webhookAllowedNetworks: ['10.1.0.0/16'] } }, env }).webhookAllowedNetworks).toEqual(['127.0.0.0/8', '::1/128']);
+    const { values } = parseArgs({ args: ['--webhook-allow-network', '10.0.0.0/8', '--webhook-allow-network', 'fd00::/8'], options: SETTINGS_FLAGS });
+    const flags = settingsFlags(values);
+    expect(flags).toEqual([{ path: 'webhookAllowedNetworks', label: '--webhook-allow-network', text: '10.0.0.0/8,fd00::/8' }]);
+    expect(resolveSettings({ env, flags }).webhookAllowedNetworks).toEqual(['10.0.0.0/8', 'fd00::/8']);
+    expect(() => resolveSettings({ env: { IPOKIT_WEBHOOK_ALLOW_NETWORKS: '10.0.0.0/33' } })).toThrow(
+      new CliError('IPOKIT_WEBHOOK_ALLOW_NETWORKS must be a list of CIDRs (e.g. 10.1.0.0/16, ::1/128): "10.0.0.0/33": the prefix length must be a whole number from 0 to 32., got "10.0.0.0/33"'),
+    );
+    expect(() => resolveSettings({ file: { name: 'f.json', json: { webhookAllowedNetworks: '10.0.0.0/8' } } })).toThrow(/webhookAllowedNetworks: must be a list of CIDRs, e\.g\. \["10\.1\.0\.0\/16", "127\.0\.0\.0\/8"\], got "10\.0\.0\.0\/8"/);
+    expect(() => resolveSettings({ file: { name: 'f.json', json: { webhookAllowedNetworks: ['localhost'] } } })).toThrow(/webhookAllowedNetworks: must be a list of CIDRs/);
   });
 
   it('prints the settings in the file format: a window that is off is "off", and the output reads back as the same settings', () => {
@@ -166,7 +183,7 @@ describe('ipokit serve --config and --print-config', () => {
     expect(Object.keys(printed)).toEqual([
       'framework', 'port', 'host', 'mount', 'trustProxy', 'log', 'drainMs', 'openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds',
       'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen', 'maxKeysPerAccount', 'connections', 'webhooks',
-      'allowInsecureWebhooks', 'webhookConcurrency',
+      'allowInsecureWebhooks', 'webhookConcurrency', 'webhookAllowedNetworks',
     ]);
     expect(printed).toMatchObject({
       framework: 'koa',
@@ -199,7 +216,7 @@ describe('ipokit serve --config and --print-config', () => {
         '  port: must be a whole number from 0 to 65535, got -1',
         '  limits.pro.gmpPerMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 1.5',
         '  connections.idleTimeoutMs: must be a whole number from 0 to 2147483647, got "soon"',
-        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency)',
+        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks)',
         '',
       ].join('\n'),
     );

@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { isIpokitError, resolveOptions, type IpoRouterOptions, type LimitSettings, type Plan, type ResolvedOptions } from '@ipokit/core';
+import { isIpokitError, parseCidr, resolveOptions, type IpoRouterOptions, type LimitSettings, type Plan, type ResolvedOptions } from '@ipokit/core';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { CliError, type CliIo } from './io.js';
 
@@ -41,6 +41,11 @@ export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> 
   allowInsecureWebhooks: boolean;
   /** Delivery attempts the worker has in flight at once. Default {@link DEFAULT_WEBHOOK_CONCURRENCY}. */
   webhookConcurrency: number;
+  /**
+   * Networks (CIDRs) outside the public internet that webhooks may be created for and sent to
+   * (`--webhook-allow-network`, repeatable). Default none: only public addresses.
+   */
+  webhookAllowedNetworks: string[];
 }
 
 /** The router's options among the settings. */
@@ -150,6 +155,21 @@ function oneOf(allowed: readonly string[]): (value: unknown) => string | null {
   return (value) => (typeof value === 'string' && allowed.includes(value) ? null : `must be ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`);
 }
 
+/** A list of CIDRs as a flag or variable gives it: comma-separated. */
+const cidrsText = (text: string): unknown => text.split(',').map((t) => t.trim());
+
+function cidrList(value: unknown): string | null {
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) return 'must be a list of CIDRs, e.g. ["10.1.0.0/16", "127.0.0.0/8"]';
+  for (const cidr of value as string[]) {
+    try {
+      parseCidr(cidr);
+    } catch (err) {
+      return `must be a list of CIDRs (e.g. 10.1.0.0/16, ::1/128): ${isIpokitError(err) ? err.message : String(err)}`;
+    }
+  }
+  return null;
+}
+
 function isBoolean(value: unknown): string | null {
   return typeof value === 'boolean' ? null : 'must be true or false';
 }
@@ -237,6 +257,8 @@ const LEAVES: readonly Leaf[] = [
   { path: 'webhooks', flag: '--webhooks', env: 'IPOKIT_WEBHOOKS', fromText: booleanText, fromJson: same, check: isBoolean },
   { path: 'allowInsecureWebhooks', flag: '--allow-insecure-webhooks', env: 'IPOKIT_ALLOW_INSECURE_WEBHOOKS', fromText: booleanText, fromJson: same, check: isBoolean },
   { path: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'IPOKIT_WEBHOOK_CONCURRENCY', fromText: digits, fromJson: same, check: wholeNumber(1, MAX_WEBHOOK_CONCURRENCY) },
+  // (the flag is repeatable: settingsFlags joins its values with commas, as the variable writes them)
+  { path: 'webhookAllowedNetworks', flag: '--webhook-allow-network', env: 'IPOKIT_WEBHOOK_ALLOW_NETWORKS', fromText: cidrsText, fromJson: same, check: cidrList },
 ];
 const LEAF = new Map(LEAVES.map((leaf) => [leaf.path, leaf]));
 
@@ -456,6 +478,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     webhooks: value('webhooks', true),
     allowInsecureWebhooks: value('allowInsecureWebhooks', false),
     webhookConcurrency: value('webhookConcurrency', DEFAULT_WEBHOOK_CONCURRENCY),
+    webhookAllowedNetworks: value<string[]>('webhookAllowedNetworks', []),
   };
 }
 
@@ -552,6 +575,7 @@ export const SETTINGS_FLAGS = {
   'no-webhooks': { type: 'boolean' },
   'allow-insecure-webhooks': { type: 'boolean' },
   'webhook-concurrency': { type: 'string' },
+  'webhook-allow-network': { type: 'string', multiple: true },
 } as const;
 
 /**
@@ -571,6 +595,11 @@ export function settingsFlags(values: Readonly<Record<string, string | boolean |
     if (leaf.flag === undefined || leaf.path.startsWith('limits.') || leaf.path.startsWith('maxListLimit.')) continue;
     const name = leaf.flag.slice(2);
     const value = values[name];
+    if (Array.isArray(value)) {
+      const texts = strings(value);
+      if (texts.length > 0) flags.push({ path: leaf.path, label: leaf.flag, text: texts.join(',') });
+      continue;
+    }
     if (typeof value === 'string') flags.push({ path: leaf.path, label: leaf.flag, text: value });
     if (typeof value === 'boolean' || values[`no-${name}`] !== undefined) {
       if (value !== undefined && values[`no-${name}`] !== undefined) throw new CliError(`${leaf.flag} and --no-${name} contradict each other: give one`);
@@ -639,6 +668,29 @@ export async function loadKeyCap(config: string | undefined, flag: string | unde
   const text = io.env[leaf.env!];
   const value = flag !== undefined ? read(leaf, leaf.flag!, flag) : text !== undefined && text !== '' ? read(leaf, leaf.env!, text) : fromFile;
   return typeof value === 'number' ? value : resolveOptions().maxKeysPerAccount;
+}
+
+/**
+ * The networks webhooks may be created for (`webhookAllowedNetworks`), resolved as `ipokit
+ * serve` resolves them: `--webhook-allow-network` (repeatable), else
+ * IPOKIT_WEBHOOK_ALLOW_NETWORKS (comma-separated), else the config file (`--config FILE`, else
+ * IPOKIT_CONFIG), else none. `ipokit webhooks create` applies them as the server's account
+ * router does.
+ *
+ * @example
+ * ```ts
+ * const allowed = await loadAllowedNetworks(values.config, values['webhook-allow-network'], io); // []
+ * await createWebhook(store, input, { webhookAllowedNetworks: allowed });
+ * ```
+ */
+export async function loadAllowedNetworks(config: string | undefined, flags: readonly string[] | undefined, io: CliIo): Promise<string[]> {
+  const leaf = LEAF.get('webhookAllowedNetworks')!;
+  if (config === '') throw new CliError('--config must not be empty');
+  const name = config ?? (io.env.IPOKIT_CONFIG || undefined);
+  const fromFile = name === undefined ? undefined : fileValues(await readConfigFile(name, io.cwd)).get(leaf.path);
+  const text = io.env[leaf.env!];
+  const value = flags !== undefined && flags.length > 0 ? read(leaf, leaf.flag!, flags.join(',')) : text !== undefined && text !== '' ? read(leaf, leaf.env!, text) : fromFile;
+  return Array.isArray(value) ? (value as string[]) : [];
 }
 
 /**

@@ -26,7 +26,8 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
                     [--limiter-fail-open | --no-limiter-fail-open] [--max-keys-per-account N|off] [--drain-ms N]
                     [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
                     [--idle-timeout-ms N] [--max-connections N]
-                    [--webhooks | --no-webhooks] [--allow-insecure-webhooks] [--webhook-concurrency N]`,
+                    [--webhooks | --no-webhooks] [--allow-insecure-webhooks] [--webhook-concurrency N]
+                    [--webhook-allow-network CIDR]...`,
     details: `Serves the API at /ipos (or --mount), with Express (default) or Koa, its OpenAPI document
 at /ipos/-/openapi.json, and health checks at /healthz and /readyz; and delivers the
 store's webhooks from the same process, as 'ipokit worker' does, unless --no-webhooks.
@@ -112,6 +113,10 @@ Webhooks (see 'ipokit webhooks --help' and 'ipokit worker --help'):
                                (IPOKIT_ALLOW_INSECURE_WEBHOOKS; default off: https: only)
   --webhook-concurrency N      delivery attempts in flight at once, 1 to 1000
                                (IPOKIT_WEBHOOK_CONCURRENCY; default 64)
+  --webhook-allow-network CIDR also create endpoints for, and send to, this network outside
+                               the public internet (repeatable; IPOKIT_WEBHOOK_ALLOW_NETWORKS,
+                               comma-separated; default none). Local receivers need
+                               127.0.0.0/8 and ::1/128
 
 The config file holds the same settings by name, e.g.
   {"port": 8080, "host": "0.0.0.0", "mount": "/ipos", "trustProxy": 1, "log": "json",
@@ -235,7 +240,7 @@ Examples:
   NEW_KEY=$(ipokit keys rotate "$KEY_ID" --overlap 1h --quiet)`,
   },
   webhooks: {
-    usage: `Usage: ipokit webhooks create --account ID --url URL --events TYPES [--description TEXT] [--json | --quiet] [--schema S]
+    usage: `Usage: ipokit webhooks create --account ID --url URL --events TYPES [--description TEXT] [--webhook-allow-network CIDR]... [--config FILE] [--json | --quiet] [--schema S]
        ipokit webhooks list --account ID [--json | --quiet] [--schema S]
        ipokit webhooks delete ID [--schema S]
        ipokit webhooks deliveries ID [--limit N] [--before DELIVERY_ID] [--json] [--schema S]
@@ -265,10 +270,16 @@ replay sends a delivery's event to its endpoint again, as a new delivery due now
 Options:
   --account ID       the account (its id, from 'ipokit accounts create')
   --url URL          create: where to send, an absolute https: URL (http: is sent to only by
-                     a worker run with --allow-insecure-webhooks)
+                     a worker run with --allow-insecure-webhooks), on the public internet:
+                     loopback, private and link-local addresses, localhost and URLs with
+                     user:password@ are refused
   --events TYPES     create: all, or a comma-separated list of the types above
   --description TEXT
                      create: what the endpoint is for, at most 200 characters
+  --webhook-allow-network CIDR
+                     create: also take URLs in this network (repeatable;
+                     IPOKIT_WEBHOOK_ALLOW_NETWORKS, comma-separated), as the server does
+  --config FILE      create: the server's config file, for its webhookAllowedNetworks
   --limit N          deliveries: at most N, 1 to 100 (default 20)
   --before ID        deliveries: those older than this delivery (the last one of the page before)
   --json             print JSON (create: the endpoint with its secret)
@@ -282,7 +293,7 @@ Examples:
   ipokit webhooks replay "$WEBHOOK" "$DELIVERY"`,
   },
   worker: {
-    usage: 'Usage: ipokit worker [--allow-insecure-webhooks] [--concurrency N] [--config FILE] [--schema S]',
+    usage: 'Usage: ipokit worker [--allow-insecure-webhooks] [--concurrency N] [--webhook-allow-network CIDR]... [--config FILE] [--schema S]',
     details: `Delivers the database's webhooks (see 'ipokit webhooks --help') until SIGTERM or Ctrl-C,
 then finishes the attempts under way (each within 15 s), records them and exits. It
 migrates the schema first, as 'ipokit serve' does.
@@ -297,8 +308,13 @@ Options:
                      (IPOKIT_ALLOW_INSECURE_WEBHOOKS; default off: https: only)
   --concurrency N    attempts in flight at once, 1 to 1000, at most 4 of them to one
                      endpoint (IPOKIT_WEBHOOK_CONCURRENCY; default 64)
+  --webhook-allow-network CIDR
+                     also send to this network outside the public internet (repeatable;
+                     IPOKIT_WEBHOOK_ALLOW_NETWORKS, comma-separated; default none: every
+                     address is checked after DNS, and loopback, private and link-local
+                     ones fail with 'address not allowed')
   --config FILE      the config file of 'ipokit serve' (IPOKIT_CONFIG): its
-                     allowInsecureWebhooks and webhookConcurrency
+                     allowInsecureWebhooks, webhookConcurrency and webhookAllowedNetworks
 ${DATABASE_OPTIONS}
 
 Example:

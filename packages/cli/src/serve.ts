@@ -62,6 +62,8 @@ export interface ServeOptions {
   log?: LogFormat;
   /** Deliver the store's webhooks from this process too: a worker with these settings. Absent or false: no worker. */
   webhooks?: WorkerSettings | false;
+  /** Networks outside the public internet that the dashboard creates endpoints for. Default none. */
+  webhookAllowedNetworks?: readonly string[];
 }
 
 /**
@@ -105,6 +107,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     ...(options.router === undefined ? {} : { router: options.router }),
     ...(log === 'off' ? {} : { accessLog: (entry) => void io.stdout.write(`${formatAccessLog(entry, log)}\n`) }),
     ...(options.webhooks ? { webhookWorker: workerOptions(options.webhooks, io) } : {}),
+    ...(options.webhookAllowedNetworks === undefined ? {} : { webhookAllowedNetworks: options.webhookAllowedNetworks }),
   });
   printBanner(running, options, title, opened, io);
   await stopped(io.signal);
@@ -187,7 +190,8 @@ export async function runServe(argv: readonly string[], io: CliIo, profile: Serv
       demoKeys: profile.demoKeys === true || values['demo-keys'] === true,
       drainMs: settings.drainMs,
       connectionLimits: settings.connections,
-      webhooks: settings.webhooks ? { allowInsecure: settings.allowInsecureWebhooks, concurrency: settings.webhookConcurrency } : false,
+      webhooks: settings.webhooks ? { allowInsecure: settings.allowInsecureWebhooks, concurrency: settings.webhookConcurrency, allowedNetworks: settings.webhookAllowedNetworks } : false,
+      webhookAllowedNetworks: settings.webhookAllowedNetworks,
       ...(profile.title === undefined ? {} : { title: profile.title }),
       ...(profile.seedEmptyDatabase === undefined ? {} : { seedEmptyDatabase: profile.seedEmptyDatabase }),
       ...(datasetFile === undefined ? {} : { datasetFile }),

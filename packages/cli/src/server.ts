@@ -95,6 +95,8 @@ export interface ServerOptions {
    * {@link RunningServer.close}. Default: no worker.
    */
   webhookWorker?: Omit<WebhookWorkerOptions, 'now'>;
+  /** Networks outside the public internet that the demo's account router creates endpoints for (`webhookAllowedNetworks`). Default none. */
+  webhookAllowedNetworks?: readonly string[];
 }
 
 /** The router options {@link startServer} takes: all but the clock and the error sink, which it has as its own options. */
@@ -258,7 +260,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 /** What {@link handlerFor} needs of the options. */
-type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | 'router' | 'accessLog'> & {
+type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | 'router' | 'accessLog' | 'webhookAllowedNetworks'> & {
   mount: string;
   now: () => Date;
   /** The demo accounts: with them, the account router and dashboard at /account and the demo's sign-in. */
@@ -274,6 +276,7 @@ type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | '
 function handlerFor(store: Store, options: AppOptions): RequestListener {
   const { mount, now, onError } = options;
   const routerOptions: IpoRouterOptions = { ...options.router, openapi: options.router?.openapi ?? true, now, ...(onError === undefined ? {} : { onError }) };
+  const allowed = options.webhookAllowedNetworks === undefined ? {} : { webhookAllowedNetworks: options.webhookAllowedNetworks };
   const logged = options.accessLog !== undefined;
   const routerStore = logged ? observeAccounts(store) : store;
   const health = healthChecks(store, {
@@ -321,7 +324,7 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
         ctx.set(answer.headers);
         ctx.body = answer.body;
       });
-      app.use(koaAccountRouter(routerStore, { ...routerOptions, prefix: DEMO_ACCOUNT_MOUNT, dashboard: true, account: (ctx) => demo.account(ctx.headers.cookie) }));
+      app.use(koaAccountRouter(routerStore, { ...routerOptions, ...allowed, prefix: DEMO_ACCOUNT_MOUNT, dashboard: true, account: (ctx) => demo.account(ctx.headers.cookie) }));
     }
     app.use(koaIpoRouter(routerStore, { ...routerOptions, prefix: mount === '/' ? '' : mount }));
     listener = app.callback();
@@ -348,7 +351,7 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
         res.writeHead(answer.status, answer.headers);
         res.end(answer.body);
       });
-      app.use(DEMO_ACCOUNT_MOUNT, accountRouter(routerStore, { ...routerOptions, dashboard: true, account: (req) => demo.account(req.headers.cookie) }));
+      app.use(DEMO_ACCOUNT_MOUNT, accountRouter(routerStore, { ...routerOptions, ...allowed, dashboard: true, account: (req) => demo.account(req.headers.cookie) }));
     }
     app.use(mount, ipoRouter(routerStore, routerOptions));
     listener = app;

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EVENT_TYPES,
@@ -23,8 +26,11 @@ import { deliveriesTable, eventsOf, webhookState, webhooksTable } from './webhoo
 let db: CliTestDatabase;
 /** The same database through the store, for imports and the worker. */
 let store: Store & WebhookStore;
+/** Where config files are written. */
+let dir: string;
 
 beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ipokit-webhooks-'));
   db = await openCliTestDatabase('webhooks');
   expect(await runCli(['migrate', '--schema', db.schema], capture(db.io()).io)).toBe(0);
   store = storeOf(db);
@@ -33,6 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await store?.close?.();
   await db?.close();
+  await rm(dir, { recursive: true, force: true });
 });
 
 const { run, ok } = cliRunner(() => db);
@@ -131,6 +138,24 @@ describe('--events and the tables', () => {
 });
 
 describe('ipokit webhooks create', () => {
+  it('opens networks with --webhook-allow-network (repeatable), IPOKIT_WEBHOOK_ALLOW_NETWORKS or the config file, as the server does', async () => {
+    const acct = await account();
+    const create = (url: string, more: string[] = [], env: Record<string, string> = {}) => {
+      const out = capture({ ...db.io(env), cwd: dir });
+      return runCli(['webhooks', 'create', '--account', acct, '--url', url, '--events', 'all', '-q', '--schema', db.schema, ...more], out.io).then((code) => ({ code, stderr: out.stderr() }));
+    };
+    expect((await create('http://10.1.2.3/h')).code).toBe(1);
+    expect(await create('http://10.1.2.3/h', ['--webhook-allow-network', '127.0.0.0/8', '--webhook-allow-network', '10.1.0.0/16'])).toMatchObject({ code: 0 });
+    expect(await create('http://[::1]:9/h', [], { IPOKIT_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8, ::1/128' })).toMatchObject({ code: 0 });
+    await writeFile(join(dir, 'allow.json'), JSON.stringify({ webhookAllowedNetworks: ['192.168.0.0/16'] }));
+    expect(await create('http://192.168.7.7/h', ['--config', 'allow.json'])).toMatchObject({ code: 0 });
+    expect((await create('http://192.168.7.7/h')).code).toBe(1);
+    expect(await create('https://example.com/h', ['--webhook-allow-network', '10.1.2.3/16'])).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(/^ipokit webhooks create: --webhook-allow-network must be a list of CIDRs \(e\.g\. 10\.1\.0\.0\/16, ::1\/128\): "10\.1\.2\.3\/16" has bits set past its \/16: did you mean 10\.1\.0\.0\/16\?, got "10\.1\.2\.3\/16"\n/),
+    });
+  });
+
   it('prints the endpoint and its secret, once, with a line on stderr saying so', async () => {
     const acct = await account();
     const r = await run(['webhooks', 'create', '--account', acct, '--url', 'https://example.com/hooks/ipo', '--events', 'gmp.snapshot,ipo.created', '--description', 'price alerts']);
@@ -144,7 +169,7 @@ describe('ipokit webhooks create', () => {
     const id = /^id +(\S+)/.exec(r.stdout)![1]!;
     expect(r.stderr).toBe(`This is the only time the signing secret of webhook ${id} is shown: store it now, where the receiver verifies deliveries with it.\n`);
     // Without a description, no row for it; an http: URL gets a note on stderr.
-    const plain = await run(['webhooks', 'create', '--account', acct, '--url', 'http://127.0.0.1:9/hook', '--events', 'all']);
+    const plain = await run(['webhooks', 'create', '--account', acct, '--url', 'http://127.0.0.1:9/hook', '--events', 'all', '--webhook-allow-network', '127.0.0.0/8']);
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).not.toContain('description');
     expect(plain.stdout).toMatch(/\nevents {5}ipo\.created, ipo\.updated, ipo\.deleted, ipo\.status_changed, gmp\.snapshot\n/);
@@ -198,6 +223,16 @@ describe('ipokit webhooks create', () => {
     ] as const) {
       expect(await create(pro, url), url).toEqual({ code: 1, stdout: '', stderr: `ipokit webhooks create: ${message}\n` });
     }
+    // The operator's own network (CONTRACT 15): refused unless --webhook-allow-network opens it.
+    for (const url of ['http://127.0.0.1:9/hook', 'http://2130706433:9/hook', 'http://[::1]:9/hook', 'http://localhost:9/hook', 'http://10.0.0.5/hook', 'http://169.254.169.254/']) {
+      const r = await create(pro, url);
+      expect(r.code, url).toBe(1);
+      expect(r.stderr, url).toMatch(/^ipokit webhooks create: url's host \S+ is (this machine|not a public internet address): webhooks are sent to the public internet only/);
+    }
+    expect((await create(pro, 'https://alice:s3cret@example.com/h')).stderr).toBe(
+      'ipokit webhooks create: url must not carry credentials (user:password@): they would be stored and listed; authenticate the request by its webhook-signature.\n',
+    );
+    expect(await ok(['webhooks', 'list', '--account', pro, '--json'])).toBe('[]\n');
     const long = await run(['webhooks', 'create', '--account', pro, '--url', 'https://example.com/h', '--events', 'all', '--description', 'd'.repeat(201)]);
     expect(long).toEqual({ code: 1, stdout: '', stderr: 'ipokit webhooks create: description must be a string of at most 200 characters.\n' });
     expect(await ok(['webhooks', 'list', '--account', pro, '--json'])).toBe('[]\n');
@@ -216,7 +251,7 @@ describe('ipokit webhooks create', () => {
     expect(r.stdout).toBe('');
     const lines = r.stderr.split('\n');
     expect(lines[0]).toBe(line);
-    expect(lines[1]).toBe('Usage: ipokit webhooks create --account ID --url URL --events TYPES [--description TEXT] [--json | --quiet] [--schema S]');
+    expect(lines[1]).toBe('Usage: ipokit webhooks create --account ID --url URL --events TYPES [--description TEXT] [--webhook-allow-network CIDR]... [--config FILE] [--json | --quiet] [--schema S]');
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe("Run 'ipokit webhooks --help' for details.");
   });
 

@@ -17,6 +17,7 @@ import {
 } from '@ipokit/core';
 import { onStore, outputOf, type OutputMode } from './accounts.js';
 import { integer, parseOrThrow, required, takePositionals } from './args.js';
+import { loadAllowedNetworks } from './config.js';
 import { columns, fields } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 
@@ -143,7 +144,15 @@ async function create(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseOrThrow(() =>
     parseArgs({
       args: [...argv],
-      options: { account: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' }, ...OUTPUT },
+      options: {
+        account: { type: 'string' },
+        url: { type: 'string' },
+        events: { type: 'string' },
+        description: { type: 'string' },
+        'webhook-allow-network': { type: 'string', multiple: true },
+        config: { type: 'string' },
+        ...OUTPUT,
+      },
       strict: true,
       allowPositionals: true,
     }),
@@ -154,9 +163,10 @@ async function create(argv: readonly string[], io: CliIo): Promise<number> {
   const events = eventsOf(required('--events', values.events));
   const description = descriptionOf(values.description);
   const output = outputOf(values);
+  const webhookAllowedNetworks = await loadAllowedNetworks(values.config, values['webhook-allow-network'], io);
   const at = new Date();
   const { created, info } = await onStore(io, values.schema, async (store) => {
-    const hook = await createWebhook(store, { accountId, url, events, ...(description === undefined ? {} : { description }) }, { now: () => at });
+    const hook = await createWebhook(store, { accountId, url, events, ...(description === undefined ? {} : { description }) }, { now: () => at, webhookAllowedNetworks });
     // The endpoint as stored (its URL normalized). The secret is printed whatever happens
     // here, since it is never shown again: if the list fails, the endpoint as given.
     const stored = (await listWebhooks(store, { accountId }).catch(() => [])).find((h) => h.id === hook.id);

@@ -43,6 +43,9 @@ afterAll(async () => {
 
 const { ok } = cliRunner(() => db);
 
+/** The receivers are local: the workers and servers here open loopback explicitly (CONTRACT 15). */
+const LOCAL_ENV = { IPOKIT_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8,::1/128' };
+
 interface Received {
   headers: IncomingHttpHeaders;
   body: string;
@@ -119,7 +122,7 @@ function verified(got: Received, secret: string): { type: string; data: { id?: s
 /** A pro account with an endpoint at `url` for ipo.created: its ids and secret. */
 async function endpoint(url: string): Promise<{ accountId: string; id: string; secret: string }> {
   const accountId = (await ok(['accounts', 'create', '--name', 'Receiver', '--plan', 'pro', '-q'])).trim();
-  const { id, secret } = JSON.parse(await ok(['webhooks', 'create', '--account', accountId, '--url', url, '--events', 'ipo.created', '--json'])) as { id: string; secret: string };
+  const { id, secret } = JSON.parse(await ok(['webhooks', 'create', '--account', accountId, '--url', url, '--events', 'ipo.created', '--webhook-allow-network', '127.0.0.0/8', '--json'])) as { id: string; secret: string };
   return { accountId, id, secret };
 }
 
@@ -146,7 +149,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 15_000): 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `ipokit ...args` in process until stopped: its output, and `stop()` resolving to the exit code. */
-function background(args: string[], io: Partial<CliIo> = db.io()): { out: ReturnType<typeof capture>; done: Promise<number>; stop(): Promise<number> } {
+function background(args: string[], io: Partial<CliIo> = db.io(LOCAL_ENV)): { out: ReturnType<typeof capture>; done: Promise<number>; stop(): Promise<number> } {
   const controller = new AbortController();
   const out = capture({ cwd: dir, ...io, signal: controller.signal });
   const done = runCli(args, out.io);
@@ -228,7 +231,7 @@ describe('startNodeWorker', () => {
     const r = await receiver();
     const hook = await endpoint(r.url);
     const sent: string[] = [];
-    const worker = startNodeWorker(store, { allowInsecureWebhooks: true, transport: async (request) => (sent.push(request.url.href), { status: 204 }) });
+    const worker = startNodeWorker(store, { allowInsecureWebhooks: true, webhookAllowedNetworks: ['127.0.0.0/8'], transport: async (request) => (sent.push(request.url.href), { status: 204 }) });
     await importDataset(store, newIpo().dataset);
     await until('the attempt', async () => (await deliveriesOf(hook.id))[0]?.state === 'delivered');
     await worker.stop();
@@ -253,7 +256,7 @@ describe('ipokit worker usage errors', () => {
     const out = capture({ cwd: dir, env: {} });
     expect(await runCli(['worker', ...args], out.io)).toBe(2);
     expect(out.stdout()).toBe('');
-    expect(out.stderr().split('\n').slice(0, 2)).toEqual([line, 'Usage: ipokit worker [--allow-insecure-webhooks] [--concurrency N] [--config FILE] [--schema S]']);
+    expect(out.stderr().split('\n').slice(0, 2)).toEqual([line, 'Usage: ipokit worker [--allow-insecure-webhooks] [--concurrency N] [--webhook-allow-network CIDR]... [--config FILE] [--schema S]']);
   });
 
   it('reads IPOKIT_WEBHOOK_CONCURRENCY and the config file as serve does: a bad value names its source; a file with problems lists them, exit 2', async () => {
@@ -304,7 +307,7 @@ describe('ipokit worker', () => {
   it('sends to https: only unless told otherwise: an http: URL is a failed attempt, retried', async () => {
     const r = await receiver();
     const hook = await endpoint(r.url);
-    const worker = background(['worker', '--schema', db.schema], db.io({ IPOKIT_ALLOW_INSECURE_WEBHOOKS: '' }));
+    const worker = background(['worker', '--schema', db.schema], db.io({ ...LOCAL_ENV, IPOKIT_ALLOW_INSECURE_WEBHOOKS: '' }));
     const [, , , what] = await started(worker, WORKER_STARTED);
     expect(what).toBe('up to 64 attempts at once, to https: URLs only (--allow-insecure-webhooks allows http:)');
     await importDataset(store, newIpo().dataset);
@@ -315,7 +318,7 @@ describe('ipokit worker', () => {
     // IPOKIT_ALLOW_INSECURE_WEBHOOKS allows it: the replay goes through.
     const [failed] = await deliveriesOf(hook.id);
     await ok(['webhooks', 'replay', hook.id, failed!.id, '-q']);
-    const allowed = background(['worker', '--schema', db.schema], db.io({ IPOKIT_ALLOW_INSECURE_WEBHOOKS: 'true' }));
+    const allowed = background(['worker', '--schema', db.schema], db.io({ ...LOCAL_ENV, IPOKIT_ALLOW_INSECURE_WEBHOOKS: 'true' }));
     await started(allowed, WORKER_STARTED);
     await r.arrived();
     expect(verified(r.received[0]!, hook.secret).type).toBe('ipo.created');
@@ -350,7 +353,7 @@ describe.runIf(DATABASE_URL)('ipokit worker as a process, on the PostgreSQL of D
     const r = await receiver(1_000);
     const hook = await endpoint(r.url);
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', BIN, 'worker', '--concurrency', '4'], {
-      env: { ...process.env, DATABASE_URL: DATABASE_URL!, IPOKIT_SCHEMA: db.schema, IPOKIT_ALLOW_INSECURE_WEBHOOKS: 'true', IPOKIT_CONFIG: '' },
+      env: { ...process.env, DATABASE_URL: DATABASE_URL!, IPOKIT_SCHEMA: db.schema, IPOKIT_ALLOW_INSECURE_WEBHOOKS: 'true', IPOKIT_CONFIG: '', ...LOCAL_ENV },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -408,7 +411,7 @@ describe('the worker inside ipokit serve', () => {
     expect((await deliveriesOf(hook.id))[0]).toMatchObject({ state: 'pending', attempts: 0 });
     expect(await off.stop()).toBe(0);
 
-    const on = background(['serve', '--port', '0', '--log', 'off', '--schema', db.schema], db.io({ IPOKIT_ALLOW_INSECURE_WEBHOOKS: '1' }));
+    const on = background(['serve', '--port', '0', '--log', 'off', '--schema', db.schema], db.io({ ...LOCAL_ENV, IPOKIT_ALLOW_INSECURE_WEBHOOKS: '1' }));
     await started(on, /\nWebhooks: .*\n/);
     expect(on.out.stdout()).toContain('\nWebhooks: delivered from this process, up to 64 attempts at once, to http: and https: URLs (--allow-insecure-webhooks).\n');
     await r.arrived();

@@ -20,6 +20,8 @@ export interface WorkerSettings {
   allowInsecure: boolean;
   /** Delivery attempts in flight at once, over all endpoints. */
   concurrency: number;
+  /** Networks outside the public internet sent to (`--webhook-allow-network`); default none. */
+  allowedNetworks?: readonly string[];
 }
 
 /**
@@ -35,6 +37,7 @@ export function workerOptions(settings: WorkerSettings, io: CliIo): Omit<Webhook
   return {
     allowInsecureWebhooks: settings.allowInsecure,
     concurrency: settings.concurrency,
+    ...(settings.allowedNetworks === undefined || settings.allowedNetworks.length === 0 ? {} : { webhookAllowedNetworks: settings.allowedNetworks }),
     onError: (err) => void io.stderr.write(`${new Date().toISOString()} webhook worker: ${workerFailure(err)}\n`),
   };
 }
@@ -66,7 +69,7 @@ export function workerText(settings: WorkerSettings): string {
  * ```
  */
 export function startNodeWorker(store: WebhookStore, options: WebhookWorkerOptions): WebhookWorker {
-  const own = options.transport === undefined ? nodeWebhookTransport() : undefined;
+  const own = options.transport === undefined ? nodeWebhookTransport(options.webhookAllowedNetworks === undefined ? {} : { allowedNetworks: options.webhookAllowedNetworks }) : undefined;
   let worker: WebhookWorker;
   try {
     worker = startWebhookWorker(store, own === undefined ? options : { ...options, transport: own });
@@ -95,11 +98,12 @@ const OPTIONS = {
   config: { type: 'string' },
   'allow-insecure-webhooks': { type: 'boolean' },
   concurrency: { type: 'string' },
+  'webhook-allow-network': { type: 'string', multiple: true },
   schema: { type: 'string' },
 } as const;
 
 /**
- * `ipokit worker [--allow-insecure-webhooks] [--concurrency N] [--config FILE] [--schema S]`:
+ * `ipokit worker [--allow-insecure-webhooks] [--concurrency N] [--webhook-allow-network CIDR]... [--config FILE] [--schema S]`:
  * migrates the schema (as `ipokit serve` does), then delivers its webhooks until `io.signal`
  * aborts; then the attempts under way finish and are recorded, and it resolves to 0. The
  * settings come from the flags, else `IPOKIT_ALLOW_INSECURE_WEBHOOKS` and
@@ -121,13 +125,15 @@ export const workerCommand: Command = async (argv, io) => {
   const flags: FlagValue[] = [];
   if (values['allow-insecure-webhooks'] === true) flags.push({ path: 'allowInsecureWebhooks', label: '--allow-insecure-webhooks', text: 'true' });
   if (values.concurrency !== undefined) flags.push({ path: 'webhookConcurrency', label: '--concurrency', text: values.concurrency });
+  const networks = values['webhook-allow-network'] ?? [];
+  if (networks.length > 0) flags.push({ path: 'webhookAllowedNetworks', label: '--webhook-allow-network', text: networks.join(',') });
   let settings: ServeSettings;
   try {
     settings = await loadSettings(values.config, flags, io);
   } catch (err) {
     return reportConfigProblems(err, 'ipokit worker: config file', 'nothing was started', io);
   }
-  const worker: WorkerSettings = { allowInsecure: settings.allowInsecureWebhooks, concurrency: settings.webhookConcurrency };
+  const worker: WorkerSettings = { allowInsecure: settings.allowInsecureWebhooks, concurrency: settings.webhookConcurrency, allowedNetworks: settings.webhookAllowedNetworks };
   const db = await openDatabase(io, schemaOf(values.schema, io));
   try {
     await migrate(db.client, { schema: db.schema });

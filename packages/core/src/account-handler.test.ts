@@ -87,3 +87,32 @@ describe('parsedAccountBody', () => {
     }
   });
 });
+
+// POST /webhooks (CONTRACT 15, only the public internet): URLs aimed inside are 400 on url;
+// the router option webhookAllowedNetworks opens the operator's networks.
+describe('POST /webhooks and webhookAllowedNetworks', () => {
+  const post = (accountId: string, url: string): AccountRequest => ({
+    ...request('/webhooks', 'POST'),
+    headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
+    accountId,
+    body: { text: JSON.stringify({ url, events: ['ipo.created'] }) },
+  });
+
+  it('refuses a loopback or private URL unless the router opens its network', async () => {
+    const store = referenceStore();
+    const { createAccount } = await import('./admin.js');
+    const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });
+    const closed = createAccountHandler(store, {});
+    for (const url of ['http://127.0.0.1:9000/h', 'http://[::1]:9000/h', 'http://localhost:9000/h', 'http://10.1.2.3/h', 'https://a:b@example.com/h']) {
+      const res = await closed(post(acct.id, url));
+      expect(res.status, url).toBe(400);
+      expect(JSON.parse(res.body), url).toMatchObject({ code: 'ERR:BADPARAM', meta: { parameter: 'url' } });
+    }
+    const open = createAccountHandler(store, { webhookAllowedNetworks: ['127.0.0.0/8', '::1/128', '10.1.0.0/16'] });
+    for (const url of ['http://127.0.0.1:9000/h', 'http://[::1]:9000/h', 'http://localhost:9000/h', 'http://10.1.2.3/h']) {
+      const res = await open(post(acct.id, url));
+      expect(res.status, `${url} ${res.body}`).toBe(201);
+    }
+    expect((await open(post(acct.id, 'http://10.2.0.1/h'))).status).toBe(400);
+  });
+});

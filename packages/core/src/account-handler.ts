@@ -36,6 +36,8 @@ export interface AccountHandlerOptions extends IpoRouterOptions {
   webhookPlans?: readonly Plan[];
   /** How many webhook endpoints one account may have. Default 10; `Infinity`: no cap. */
   maxWebhooksPerAccount?: number;
+  /** Networks (CIDRs) outside the public internet that endpoints may be created for (`['10.1.0.0/16']`). Default none. */
+  webhookAllowedNetworks?: readonly string[];
 }
 
 /** The dashboard's files by path below `/-/dashboard/`. */
@@ -266,6 +268,7 @@ async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): P
   const plans = {
     ...(c.options.webhookPlans === undefined ? {} : { webhookPlans: c.options.webhookPlans }),
     ...(c.options.maxWebhooksPerAccount === undefined ? {} : { maxWebhooksPerAccount: c.options.maxWebhooksPerAccount }),
+    ...(c.options.webhookAllowedNetworks === undefined ? {} : { webhookAllowedNetworks: c.options.webhookAllowedNetworks }),
   };
   if (shape === 'list') {
     if (req.method === 'POST') {

@@ -6,10 +6,49 @@
  * (`nodeWebhookTransport()` of `@ipokit/core/node` is faster on Node). The worker that
  * schedules attempts builds on it.
  */
+import { parseAllowedNetworks, refusedHost, type AllowedNetworks, type AllowedNetworksInput } from './address-policy.js';
 import { webhookSignature } from './events.js';
 
 /** How long an endpoint has to answer: 15 s. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
+
+/** The most of a receiver's answer body a transport reads (then it hangs up): 64 KB. */
+export const MAX_ANSWER_READ_BYTES = 64 * 1_024;
+
+/** The most of a receiver's answer body a transport keeps (`body` of its result): 1 KB. */
+export const MAX_ANSWER_KEPT_BYTES = 1_024;
+
+/**
+ * The reasons an attempt without an HTTP status fails with: all an account holder sees of
+ * it. Never the socket's own error, which would tell open ports from closed ones.
+ */
+export const WEBHOOK_ERRORS = Object.freeze({
+  /** No status within the attempt's time. */
+  timeout: 'timeout',
+  /** No answer: the name did not resolve, the connection was refused, reset or broken. */
+  connectionFailed: 'connection failed',
+  /** The host is, or resolved only to, an address outside the public internet and the allowed networks. */
+  addressNotAllowed: 'address not allowed',
+} as const);
+
+/** The `code` of the error a transport rejects with when the address policy refuses the connection. */
+export const ADDRESS_NOT_ALLOWED_CODE = 'IPOKIT_ADDRESS_NOT_ALLOWED';
+
+/**
+ * The error a transport rejects with when the address it would connect to is refused
+ * (`code` {@link ADDRESS_NOT_ALLOWED_CODE}); {@link deliverWebhook} shows it as `address not allowed`.
+ *
+ * @example
+ * ```ts
+ * if (!isAddressAllowed(address, allowed)) throw addressNotAllowedError(address);
+ * ```
+ */
+export function addressNotAllowedError(address?: string): Error & { code: string } {
+  const err = new Error(address === undefined ? 'address not allowed' : `address not allowed: ${address}`) as Error & { code: string };
+  err.name = 'AddressNotAllowedError';
+  err.code = ADDRESS_NOT_ALLOWED_CODE;
+  return err;
+}
 
 /** What one attempt came to. `status` is the endpoint's HTTP status, when it answered. */
 export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string };
@@ -30,6 +69,13 @@ export interface DeliveryAttempt {
   allowInsecure?: boolean;
   /** How the request is sent. Default `fetchTransport()`. */
   transport?: WebhookTransport;
+  /**
+   * Networks outside the public internet that may be sent to (CIDRs, or their parsed form):
+   * an address literal or `localhost` host outside them and the public internet is refused
+   * here, before the transport. Names are the transport's to check (the Node transport does,
+   * on the address it connects to). Default none.
+   */
+  allowedNetworks?: AllowedNetworksInput;
 }
 
 /** One signed webhook request, as a transport sends it. */
@@ -50,15 +96,22 @@ export interface WebhookRequest {
 
 /**
  * Sends one webhook request as a `POST`, never following a redirect: resolves to the
- * answer's status (its body, not needed, is read and dropped or the connection closed);
- * rejects when no answer came, the error's `code` (or its `cause`'s) naming why where there
- * is one (`ECONNREFUSED`). It stops when `signal` aborts, or, never reading `signal`, after
- * `timeoutMs`, rejecting then with an error named `TimeoutError`.
+ * answer's status once the connection is released (the body read to its end) or closed
+ * (the body read past {@link MAX_ANSWER_READ_BYTES}, or the time up after the status came),
+ * so an attempt holds its place until then; `body` is at most the first
+ * {@link MAX_ANSWER_KEPT_BYTES} of the answer. Rejects when no answer came: with an error
+ * named `TimeoutError` when the time ran out, one with `code` {@link ADDRESS_NOT_ALLOWED_CODE}
+ * when the address policy refused the connection, any other error else. It stops when
+ * `signal` aborts, or, never reading `signal`, after `timeoutMs`.
  */
-export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: number }>;
+export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: number; body?: string }>;
 
 /**
- * The transport on `fetch` (every runtime): `redirect: 'manual'`, the attempt's signal.
+ * The transport on `fetch` (every runtime): `redirect: 'manual'`, the attempt's signal; the
+ * answer's body read to its end or to 64 KB (then cancelled, which closes the connection),
+ * its first 1 KB kept. It resolves names as `fetch` does, so it checks no resolved address:
+ * where a name may resolve inside the operator's network, use `nodeWebhookTransport` (the
+ * worker's default on Node), which does.
  *
  * @example
  * ```ts
@@ -68,10 +121,35 @@ export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: nu
 export function fetchTransport(fetchImpl?: typeof fetch): WebhookTransport {
   return async (request) => {
     const res = await (fetchImpl ?? fetch)(request.url.href, { method: 'POST', headers: request.headers, body: request.body, redirect: 'manual', signal: request.signal });
-    // The answer's body is not needed; reading it (within the timeout) frees the connection.
-    await res.arrayBuffer().catch(() => undefined);
-    return { status: res.status };
+    // Read (within the timeout) so the connection is freed, but never more than 64 KB.
+    const body = await readBounded(res.body).catch(() => '');
+    return { status: res.status, body };
   };
+}
+
+async function readBounded(stream: ReadableStream<Uint8Array> | null): Promise<string> {
+  if (stream === null) return '';
+  const reader = stream.getReader();
+  const kept = new Uint8Array(MAX_ANSWER_KEPT_BYTES);
+  let keptBytes = 0;
+  let read = 0;
+  try {
+    while (read <= MAX_ANSWER_READ_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (keptBytes < kept.length) {
+        const part = value.subarray(0, kept.length - keptBytes);
+        kept.set(part, keptBytes);
+        keptBytes += part.length;
+      }
+      read += value.length;
+    }
+  } finally {
+    // (past 64 KB: cancelling closes the connection rather than read on)
+    if (read > MAX_ANSWER_READ_BYTES) await reader.cancel().catch(() => undefined);
+    else reader.releaseLock();
+  }
+  return new TextDecoder().decode(kept.subarray(0, keptBytes));
 }
 
 const defaultTransport = fetchTransport();
@@ -93,15 +171,29 @@ function parsedUrl(text: string): URL | null {
   return url;
 }
 
+/** Whether a URL's host is refused before any connection, by URL object and policy (a worker sends to few URLs, over and over). */
+const refusals = new WeakMap<URL, WeakMap<AllowedNetworks, boolean>>();
+
+function hostRefused(url: URL, allowed: AllowedNetworks): boolean {
+  let byPolicy = refusals.get(url);
+  if (byPolicy === undefined) refusals.set(url, (byPolicy = new WeakMap()));
+  let refused = byPolicy.get(allowed);
+  if (refused === undefined) byPolicy.set(allowed, (refused = refusedHost(url, allowed) !== null));
+  return refused;
+}
+
 /**
  * Makes one attempt: resolves to its outcome, never rejects. A 2xx within the timeout is
- * delivered; any other status, a redirect (not followed), a timeout, a refused connection or
- * an `http:` URL without `allowInsecure` is a failure, with a short reason.
+ * delivered; any other status, a redirect (not followed), or no status is a failure, with a
+ * short reason: `answered N`, or one of {@link WEBHOOK_ERRORS} (`timeout`, `connection
+ * failed`, `address not allowed`: a host that is an address literal or `localhost` outside
+ * the public internet and `allowedNetworks` is never connected to, on any transport), or
+ * an `http:` URL without `allowInsecure`.
  *
  * @example
  * ```ts
  * const outcome = await deliverWebhook({ url, secret, id: 'msg_1', timestamp: Math.floor(now / 1000), body }); // now: the injected clock's reading
- * if (!outcome.ok) console.log(outcome.status, outcome.error); // e.g. 500 'answered 500'
+ * if (!outcome.ok) console.log(outcome.status, outcome.error); // e.g. 500 'answered 500', or null 'timeout'
  * ```
  */
 export async function deliverWebhook(attempt: DeliveryAttempt): Promise<DeliveryOutcome> {
@@ -110,6 +202,13 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && attempt.allowInsecure === true)) {
     return { ok: false, status: null, error: `${url.protocol} is not sent to (https: only; allowInsecureWebhooks allows http:)` };
   }
+  let allowed: AllowedNetworks;
+  try {
+    allowed = parseAllowedNetworks(attempt.allowedNetworks);
+  } catch {
+    return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed };
+  }
+  if (hostRefused(url, allowed)) return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed };
   const signature = webhookSignature({ id: attempt.id, timestamp: attempt.timestamp, body: attempt.body, secret: attempt.secret });
   const timeoutMs = attempt.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   // The signal and its timer are made only for a transport that reads it (fetch's does; the
@@ -143,11 +242,13 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
     if (status >= 300 && status < 400) return { ok: false, status, error: `answered ${status}: redirects are not followed` };
     return { ok: false, status, error: `answered ${status}` };
   } catch (err) {
-    if ((controller as AbortController | null)?.signal.aborted === true || (err as { name?: unknown })?.name === 'TimeoutError') {
-      return { ok: false, status: null, error: `no answer within ${timeoutMs} ms` };
-    }
     const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
-    return { ok: false, status: null, error: typeof code === 'string' ? `the request failed (${code})` : 'the request failed' };
+    if (code === ADDRESS_NOT_ALLOWED_CODE) return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed };
+    if ((controller as AbortController | null)?.signal.aborted === true || (err as { name?: unknown })?.name === 'TimeoutError') {
+      return { ok: false, status: null, error: WEBHOOK_ERRORS.timeout };
+    }
+    // (never the socket's error: ECONNREFUSED against ECONNRESET tells closed ports from open ones)
+    return { ok: false, status: null, error: WEBHOOK_ERRORS.connectionFailed };
   } finally {
     clearTimeout(timer);
   }

@@ -168,6 +168,18 @@ export {
 export { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
 export { fetchTransport, type WebhookRequest, type WebhookTransport } from './delivery.js';
 export {
+  isAddressAllowed,
+  isIpLiteral,
+  parseAllowedNetworks,
+  parseCidr,
+  refusedHost,
+  REFUSED_IPV4_NETWORKS,
+  REFUSED_IPV6_NETWORKS,
+  type AllowedNetworks,
+  type AllowedNetworksInput,
+  type Network,
+} from './address-policy.js';
+export {
   createDatasetChecker,
   validateDataset,
   type DatasetChecker,

@@ -64,8 +64,9 @@ async function coreSources(): Promise<string[]> {
   return files
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
     .filter((f) => f !== 'testing.ts' && !f.startsWith('testing/') && !/(^|\/)test-[^/]*\.ts$/.test(f))
-    // @ipokit/core/node: Node's own transport, which nothing else in the core imports (checked below)
-    .filter((f) => f !== 'node.ts')
+    // @ipokit/core/node: Node's own transport, which nothing else in the core imports (checked
+    // below) but platform/node.ts, the `#platform` import that only Node resolves to
+    .filter((f) => f !== 'node.ts' && f !== 'platform/node.ts')
     .sort();
 }
 
@@ -81,7 +82,16 @@ describe('the core is runtime-neutral', () => {
     expect(uses, 'Node-only APIs in the core: use Web-standard ones (TextEncoder, crypto.getRandomValues, ...)').toEqual([]);
   });
 
-  it('no source but the entry point itself imports src/node.ts', async () => {
+  it('#platform resolves to platform/node.ts on Node only: the default condition is platform/web.ts, which imports nothing of Node', async () => {
+    const pkg = JSON.parse(await readFile(join(SRC, '..', 'package.json'), 'utf8')) as { imports: Record<string, Record<string, Record<string, string>>> };
+    const platform = pkg.imports['#platform']!;
+    expect(Object.keys(platform)).toEqual(['node', 'default']);
+    expect(platform.node!.source).toBe('./src/platform/node.ts');
+    expect(platform.default!.source).toBe('./src/platform/web.ts');
+    expect(await coreSources()).toContain('platform/web.ts');
+  });
+
+  it('no source but the entry points themselves imports src/node.ts', async () => {
     const importers: string[] = [];
     for (const file of await coreSources()) if (/from '\.\/node\.js'|from '\.\.\/node\.js'/.test(await readFile(join(SRC, file), 'utf8'))) importers.push(file);
     expect(importers).toEqual([]);

@@ -33,7 +33,7 @@ describe('createWebhook', () => {
     expect(JSON.stringify(listed)).not.toContain(made.secret);
     expect((await store.getWebhook(made.id))?.secret).toBe(made.secret);
     // every type, no description
-    const all = await createWebhook(store, { accountId: acct.id, url: 'http://127.0.0.1:9/hook', events: [...EVENT_TYPES] }, at);
+    const all = await createWebhook(store, { accountId: acct.id, url: 'http://127.0.0.1:9/hook', events: [...EVENT_TYPES] }, { ...at, webhookAllowedNetworks: ['127.0.0.0/8'] });
     expect((await listWebhooks(store, { accountId: acct.id })).find((h) => h.id === all.id)).toMatchObject({ events: [...EVENT_TYPES], description: null, url: 'http://127.0.0.1:9/hook' });
   });
 
@@ -68,6 +68,73 @@ describe('createWebhook', () => {
       expect(await refused(createWebhook(store, input)), JSON.stringify(input).slice(0, 80)).toEqual({ code: 'ERR:BADPARAM', parameter });
     }
     expect(await listWebhooks(store, { accountId: acct.id })).toEqual([]);
+  });
+});
+
+/** The 25 URLs of #29 defect 1 that reached inside; the two names are refused at connection (delivery.test.ts). */
+const INSIDE_LITERALS = [
+  'http://127.0.0.1:8080/hook',
+  'http://localhost:8080/hook',
+  'http://2130706433:8080/hook',
+  'http://0x7f000001:8080/hook',
+  'http://0177.0.0.1:8080/hook',
+  'http://127.1:8080/hook',
+  'http://0.0.0.0:8080/hook',
+  'http://[::ffff:127.0.0.1]:8080/hook',
+  'http://[::ffff:7f00:1]:8080/hook',
+  'http://[::1]:8080/hook',
+  'http://10.0.0.5/hook',
+  'http://172.16.3.4/hook',
+  'http://192.168.1.1/hook',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://100.64.0.1/hook',
+  'http://[fd00::1]/hook',
+  'http://[fe80::1]/hook',
+  'https://user@example.com/hook',
+  'https://alice:s3cret@example.com/hook',
+  'https://:s3cret@example.com/hook',
+  'https://10.1.2.3/hook',
+  'https://LOCALHOST./hook',
+  'https://api.localhost/hook',
+] as const;
+
+describe('createWebhook and the operator\'s network (CONTRACT 15, only the public internet)', () => {
+  it('refuses URLs aimed inside (address literals in any form, localhost, credentials): ERR:BADPARAM on url, nothing stored', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });
+    const accepted: string[] = [];
+    for (const url of INSIDE_LITERALS) {
+      const err = await createWebhook(store, { accountId: acct.id, url, events: ['ipo.created'] }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      if (!isIpokitError(err)) accepted.push(url);
+      else expect({ url, code: err.code, parameter: err.parameter }).toEqual({ url, code: 'ERR:BADPARAM', parameter: 'url' });
+    }
+    expect(accepted).toEqual([]);
+    expect(await listWebhooks(store, { accountId: acct.id })).toEqual([]);
+  });
+
+  it('takes names (checked at connection) and public addresses; webhookAllowedNetworks opens exactly its networks, credentials never', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });
+    const input = (url: string) => ({ accountId: acct.id, url, events: ['ipo.created'] });
+    for (const url of ['https://metadata.google.internal/x', 'http://runsc:8080/hook', 'https://93.184.216.34/h', 'https://[2606:2800:220:1::1]/h']) {
+      expect((await createWebhook(store, input(url))).id, url).toMatch(/^wh_/);
+    }
+    const loopback = { webhookAllowedNetworks: ['127.0.0.0/8', '::1/128'] };
+    for (const url of ['http://127.0.0.1:8080/hook', 'http://2130706433:8080/hook', 'http://[::1]:8080/hook', 'http://[::ffff:127.0.0.1]:8080/hook', 'http://localhost:8080/hook']) {
+      expect((await createWebhook(store, input(url), loopback)).id, url).toMatch(/^wh_/);
+    }
+    for (const url of ['http://10.0.0.5/hook', 'http://[fd00::1]/hook', 'http://alice:pw@127.0.0.1:8080/hook']) {
+      expect(await refused(createWebhook(store, input(url), loopback)), url).toEqual({ code: 'ERR:BADPARAM', parameter: 'url' });
+    }
+    expect((await createWebhook(store, input('http://10.1.200.3/hook'), { webhookAllowedNetworks: ['10.1.0.0/16'] })).id).toMatch(/^wh_/);
+    expect(await refused(createWebhook(store, input('http://10.2.0.1/hook'), { webhookAllowedNetworks: ['10.1.0.0/16'] }))).toEqual({ code: 'ERR:BADPARAM', parameter: 'url' });
+    expect(await refused(createWebhook(store, input('https://example.com/h'), { webhookAllowedNetworks: ['10.1.0.0/33'] }))).toEqual({ code: 'ERR:BADPARAM', parameter: 'webhookAllowedNetworks' });
+    // The refusal says why, without echoing the credentials.
+    const err = await createWebhook(store, input('https://alice:s3cret@example.com/h')).catch((e: unknown) => e as Error);
+    expect((err as Error).message).not.toContain('s3cret');
   });
 });
 

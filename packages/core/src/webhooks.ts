@@ -3,6 +3,7 @@
  * with the events it wants and the secret that signs them, and their deliveries. Every
  * failure is an `IpokitError`.
  */
+import { parseAllowedNetworks, refusedHost, type AllowedNetworksInput } from './address-policy.js';
 import { getAccount, storeCall } from './admin.js';
 import { IpokitError } from './errors.js';
 import { generateWebhookSecret } from './events.js';
@@ -29,6 +30,13 @@ export interface WebhookOptions {
   webhookPlans?: readonly Plan[];
   /** How many endpoints (disabled ones count) one account may have. Default 10; `Infinity`: no cap. */
   maxWebhooksPerAccount?: number;
+  /**
+   * Networks (CIDRs) outside the public internet that endpoints may be created for, e.g.
+   * `['10.1.0.0/16']`; tests and local development pass `['127.0.0.0/8', '::1/128']`.
+   * Default none: a URL whose host is a loopback, private, link-local, CGNAT or multicast
+   * address literal, or `localhost`, is refused.
+   */
+  webhookAllowedNetworks?: AllowedNetworksInput;
 }
 
 /** An endpoint as listed: never its secret. */
@@ -46,7 +54,12 @@ export interface WebhookInfo {
  * `url`, signed with the secret this resolves to (shown only here). The account's plan must
  * be one of `webhookPlans` (default pro), and it may have at most `maxWebhooksPerAccount`
  * endpoints (default 10), else `ERR:PLAN`; `url` must be an absolute `http:`
- * or `https:` URL and `events` a non-empty list of event types, else `ERR:BADPARAM`.
+ * or `https:` URL and `events` a non-empty list of event types, else `ERR:BADPARAM`. A URL
+ * aimed at the operator's own network is refused (`ERR:BADPARAM`, parameter `url`): a host
+ * that is an address literal outside the public internet in any form a URL parser accepts
+ * (`http://2130706433/`, `[::ffff:127.0.0.1]`) unless `webhookAllowedNetworks` opens it,
+ * `localhost` or a name under `.localhost` (unless loopback is opened), and any URL with
+ * credentials (`user:pass@`). Other names are taken here and checked where the worker connects.
  *
  * @example
  * ```ts
@@ -59,7 +72,8 @@ export async function createWebhook(
   options: WebhookOptions = {},
 ): Promise<{ id: string; secret: string }> {
   if (input === null || typeof input !== 'object') throw bad('input', 'createWebhook takes { accountId, url, events, description? }.');
-  const url = urlOf(input.url);
+  const allowed = parseAllowedNetworks(options.webhookAllowedNetworks);
+  const url = urlOf(input.url, allowed);
   const events = eventsOf(input.events);
   const description = input.description === undefined ? null : descriptionOf(input.description);
   const plans = plansOf(options.webhookPlans);
@@ -198,7 +212,7 @@ function deliveryInfo(d: DeliveryRecord): DeliveryInfo {
   };
 }
 
-function urlOf(value: unknown): string {
+function urlOf(value: unknown, allowed: AllowedNetworksInput): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_URL_LENGTH) {
     throw bad('url', `url must be an absolute http: or https: URL of at most ${MAX_URL_LENGTH} characters.`);
   }
@@ -210,6 +224,11 @@ function urlOf(value: unknown): string {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw bad('url', `url must be an http: or https: URL (got ${url.protocol}).`);
   if (url.hash !== '') throw bad('url', 'url must not have a #fragment: it is never sent.');
+  // (the message never repeats the URL: it holds a password)
+  if (url.username !== '' || url.password !== '') throw bad('url', 'url must not carry credentials (user:password@): they would be stored and listed; authenticate the request by its webhook-signature.');
+  const refused = refusedHost(url, allowed);
+  if (refused === 'localhost') throw bad('url', `url's host ${url.hostname} is this machine: webhooks are sent to the public internet only (the operator opens local networks with webhookAllowedNetworks).`);
+  if (refused !== null) throw bad('url', `url's host ${url.hostname} is not a public internet address: webhooks are sent to the public internet only (the operator opens other networks with webhookAllowedNetworks).`);
   return url.href;
 }
 

@@ -6,8 +6,10 @@
  * when the lease runs out. On timers and a transport (`fetch` by default), so it runs
  * wherever the core does.
  */
+import { parseAllowedNetworks } from './address-policy.js';
 import { deliverWebhook, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './delivery.js';
 import { EarliestTimer } from './earliest-timer.js';
+import { platformTransport } from '#platform';
 import { IpokitError } from './errors.js';
 import { nextAttemptAt, WEBHOOK_DISABLE_AFTER_MS } from './events.js';
 import { DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS } from './outbox.js';
@@ -41,8 +43,18 @@ export interface WebhookWorkerOptions {
   retentionMs?: number;
   /** How many settled deliveries are kept per endpoint (the newest). Default 10,000. */
   keepDeliveriesPerWebhook?: number;
-  /** How requests are sent. Default `fetchTransport()` (every runtime); on Node, `nodeWebhookTransport()` of `@ipokit/core/node` is faster. */
+  /**
+   * How requests are sent. Default: on Node `nodeWebhookTransport()` of `@ipokit/core/node`
+   * (names resolved and checked against the address policy), elsewhere `fetchTransport()`
+   * (address literals checked only); made with `webhookAllowedNetworks` and closed on `stop()`.
+   */
   transport?: WebhookTransport;
+  /**
+   * Networks (CIDRs) outside the public internet that may be sent to, e.g. `['10.1.0.0/16']`;
+   * local receivers need `['127.0.0.0/8', '::1/128']`. Default none: only public addresses
+   * (checked after DNS by the default transport on Node; `allowInsecureWebhooks` opens no network).
+   */
+  webhookAllowedNetworks?: readonly string[];
   /** Called with each failure of the store (the worker goes on, and tries again). Default: `console.error`. */
   onError?: (err: unknown) => void;
 }
@@ -77,6 +89,10 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
   if (leaseMs <= timeoutMs) throw new IpokitError('ERR:BADPARAM', 'leaseMs must be longer than timeoutMs: an attempt must end before its lease.', { parameter: 'leaseMs' });
   const retentionMs = positive('retentionMs', options.retentionMs ?? DELIVERY_RETENTION_MS);
   const onError = options.onError ?? ((err: unknown) => console.error('ipokit webhook worker:', err));
+  const allowedNetworks = parseAllowedNetworks(options.webhookAllowedNetworks);
+  // (made here, closed on stop(): on Node the transport that checks resolved addresses)
+  const ownTransport = options.transport === undefined ? platformTransport({ allowedNetworks }) : null;
+  const transport = options.transport ?? ownTransport!;
 
   let stopping = false;
   let running: Promise<void> | null = null;
@@ -180,7 +196,8 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       body: c.body,
       timeoutMs,
       allowInsecure: options.allowInsecureWebhooks === true,
-      ...(options.transport === undefined ? {} : { transport: options.transport }),
+      allowedNetworks,
+      transport,
     }).then((outcome) => {
       const at = now();
       settled.push({
@@ -233,6 +250,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
         if (running === null) kick();
         if (running === null) schedule();
       });
+      ownTransport?.close();
     },
   };
 }

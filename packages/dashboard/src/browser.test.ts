@@ -475,6 +475,15 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await page.locator('.create-hook').screenshot({ path: `${OUT}webhooks-error-360-light.png`, animations: 'disabled' });
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
 
+      // A URL aimed at the operator's own network (CONTRACT 15) is refused the same way.
+      await field.fill('http://169.254.169.254/latest/meta-data/');
+      const inside = page.waitForResponse((r) => r.url().endsWith('/account/webhooks') && r.request().method() === 'POST');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      expect((await inside).status()).toBe(400);
+      await expect(page.locator('#hook-url-error').innerText()).resolves.toContain('public internet only');
+      await expect(field.getAttribute('aria-invalid')).resolves.toBe('true');
+      await expect(page.locator('.note.error').count()).resolves.toBe(0);
+
       // No event type: the message goes with the checkboxes.
       await field.fill('https://keyboard.example.com/hooks');
       for (const box of await page.getByRole('checkbox').all()) await box.uncheck();

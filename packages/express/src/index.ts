@@ -46,6 +46,8 @@ export interface AccountRouterOptions extends IpoRouterOptions {
   webhookPlans?: readonly Plan[];
   /** How many webhook endpoints one account may have (default 10; `Infinity`: no cap). */
   maxWebhooksPerAccount?: number;
+  /** Networks (CIDRs) outside the public internet that endpoints may be created for, e.g. `['10.1.0.0/16']` (default none: loopback, private and link-local hosts are refused). */
+  webhookAllowedNetworks?: readonly string[];
 }
 
 /**

@@ -20,6 +20,8 @@ import type { WorkerAppStats } from './webhook-worker-app.js';
 const url = process.env.DATABASE_URL;
 const APP = fileURLToPath(new URL('./webhook-worker-app.ts', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The receivers are local: loopback is opened explicitly (CONTRACT 15). */
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
 /** One request as the receiver saw it. */
 interface Hit {
@@ -135,7 +137,7 @@ async function until(what: string, done: () => boolean | Promise<boolean>, limit
 async function endpoints(store: Store & WebhookStore, receiver: Receiver, paths: string[], events: EventType[]): Promise<string[]> {
   const account = await createAccount(store, { name: 'Processes', plan: 'pro', gmpAddon: true });
   const ids: string[] = [];
-  for (const path of paths) ids.push((await createWebhook(store, { accountId: account.id, url: `${receiver.origin}${path}`, events })).id);
+  for (const path of paths) ids.push((await createWebhook(store, { accountId: account.id, url: `${receiver.origin}${path}`, events }, { webhookAllowedNetworks: LOOPBACK })).id);
   return ids;
 }
 

@@ -77,7 +77,9 @@ const watched: typeof store = {
   },
 };
 
-const node = nodeWebhookTransport();
+// (the receivers are local: loopback opened explicitly, CONTRACT 15)
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+const node = nodeWebhookTransport({ allowedNetworks: LOOPBACK });
 const transport: WebhookTransport = (request) => {
   stats.attempts++;
   return node({ ...request, headers: { ...request.headers, 'x-ipokit-test-worker': name } });
@@ -92,6 +94,7 @@ const optional = (key: string, option: string): Record<string, number> => {
 const worker = startWebhookWorker(watched, {
   now,
   allowInsecureWebhooks: true,
+  webhookAllowedNetworks: LOOPBACK,
   transport,
   ...optional('IPOKIT_LEASE_MS', 'leaseMs'),
   ...optional('IPOKIT_TIMEOUT_MS', 'timeoutMs'),

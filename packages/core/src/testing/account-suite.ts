@@ -650,6 +650,10 @@ export function accountChecks(): AccountCheck[] {
         for (const [body, parameter] of [
           [{ url: 'ftp://x.example', events: ['ipo.created'] }, 'url'],
           [{ url: '/relative', events: ['ipo.created'] }, 'url'],
+          [{ url: 'http://127.0.0.1:9/hook', events: ['ipo.created'] }, 'url'],
+          [{ url: 'http://[::ffff:7f00:1]:9/hook', events: ['ipo.created'] }, 'url'],
+          [{ url: 'http://169.254.169.254/latest/meta-data/', events: ['ipo.created'] }, 'url'],
+          [{ url: 'https://alice:s3cret@example.com/hook', events: ['ipo.created'] }, 'url'],
           [{ events: ['ipo.created'] }, 'url'],
           [{ url, events: [] }, 'events'],
           [{ url, events: ['ipo.opened'] }, 'events'],
