@@ -430,7 +430,13 @@ export class MemoryOutbox {
     const row = endpoint?.rows.get(input.of);
     if (endpoint === undefined || row === undefined) return null;
     if (row.record.state === 'pending') return { ...row.record };
-    const added = this.add(endpoint, row.entry, input.now, this.seq++, input.id);
+    const disabled = endpoint.record.disabledAt !== null;
+    const added = this.add(endpoint, row.entry, input.now, this.seq++, input.id, !disabled);
+    if (disabled) {
+      // (a disabled endpoint sends nothing: the replay ends as its other pending ones did)
+      this.settleDisabled(added);
+      this.settle(endpoint, added);
+    }
     this.wake();
     return { ...added.record };
   }
