@@ -1149,12 +1149,15 @@ $fn$;
     //
     // Nothing is rewritten: new tables, nullable columns without a default (deliveries.place:
     // null for the deliveries made before, ordered first by their seq), a column with a
-    // constant default (webhooks.owed_upto), a new partial index. A process of version 10 (a
-    // rolling deploy) runs on as it did: its writes insert events and deliveries eagerly (place
-    // null) and snapshot_changes rows without places, which this version's claims fan out as
-    // version 10 did; its claims deliver the deliveries that are made (not the owed ones, which
-    // this version's processes make); its prunes delete only events no delivery names, and
-    // this version keeps an owed event's own copy in `owed` until every cursor passed it.
+    // constant default (webhooks.owed_upto), two new partial indexes. A process of version 10
+    // (a rolling deploy) runs on as it did: its writes insert events and deliveries eagerly
+    // (place null: claimed first, by seq) and snapshot_changes rows without places, which this
+    // version's claims build into owed rows at new places (under the data lock, when no write
+    // holds it); its claims deliver the deliveries that are made (not the owed ones, which this
+    // version's processes make), and may fan out a row with places the old way (the row is
+    // locked and deleted: each event still made once); its prunes delete only events no
+    // delivery names, and this version keeps an owed event's own copy in `owed` (and makes its
+    // events row again when needed) until every cursor passed it.
     sql: (s) => `
 CREATE SEQUENCE ${s}.owed_place AS bigint;
 

@@ -855,12 +855,12 @@ function ipoEventsOf(endpoints: Endpoints | null): { any: boolean; changes: bool
 
 /**
  * Writes a batch of a data write's IPOs, in its transaction, and records their events
- * (docs/spec.md#webhooks) with their deliveries: with no enabled endpoint taking an IPO's
+ * (docs/spec.md#webhooks) as owed, once each (deliveries are made later): with no enabled endpoint taking an IPO's
  * event, the upsert alone. Otherwise the stored IPOs of the batch's ids are read first: an
  * id not stored is `ipo.created`; a stored IPO is compared with the core's `sameIpo` (the one
  * definition of "changed"), and one that differs is written, `ipo.updated` and maybe
  * `ipo.status_changed`; one that does not is left as it is. The events are `eventsOfWrite`'s.
- * Resolves to how many deliveries were added (the caller notifies once, when any were).
+ * Resolves to how many events were recorded (the caller notifies once, when any were).
  *
  * @example
  * ```ts
@@ -901,10 +901,12 @@ export async function writeIpoBatch(tx: Transaction, s: string, ipos: readonly I
  * `gmp.snapshot` events when an enabled endpoint takes them (else the upsert alone). One
  * statement writes the snapshots that are new or differ from the stored one, as the core's
  * `sameSnapshot` compares them (sources in order, by name and paise, and every aggregation),
- * and copies those, in the batch's order, into one `snapshot_changes` row (migration 9), each at its place in the owed order (migration 11): the
- * events as the write recorded them. Workers fan them out into events and deliveries
- * afterwards (`buildSnapshotEvents`), so that the write pays for one row, not for one event
- * and one delivery per snapshot and endpoint. Resolves to how many rows were added (0 or 1).
+ * and copies those, in the batch's order, into one `snapshot_changes` row (migration 9),
+ * each at its place in the owed order (migration 11; the head moved to the last): the events
+ * as the write recorded them. Claims and listings build them into owed events afterwards
+ * (`buildSnapshotEvents`) and make the deliveries per endpoint, so that the write pays for
+ * one row, not for one event and one delivery per snapshot and endpoint. Resolves to how
+ * many rows were added (0 or 1).
  *
  * @example
  * ```ts
