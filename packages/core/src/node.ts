@@ -30,8 +30,9 @@ export interface ResolvedAddress {
 /** Options of {@link nodeWebhookTransport}. */
 export interface NodeWebhookTransportOptions {
   /**
-   * Sockets open at once, over all origins (attempts past it wait for a place, within their
-   * time; idle kept-alive connections are closed to make room). Default 256.
+   * Requests on a socket at once, over all origins (attempts past it wait for a place, within
+   * their time); when the open sockets reach it, idle kept-alive pools are closed, least
+   * recently used first. Default 256.
    */
   maxSockets?: number;
   /** Connections to one origin at once (the worker's `perWebhookConcurrency` bounds an endpoint's too). Default 8. */
@@ -58,7 +59,8 @@ const SWEEP_SLACK_MS = 20;
  * `address not allowed`, and address literals are checked before any connection.
  * Connections to each origin are kept alive between attempts in a pool of at most
  * `maxSocketsPerOrigin` (one request at a time on each: a `POST` is never pipelined), pools
- * in a least-recently-used list of `maxOrigins`, and at most `maxSockets` sockets in all. A
+ * in a least-recently-used list of `maxOrigins`, and at most `maxSockets` requests on a
+ * socket at once (idle pools closed to make room when the open sockets reach it). A
  * redirect is answered with its status and never followed. An attempt settles when its
  * connection is released (the body read to its end) or closed (the body past 64 KB, or its
  * time up after the status came: the status counts), so it holds its place meanwhile; the

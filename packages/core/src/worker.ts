@@ -3,8 +3,8 @@
  * claims due deliveries from the store, makes each attempt, and settles them with their
  * next retry or the endpoint's disabling. Any number of workers may share a store: each
  * delivery attempt is leased to one of them, and an attempt whose worker died is made again
- * when the lease runs out. On timers and a transport (`fetch` by default), so it runs
- * wherever the core does.
+ * when the lease runs out. On timers and a transport (the `#platform` import's: undici's on
+ * Node, `fetch` elsewhere), so it runs wherever the core does.
  */
 import { parseAllowedNetworks } from './address-policy.js';
 import { deliverWebhook, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './delivery.js';
