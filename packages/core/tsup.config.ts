@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     testing: 'src/testing.ts',
     backend: 'src/backend.ts',
+    adapter: 'src/adapter.ts',
     node: 'src/node.ts',
     // The `#platform` import (package.json `imports`): each runtime's default webhook
     // transport, chosen by the runtime's resolver, so left external in every other entry.

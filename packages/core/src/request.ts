@@ -77,10 +77,25 @@ const OPENAPI_SEGMENTS = OPENAPI_PATH.slice(1).split('/') as [string, string];
  * ```
  */
 export function mountPathOf(url: string, path: string): string {
-  let target = url.replace(ABSOLUTE_FORM, '');
+  let target = originForm(url);
   const q = target.indexOf('?');
   if (q >= 0) target = target.slice(0, q);
   return path !== '' && target.endsWith(path) ? target.slice(0, target.length - path.length) : '';
+}
+
+/**
+ * A request-target in origin-form: a target sent in absolute-form (`GET http://host/ipos/X`,
+ * RFC 9112 3.2.2), which Node keeps as it is, without its `scheme://authority`; any other
+ * target as it is.
+ *
+ * @example
+ * ```ts
+ * originForm('http://example.com/ipos/X?a=1'); // '/ipos/X?a=1'
+ * originForm('/ipos/X'); // '/ipos/X'
+ * ```
+ */
+export function originForm(target: string): string {
+  return target.replace(ABSOLUTE_FORM, '');
 }
 
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;

@@ -2,7 +2,8 @@
  * @ipokit/express: the ipokit IPO API as Express middleware (Express 4.18+ and 5).
  */
 import type { NextFunction, Request, Response } from 'express';
-import { createAccountHandler, createIpoHandler, IpokitError, type AccountHandlerOptions, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions, type Plan } from '@ipokit/core';
+import { createIpoHandler, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs } from '@ipokit/core';
+import { accountHandlerOf, originForm, targetUnder, type AccountRouterOptions as SharedAccountRouterOptions } from '@ipokit/core/adapter';
 import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
 
 export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
@@ -33,22 +34,11 @@ export function ipoRouter(...args: IpoRouterArgs): IpoRequestHandler {
   };
 }
 
-/** Options of {@link accountRouter}: the IPO router's (for its IPO routes), who is signed in, and the dashboard. */
-export interface AccountRouterOptions extends IpoRouterOptions {
-  /**
-   * The signed-in account's id, from your app's own login (a session, a cookie, a token),
-   * or null when nobody is signed in (answered 401). ipokit never sees a password.
-   */
-  account: (req: Request) => string | null | undefined | Promise<string | null | undefined>;
-  /** Serve the dashboard page at `{mount}/-/dashboard/` (default false). */
-  dashboard?: boolean;
-  /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
-  webhookPlans?: readonly Plan[];
-  /** How many webhook endpoints one account may have (default 10; `Infinity`: no cap). */
-  maxWebhooksPerAccount?: number;
-  /** Networks (CIDRs) outside the public internet that endpoints may be created for, e.g. `['10.1.0.0/16']` (default none: loopback, private and link-local hosts are refused). */
-  webhookAllowedNetworks?: readonly string[];
-}
+/**
+ * Options of {@link accountRouter}: the IPO router's (for its IPO routes), the webhook
+ * settings, who is signed in (`account(req)`), and the dashboard at `{mount}/-/dashboard/`.
+ */
+export interface AccountRouterOptions extends SharedAccountRouterOptions<[req: Request]> {}
 
 /**
  * The account holder's routes (docs/spec.md#account-router) as Express middleware, behind
@@ -65,12 +55,7 @@ export interface AccountRouterOptions extends IpoRouterOptions {
  * ```
  */
 export function accountRouter(...[store, options]: AccountRouterArgs<AccountRouterOptions>): IpoRequestHandler {
-  const { account, dashboard, ...core } = options ?? ({} as Partial<AccountRouterOptions>);
-  if (typeof account !== 'function') {
-    throw new IpokitError('ERR:BADPARAM', 'accountRouter needs the option account: (req) => the signed-in account id, or null.', { parameter: 'account' });
-  }
-  const handlerOptions: AccountHandlerOptions = dashboard === true ? { ...core, dashboardAssets: import('@ipokit/dashboard').then((m) => m.dashboardAssets) } : core;
-  const handle = createAccountHandler(...([store, handlerOptions] as IpoRouterArgs<AccountHandlerOptions>));
+  const { handle, account } = accountHandlerOf(store, options, { accountArgs: '(req)', loadDashboard: () => import('@ipokit/dashboard') });
   return (req, res, next) => {
     (async () => {
       const request = requestOf(req);
@@ -82,19 +67,17 @@ export function accountRouter(...[store, options]: AccountRouterArgs<AccountRout
   };
 }
 
-const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
-
 /** The request as the core takes it: the target as sent, and its path and query below the mount. */
 function requestOf(req: Request): HandlerRequest {
   // req.url is the target below the mount; req.originalUrl is the target as sent.
   // Node keeps an absolute-form target (`GET http://host/ipos/X`, RFC 9112 3.2.2) as is.
-  let url = req.url.replace(ABSOLUTE_FORM, '');
-  const sent = req.originalUrl.replace(ABSOLUTE_FORM, '');
+  let url = originForm(req.url);
+  const sent = originForm(req.originalUrl);
   // Express 4 strips the slash after the mount too (`/ipos//gmp` -> `/gmp`): put it back.
   const mount = sent.endsWith(url) ? sent.slice(0, sent.length - url.length) : '';
   if (mount.endsWith('/')) url = sent.slice(mount.length - 1);
-  const q = url.indexOf('?');
-  return { method: req.method, url: req.originalUrl, path: q < 0 ? url : url.slice(0, q), query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, clientAddress: req.ip };
+  const { path, query } = targetUnder(url, '')!;
+  return { method: req.method, url: req.originalUrl, path, query, headers: req.headers, clientAddress: req.ip };
 }
 
 function send(res: Response, result: HandlerResponse): void {

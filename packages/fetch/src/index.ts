@@ -3,19 +3,9 @@
  * for Hono (on Node with `@hono/node-server`), Bun, Deno, Cloudflare Workers and anything
  * else that speaks `Request` and `Response`.
  */
-import {
-  createAccountHandler,
-  createIpoHandler,
-  IpokitError,
-  type AccountHandlerOptions,
-  type AccountRouterArgs,
-  type HandlerRequest,
-  type HandlerResponse,
-  type IpoRouterArgs,
-  type Plan,
-  type IpoRouterOptions,
-} from '@ipokit/core';
-import { errorBody, readAccountBody } from '@ipokit/core/backend';
+import { createIpoHandler, IpokitError, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { accountHandlerOf, normalizePrefix, outsideAnswer, targetOfUrl, targetUnder, type AccountRouterOptions } from '@ipokit/core/adapter';
+import { readAccountBody } from '@ipokit/core/backend';
 
 export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
 
@@ -83,36 +73,23 @@ export type FetchIpoHandler<Context extends unknown[] = []> = (request: Request,
  */
 export function ipoHandler<Context extends unknown[] = []>(...[store, options = {}]: IpoRouterArgs<FetchIpoHandlerOptions<Context>>): FetchIpoHandler<Context> {
   const { prefix, clientAddress, ...coreOptions } = options;
-  if (clientAddress !== undefined && typeof clientAddress !== 'function') {
-    throw new IpokitError('ERR:BADPARAM', 'ipoHandler option clientAddress must be a function (request, ...context) => string | undefined.', { parameter: 'clientAddress' });
-  }
-  const mount = normalizePrefix(prefix);
+  checkClientAddress(clientAddress, 'ipoHandler');
+  const mount = normalizePrefix(prefix, 'ipoHandler');
   // The store and options are as IpoRouterArgs pairs them; only this adapter's options were taken out.
   const handle = createIpoHandler(...([store, coreOptions] as IpoRouterArgs));
   const outside = outsideAnswer(mount, 'the IPO API');
   return async (request, ...context) => {
     const r = requestOf(request, mount, clientAddress?.(request, ...context));
-    if (r === null) return new Response(request.method === 'HEAD' ? null : outside.body, { status: 404, headers: { ...outside.headers } });
-    return responseOf(request, await handle(r));
+    return responseOf(request, r === null ? outside : await handle(r));
   };
 }
 
-/** Options of {@link accountRouter}: the fetch handler's, who is signed in, and the dashboard. */
-export interface FetchAccountRouterOptions<Context extends unknown[] = []> extends FetchIpoHandlerOptions<Context> {
-  /**
-   * The signed-in account's id, from your app's own login (a session cookie, a token), or
-   * null when nobody is signed in (answered 401). ipokit never sees a password.
-   */
-  account: (request: Request, ...context: Context) => string | null | undefined | Promise<string | null | undefined>;
-  /** Serve the dashboard page at `{prefix}/-/dashboard/` (default false). */
-  dashboard?: boolean;
-  /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
-  webhookPlans?: readonly Plan[];
-  /** How many webhook endpoints one account may have (default 10; `Infinity`: no cap). */
-  maxWebhooksPerAccount?: number;
-  /** Networks (CIDRs) outside the public internet that endpoints may be created for, e.g. `['10.1.0.0/16']` (default none: loopback, private and link-local hosts are refused). */
-  webhookAllowedNetworks?: readonly string[];
-}
+/**
+ * Options of {@link accountRouter}: the fetch handler's (`prefix`, `clientAddress`), the
+ * webhook settings, who is signed in (`account(request, ...context)`), and the dashboard at
+ * `{prefix}/-/dashboard/`.
+ */
+export interface FetchAccountRouterOptions<Context extends unknown[] = []> extends FetchIpoHandlerOptions<Context>, AccountRouterOptions<[request: Request, ...context: Context]> {}
 
 /**
  * The account holder's routes (docs/spec.md#account-router) as a fetch handler, behind your
@@ -131,20 +108,14 @@ export interface FetchAccountRouterOptions<Context extends unknown[] = []> exten
  * ```
  */
 export function accountRouter<Context extends unknown[] = []>(...[store, options]: AccountRouterArgs<FetchAccountRouterOptions<Context>>): FetchIpoHandler<Context> {
-  const { prefix, clientAddress, account, dashboard, ...core } = options ?? ({} as Partial<FetchAccountRouterOptions<Context>>);
-  if (typeof account !== 'function') {
-    throw new IpokitError('ERR:BADPARAM', 'accountRouter needs the option account: (request, ...context) => the signed-in account id, or null.', { parameter: 'account' });
-  }
-  if (clientAddress !== undefined && typeof clientAddress !== 'function') {
-    throw new IpokitError('ERR:BADPARAM', 'accountRouter option clientAddress must be a function (request, ...context) => string | undefined.', { parameter: 'clientAddress' });
-  }
-  const mount = normalizePrefix(prefix);
-  const handlerOptions: AccountHandlerOptions = dashboard === true ? { ...core, dashboardAssets: import('@ipokit/dashboard').then((m) => m.dashboardAssets) } : core;
-  const handle = createAccountHandler(...([store, handlerOptions] as IpoRouterArgs<AccountHandlerOptions>));
+  const { prefix, clientAddress, ...rest } = options ?? ({} as Partial<FetchAccountRouterOptions<Context>>);
+  const { handle, account } = accountHandlerOf<[request: Request, ...context: Context]>(store, rest, { accountArgs: '(request, ...context)', loadDashboard: () => import('@ipokit/dashboard') });
+  checkClientAddress(clientAddress, 'accountRouter');
+  const mount = normalizePrefix(prefix, 'ipoHandler');
   const outside = outsideAnswer(mount, 'the account router');
   return async (request, ...context) => {
     const r = requestOf(request, mount, clientAddress?.(request, ...context), true);
-    if (r === null) return new Response(request.method === 'HEAD' ? null : outside.body, { status: 404, headers: { ...outside.headers } });
+    if (r === null) return responseOf(request, outside);
     const accountId = (await account(request, ...context)) ?? null;
     const body = request.method === 'POST' && request.body !== null ? await readAccountBody(request.body as unknown as AsyncIterable<Uint8Array>) : null;
     return responseOf(request, await handle({ ...r, accountId, body }));
@@ -153,19 +124,14 @@ export function accountRouter<Context extends unknown[] = []>(...[store, options
 
 /** The request as the core takes it, or null when it is outside the prefix. */
 function requestOf(request: Request, mount: string, clientAddress: string | undefined, account = false): HandlerRequest | null {
-  const target = requestTarget(request.url);
-  const q = target.indexOf('?');
-  let path = q < 0 ? target : target.slice(0, q);
-  if (mount !== '') {
-    const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
-    if (!under) return null;
-    path = path.slice(mount.length) || '/';
-  }
+  const url = targetOfUrl(request.url);
+  const target = targetUnder(url, mount);
+  if (target === null) return null;
   return {
     method: request.method,
-    url: target,
-    path,
-    query: q < 0 ? '' : target.slice(q + 1),
+    url,
+    path: target.path,
+    query: target.query,
     // The core reads no other headers (the account routes: Content-Type too); Headers.get
     // joins repeated lines with ', ' as Node does, so a repeated key reads as under Express.
     headers: account
@@ -180,34 +146,8 @@ function responseOf(request: Request, result: HandlerResponse): Response {
   return new Response(request.method === 'HEAD' || result.status === 204 ? null : result.body, { status: result.status, headers: result.headers });
 }
 
-/**
- * The request-target of an absolute URL: everything after `scheme://authority`, as the
- * runtime serialised it. Sliced, not re-parsed with `new URL`: that would cost a parse per
- * request, and the runtime has already parsed it once.
- */
-function requestTarget(url: string): string {
-  const slash = url.indexOf('/', url.indexOf('//') + 2);
-  return slash < 0 ? '/' : url.slice(slash);
-}
-
-/** The 404 of a request outside the prefix, built once: it never changes. */
-function outsideAnswer(mount: string, what: string): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify(errorBody('ERR:NOTFOUND', `No such route: ${what} answers under ${mount}.`));
-  return {
-    body,
-    headers: {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Cache-Control': 'private, no-store',
-      'Content-Length': String(new TextEncoder().encode(body).length),
-    },
-  };
-}
-
-function normalizePrefix(prefix: string | undefined): string {
-  if (prefix === undefined) return '';
-  if (typeof prefix !== 'string' || (prefix !== '' && !prefix.startsWith('/')) || /[?#]/.test(prefix)) {
-    const got = JSON.stringify(prefix) ?? String(prefix);
-    throw new IpokitError('ERR:BADPARAM', `ipoHandler option prefix must be a path starting with "/", e.g. "/ipos" (got ${got}).`, { parameter: 'prefix' });
+function checkClientAddress(clientAddress: unknown, fn: string): void {
+  if (clientAddress !== undefined && typeof clientAddress !== 'function') {
+    throw new IpokitError('ERR:BADPARAM', `${fn} option clientAddress must be a function (request, ...context) => string | undefined.`, { parameter: 'clientAddress' });
   }
-  return prefix.replace(/\/+$/, '').toLowerCase();
 }

@@ -2,18 +2,8 @@
  * @ipokit/koa: the ipokit IPO API as Koa middleware (Koa 2.13+ and 3).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import {
-  createAccountHandler,
-  createIpoHandler,
-  IpokitError,
-  type AccountHandlerOptions,
-  type AccountRouterArgs,
-  type HandlerRequest,
-  type HandlerResponse,
-  type IpoRouterArgs,
-  type Plan,
-  type IpoRouterOptions,
-} from '@ipokit/core';
+import { createIpoHandler, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { accountHandlerOf, normalizePrefix, originForm, targetUnder, type AccountRouterOptions } from '@ipokit/core/adapter';
 import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
 
 export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';
@@ -66,7 +56,7 @@ export type IpoMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) 
  */
 export function ipoRouter(...[store, options = {}]: IpoRouterArgs<KoaIpoRouterOptions>): IpoMiddleware {
   const { prefix, ...coreOptions } = options;
-  const mount = normalizePrefix(prefix);
+  const mount = normalizePrefix(prefix, 'ipoRouter');
   // The store and options are as IpoRouterArgs pairs them; only the prefix was taken out.
   const handle = createIpoHandler(...([store, coreOptions] as IpoRouterArgs));
   return async (ctx, next) => {
@@ -76,22 +66,11 @@ export function ipoRouter(...[store, options = {}]: IpoRouterArgs<KoaIpoRouterOp
   };
 }
 
-/** Options of {@link accountRouter}: the Koa router's, who is signed in, and the dashboard. */
-export interface KoaAccountRouterOptions extends KoaIpoRouterOptions {
-  /**
-   * The signed-in account's id, from your app's own login (a session, a cookie, a token),
-   * or null when nobody is signed in (answered 401). ipokit never sees a password.
-   */
-  account: (ctx: KoaContextLike) => string | null | undefined | Promise<string | null | undefined>;
-  /** Serve the dashboard page at `{prefix}/-/dashboard/` (default false). */
-  dashboard?: boolean;
-  /** The plans whose accounts may manage webhook endpoints at `/webhooks` (default `['pro']`). */
-  webhookPlans?: readonly Plan[];
-  /** How many webhook endpoints one account may have (default 10; `Infinity`: no cap). */
-  maxWebhooksPerAccount?: number;
-  /** Networks (CIDRs) outside the public internet that endpoints may be created for, e.g. `['10.1.0.0/16']` (default none: loopback, private and link-local hosts are refused). */
-  webhookAllowedNetworks?: readonly string[];
-}
+/**
+ * Options of {@link accountRouter}: the Koa router's (its `prefix` too), the webhook
+ * settings, who is signed in (`account(ctx)`), and the dashboard at `{prefix}/-/dashboard/`.
+ */
+export interface KoaAccountRouterOptions extends KoaIpoRouterOptions, AccountRouterOptions<[ctx: KoaContextLike]> {}
 
 /**
  * The account holder's routes (docs/spec.md#account-router) as Koa middleware, behind your
@@ -109,13 +88,9 @@ export interface KoaAccountRouterOptions extends KoaIpoRouterOptions {
  * ```
  */
 export function accountRouter(...[store, options]: AccountRouterArgs<KoaAccountRouterOptions>): IpoMiddleware {
-  const { prefix, account, dashboard, ...core } = options ?? ({} as Partial<KoaAccountRouterOptions>);
-  if (typeof account !== 'function') {
-    throw new IpokitError('ERR:BADPARAM', 'accountRouter needs the option account: (ctx) => the signed-in account id, or null.', { parameter: 'account' });
-  }
-  const mount = normalizePrefix(prefix);
-  const handlerOptions: AccountHandlerOptions = dashboard === true ? { ...core, dashboardAssets: import('@ipokit/dashboard').then((m) => m.dashboardAssets) } : core;
-  const handle = createAccountHandler(...([store, handlerOptions] as IpoRouterArgs<AccountHandlerOptions>));
+  const { prefix, ...rest } = options ?? ({} as Partial<KoaAccountRouterOptions>);
+  const { handle, account } = accountHandlerOf<[ctx: KoaContextLike]>(store, rest, { accountArgs: '(ctx)', loadDashboard: () => import('@ipokit/dashboard') });
+  const mount = normalizePrefix(prefix, 'ipoRouter');
   return async (ctx, next) => {
     const request = requestOf(ctx, mount);
     if (request === null) return void (await next());
@@ -130,15 +105,9 @@ export function accountRouter(...[store, options]: AccountRouterArgs<KoaAccountR
 function requestOf(ctx: KoaContextLike, mount: string): HandlerRequest | null {
   // The target as sent, not Koa's parsed ctx.path/ctx.querystring (url.parse drops a
   // `#...` and reads `\` as `/` in some targets), so Koa and Express read the same request.
-  const target = (ctx.req.url ?? '/').replace(ABSOLUTE_FORM, '');
-  const q = target.indexOf('?');
-  let path = q < 0 ? target : target.slice(0, q);
-  if (mount !== '') {
-    const under = path.slice(0, mount.length).toLowerCase() === mount && (path.length === mount.length || path[mount.length] === '/');
-    if (!under) return null;
-    path = path.slice(mount.length) || '/';
-  }
-  return { method: ctx.method, url: ctx.originalUrl, path, query: q < 0 ? '' : target.slice(q + 1), headers: ctx.headers, clientAddress: ctx.ip };
+  const target = targetUnder(originForm(ctx.req.url ?? '/'), mount);
+  if (target === null) return null;
+  return { method: ctx.method, url: ctx.originalUrl, path: target.path, query: target.query, headers: ctx.headers, clientAddress: ctx.ip };
 }
 
 function send(ctx: KoaContextLike, result: HandlerResponse): void {
@@ -156,15 +125,4 @@ function send(ctx: KoaContextLike, result: HandlerResponse): void {
     if (name !== 'Content-Length') res.setHeader(name, headers[name]!);
   }
   ctx.body = result.status === 204 ? null : result.body;
-}
-
-const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i;
-
-function normalizePrefix(prefix: string | undefined): string {
-  if (prefix === undefined) return '';
-  if (typeof prefix !== 'string' || (prefix !== '' && !prefix.startsWith('/')) || /[?#]/.test(prefix)) {
-    const got = JSON.stringify(prefix) ?? String(prefix);
-    throw new IpokitError('ERR:BADPARAM', `ipoRouter option prefix must be a path starting with "/", e.g. "/ipos" (got ${got}).`, { parameter: 'prefix' });
-  }
-  return prefix.replace(/\/+$/, '').toLowerCase();
 }
