@@ -80,34 +80,59 @@ const DATASET = {
 /**
  * A webhook worker from the built package, with its default transport (the \`#platform\`
  * import: on Node the undici one): a loopback URL is refused at creation, and once opened
- * with webhookAllowedNetworks it is delivered to. Prints "ERR:BADPARAM 1".
+ * with webhookAllowedNetworks it is delivered to, signed (the \`#crypto\` import's HMAC).
+ * Prints "ERR:BADPARAM 1 signed".
  */
 const WEBHOOK_CHECK = `
 async function webhookCheck(core, memory) {
   const store = memory.memoryStore();
   const pro = await core.createAccount(store, { name: 'h', plan: 'pro' });
   const got = [];
-  const receiver = http.createServer((req, res) => { got.push(req.headers['webhook-id']); res.writeHead(204).end(); });
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => { got.push({ id: req.headers['webhook-id'], timestamp: req.headers['webhook-timestamp'], signature: req.headers['webhook-signature'], body }); res.writeHead(204).end(); });
+  });
   await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
   const url = 'http://127.0.0.1:' + receiver.address().port + '/hook';
   let refused = 'accepted';
   try { await core.createWebhook(store, { accountId: pro.id, url, events: ['ipo.created'] }); } catch (e) { refused = e.code; }
   const local = { webhookAllowedNetworks: ['127.0.0.0/8'] };
-  await core.createWebhook(store, { accountId: pro.id, url, events: ['ipo.created'] }, local);
+  const { secret } = await core.createWebhook(store, { accountId: pro.id, url, events: ['ipo.created'] }, local);
   const worker = core.startWebhookWorker(store, { allowInsecureWebhooks: true, pollIntervalMs: 20, ...local });
   await core.importDataset(store, ${JSON.stringify(DATASET)});
   for (let i = 0; i < 400 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
   await worker.stop();
   receiver.close();
-  return refused + ' ' + got.length;
+  // the Standard Webhooks signature, checked with node:crypto
+  const mac = (d) => 'v1,' + crypto.createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(d.id + '.' + d.timestamp + '.' + d.body).digest('base64');
+  return refused + ' ' + got.length + ' ' + (got.length > 0 && got.every((d) => d.signature === mac(d)) ? 'signed' : 'bad signature');
+}
+
+/**
+ * The \`#crypto\` import from the built files: the API-key hash through @ipokit/core/backend
+ * (node:crypto on Node), and the other runtimes' file (@noble/hashes) loaded by its path, each
+ * against node:crypto. Prints "true true true".
+ */
+function cryptoCheck(backend, web) {
+  const key = 'ipk_0123456789abcdefghijABCDEFGHIJ01';
+  const sha = (t) => crypto.createHash('sha256').update(t, 'utf8').digest('hex');
+  const body = JSON.stringify({ pad: 'x'.repeat(1024) });
+  return [
+    backend.hashApiKey(key) === sha(key),
+    web.sha256Hex(key) === sha(key),
+    Buffer.from(web.hmacSha256(Buffer.from('whsec-bytes'), body)).toString('hex') === crypto.createHmac('sha256', 'whsec-bytes').update(body).digest('hex'),
+  ].join(' ');
 }
 `;
 
 const ESM_SCRIPT = `
+import crypto from 'node:crypto';
 import http from 'node:http';
 import express from 'express';
 import Koa from 'koa';
 import * as core from '@ipokit/core';
+import * as backend from '@ipokit/core/backend';
 import * as memory from '@ipokit/storage-memory';
 import * as postgres from '@ipokit/storage-postgres';
 import * as ex from '@ipokit/express';
@@ -136,10 +161,12 @@ const handle = fetchAdapter.ipoHandler(store, { prefix: '/ipos', now: () => new 
 const answer = await handle(new Request('http://localhost/ipos/ORBIT', { headers: { 'x-api-key': key } }));
 const fetched = answer.status + ' ' + (await answer.json()).ipo.symbol;
 ${WEBHOOK_CHECK}
-console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())), fetch: fetched, webhooks: await webhookCheck(core, memory) }));
+const web = await import(new URL('./node_modules/@ipokit/core/dist/crypto-web.js', import.meta.url).href);
+console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())), fetch: fetched, webhooks: await webhookCheck(core, memory), crypto: cryptoCheck(backend, web) }));
 `;
 
 const CJS_SCRIPT = `
+const crypto = require('node:crypto');
 const http = require('node:http');
 const express = require('express');
 const modules = Object.fromEntries(${JSON.stringify(Object.keys(EXPORTS))}.map((n) => [n, require(n)]));
@@ -167,7 +194,8 @@ ${WEBHOOK_CHECK}
   const page = await fetch('http://127.0.0.1:' + accountServer.address().port + '/account/-/dashboard/');
   accountServer.close();
   const webhooks = await webhookCheck(core, modules['@ipokit/storage-memory']);
-  console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol, dashboard: page.status + ' ' + page.headers.get('content-type'), webhooks }));
+  const hashes = cryptoCheck(require('@ipokit/core/backend'), require('./node_modules/@ipokit/core/dist/crypto-web.cjs'));
+  console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol, dashboard: page.status + ' ' + page.headers.get('content-type'), webhooks, crypto: hashes }));
 })();
 `;
 
@@ -295,13 +323,13 @@ describe('the packages as installed from their tarballs', () => {
   it('import as ESM and serve through every adapter', async () => {
     await writeFile(join(project, 'esm.mjs'), ESM_SCRIPT);
     const { stdout } = await run(process.execPath, ['esm.mjs'], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', koa: '200 ORBIT', fetch: '200 ORBIT', webhooks: 'ERR:BADPARAM 1' });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', koa: '200 ORBIT', fetch: '200 ORBIT', webhooks: 'ERR:BADPARAM 1 signed', crypto: 'true true true' });
   });
 
   it('require as CommonJS and serve', async () => {
     await writeFile(join(project, 'cjs.cjs'), CJS_SCRIPT);
     const { stdout } = await run(process.execPath, ['cjs.cjs'], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', dashboard: '200 text/html; charset=utf-8', webhooks: 'ERR:BADPARAM 1' });
+    expect(JSON.parse(stdout)).toEqual({ missing: [], express: '200 ORBIT', dashboard: '200 text/html; charset=utf-8', webhooks: 'ERR:BADPARAM 1 signed', crypto: 'true true true' });
   });
 
   it('type-check in a strict consumer, ESM and CommonJS', async () => {

@@ -11,8 +11,12 @@ export default defineConfig({
     // transport, chosen by the runtime's resolver, so left external in every other entry.
     'platform-node': 'src/platform/node.ts',
     'platform-web': 'src/platform/web.ts',
+    // The `#crypto` import: SHA-256 and HMAC-SHA256 from node:crypto on Node, @noble/hashes
+    // elsewhere, chosen the same way.
+    'crypto-node': 'src/crypto/node.ts',
+    'crypto-web': 'src/crypto/web.ts',
   },
-  external: ['#platform'],
+  external: ['#platform', '#crypto'],
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

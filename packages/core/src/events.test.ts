@@ -11,6 +11,7 @@ import {
   statusChangeEventId,
   statusChanges,
   WEBHOOK_RETRY_DELAYS_MS,
+  webhookSignature,
 } from './events.js';
 import { istDayStart } from './dates.js';
 import { deriveStatus } from './status.js';
@@ -120,6 +121,11 @@ describe('statusChangeEventId', () => {
       expect(other).not.toBe(id);
     }
   });
+
+  it('is `evt_sc_` and the first 32 hex digits of the SHA-256 of "ipoId\\0to\\0day": ids already stored never change', () => {
+    expect(statusChangeEventId('2026000001', 'open', '2026-11-20')).toBe('evt_sc_ff4177322895f8dc67f43543febefac9');
+    expect(statusChangeEventId('2026000001', 'listed', '2026-11-27')).toBe('evt_sc_ff3d7daceb9c9d76b394a3c7e8e58f5b');
+  });
 });
 
 describe('Standard Webhooks signatures', () => {
@@ -138,6 +144,15 @@ describe('Standard Webhooks signatures', () => {
       }),
       { numRuns: 50 },
     );
+  });
+
+  it('are the known bytes for a fixed secret, id, timestamp and a body over 1 KB (non-ASCII included)', () => {
+    const secret = 'whsec_AAcOFRwjKjE4P0ZNVFtiaXB3foWMk5qh';
+    const body = JSON.stringify({ type: 'ipo.updated', data: { name: 'Orbit Aerospace Ltd \u2708', pad: 'x'.repeat(1000) } });
+    const signature = webhookSignature({ id: 'msg_2QSNRkjAoN1BJx7J1wtyd6uuLl4', timestamp: 1_790_000_000, body, secret });
+    expect(signature).toBe('v1,H2bX8lNdChZRNCZiyOOEoyxMQdhhPsBEM+xbNwXtkFk=');
+    // a second signature with the same (now prepared) secret is the same
+    expect(webhookSignature({ id: 'msg_2QSNRkjAoN1BJx7J1wtyd6uuLl4', timestamp: 1_790_000_000, body, secret })).toBe(signature);
   });
 
   it('make secrets of 24 random bytes after whsec_, and refuse a secret without it', async () => {

@@ -3,12 +3,13 @@
  * (docs/spec.md#webhooks): the events a write records, when
  * an IPO's derived status changes without any write (at an IST midnight), the id of such a
  * change (the same in every process), the Standard Webhooks signature, and the retry
- * schedule. Pure, and on Web APIs only (`crypto.subtle`, `crypto.getRandomValues`).
+ * schedule. Pure, on Web APIs (`crypto.getRandomValues`) and the `#crypto` import (SHA-256 and
+ * HMAC-SHA256: node:crypto on Node, @noble/hashes elsewhere).
  */
+import { hmacSha256, sha256Hex } from '#crypto';
 import { addDays, DAY_MS, istMidnight, todayInIst, toIsoUtc } from './dates.js';
 import { toGmpSnapshot } from './gmp.js';
-import { hmacKey, hmacSha256, type HmacKey } from './hmac.js';
-import { hashApiKey, randomId } from './keys.js';
+import { randomId } from './keys.js';
 import { toWireIpo } from './serialize.js';
 import { deriveStatus } from './status.js';
 import { GMP_FIELDS, type EventRecord, type EventType, type IpoDates, type IpoRecord, type IpoStatus, type SnapshotRecord } from './types.js';
@@ -101,7 +102,8 @@ export function nextStatusChangeAt(ipos: Iterable<IpoDates>, now: number): numbe
  * ```
  */
 export function statusChangeEventId(ipoId: string, to: IpoStatus, day: string): string {
-  return `evt_sc_${hashApiKey(`${ipoId}\u0000${to}\u0000${day}`).slice(0, 32)}`;
+  // The first 128 bits of the SHA-256 of the three, NUL-separated, as hex: the ids stored so far.
+  return `evt_sc_${sha256Hex(`${ipoId}\u0000${to}\u0000${day}`).slice(0, 32)}`;
 }
 
 /** What a data write changed, as the store found it in the write's atomic step. */
@@ -266,25 +268,22 @@ export async function signWebhook(input: { id: string; timestamp: number; body: 
  * ```
  */
 export function webhookSignature(input: { id: string; timestamp: number; body: string; secret: string }): string {
-  const mac = hmacSha256(signingKey(input.secret), UTF8.encode(`${input.id}.${input.timestamp}.${input.body}`));
-  return `v1,${toBase64(mac)}`;
+  return `v1,${toBase64(hmacSha256(signingKey(input.secret), `${input.id}.${input.timestamp}.${input.body}`))}`;
 }
 
-const UTF8 = new TextEncoder();
-
 /**
- * The prepared keys of the secrets signed with lately: a worker signs with a few secrets over
- * and over, and preparing one costs two blocks. At most this many.
+ * The decoded bytes of the secrets signed with lately: a worker signs with a few secrets over
+ * and over. At most this many.
  */
 const SIGNING_KEYS = 256;
-const signingKeys = new Map<string, HmacKey>();
+const signingKeys = new Map<string, Uint8Array>();
 
-function signingKey(secret: string): HmacKey {
+function signingKey(secret: string): Uint8Array {
   let key = signingKeys.get(secret);
-  // (the oldest prepared is forgotten first, used lately or not: preparing it again is cheap)
+  // (the oldest is forgotten first, used lately or not: decoding it again is cheap)
   if (key !== undefined) return key;
   if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) throw new TypeError('A webhook secret starts with whsec_.');
-  key = hmacKey(fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length)));
+  key = fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length));
   signingKeys.set(secret, key);
   if (signingKeys.size > SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value!);
   return key;

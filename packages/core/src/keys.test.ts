@@ -3,32 +3,20 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, KEY_PREFIX, randomBase62, randomId } from './keys.js';
 
-// hashApiKey is SHA-256 written in JavaScript (keys.ts says why): the same hex as
-// node:crypto for every string, which is what every key stored so far was hashed with.
+// hashApiKey is the hex SHA-256 of the key's UTF-8 bytes, which is what every key stored so far
+// was hashed with; the `#crypto` implementations themselves are checked in crypto/crypto.test.ts.
 
 const nodeSha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 describe('hashApiKey', () => {
-  it('gives the FIPS 180-4 / NIST test vectors', () => {
-    expect(hashApiKey('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  it('is the lowercase hex SHA-256 of the key (a known key, and any string)', () => {
+    expect(hashApiKey('ipk_0123456789abcdefghijABCDEFGHIJ01')).toBe('0fed9c04a4bd32b264d69d6259f248be966140545abdc49f8f2d73287cafdc67');
     expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-    expect(hashApiKey('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')).toBe('248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1');
-    expect(hashApiKey('a'.repeat(1_000_000))).toBe('cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0');
-  });
-
-  it('equals node:crypto for every length around the block and padding boundaries', () => {
-    for (let n = 0; n <= 200; n++) {
-      const text = 'ipk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'.repeat(4).slice(0, n);
-      expect(hashApiKey(text), `length ${n}`).toBe(nodeSha256(text));
-    }
-  });
-
-  it('equals node:crypto for any string, non-ASCII and lone surrogates included (hashed as UTF-8, U+FFFD for a lone one)', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'binary', maxLength: 150 }), fc.string({ unit: fc.integer({ min: 0xd7f0, max: 0xe010 }).map((c) => String.fromCharCode(c)), maxLength: 80 })), (text) => {
+      fc.property(fc.oneof(fc.string({ maxLength: 100 }), fc.string({ unit: 'binary', maxLength: 50 })), (text) => {
         expect(hashApiKey(text)).toBe(nodeSha256(text));
       }),
-      { numRuns: 2000 },
+      { numRuns: 200 },
     );
   });
 });

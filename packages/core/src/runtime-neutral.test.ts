@@ -65,8 +65,9 @@ async function coreSources(): Promise<string[]> {
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
     .filter((f) => f !== 'testing.ts' && !f.startsWith('testing/') && !/(^|\/)test-[^/]*\.ts$/.test(f))
     // @ipokit/core/node: Node's own transport, which nothing else in the core imports (checked
-    // below) but platform/node.ts, the `#platform` import that only Node resolves to
-    .filter((f) => f !== 'node.ts' && f !== 'platform/node.ts')
+    // below) but platform/node.ts, the `#platform` import that only Node resolves to; and
+    // crypto/node.ts, the `#crypto` import that only Node resolves to (node:crypto)
+    .filter((f) => f !== 'node.ts' && f !== 'platform/node.ts' && f !== 'crypto/node.ts')
     .sort();
 }
 
@@ -89,6 +90,19 @@ describe('the core is runtime-neutral', () => {
     expect(platform.node!.source).toBe('./src/platform/node.ts');
     expect(platform.default!.source).toBe('./src/platform/web.ts');
     expect(await coreSources()).toContain('platform/web.ts');
+  });
+
+  it('#crypto resolves to crypto/node.ts on Node only: the default condition is crypto/web.ts, which imports nothing of Node', async () => {
+    const pkg = JSON.parse(await readFile(join(SRC, '..', 'package.json'), 'utf8')) as { imports: Record<string, Record<string, Record<string, string>>> };
+    const hashes = pkg.imports['#crypto']!;
+    expect(Object.keys(hashes)).toEqual(['node', 'default']);
+    expect(hashes.node).toEqual({ source: './src/crypto/node.ts', import: './dist/crypto-node.js', require: './dist/crypto-node.cjs' });
+    expect(hashes.default).toEqual({ source: './src/crypto/web.ts', import: './dist/crypto-web.js', require: './dist/crypto-web.cjs' });
+    expect(await coreSources()).toContain('crypto/web.ts');
+    // nothing imports the Node file but through `#crypto`
+    const importers: string[] = [];
+    for (const file of await coreSources()) if (/crypto\/node(\.js)?'/.test(await readFile(join(SRC, file), 'utf8'))) importers.push(file);
+    expect(importers).toEqual([]);
   });
 
   it('no source but the entry points themselves imports src/node.ts', async () => {
