@@ -1,11 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
-import { addDays, deriveStatus, IPO_STATUSES, rateLimitHit } from '@ipokit/core/backend';
+import { addDays, asciiLower, deriveStatus, IPO_STATUSES, rateLimitHit } from '@ipokit/core/backend';
 import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
 import { memoryStore } from './memory-store.js';
-import { asciiFold } from './ipo-table.js';
 import { RateWindows } from './rate-windows.js';
 import { dayNumber, lowerBound, upperBound } from './sorted.js';
 
@@ -306,9 +305,9 @@ describe('memoryStore writes', () => {
     expect((await store.findIpo({ identifier: 'SY', gmpAt: null }))?.ipo.id).toBe('y1');
   });
 
-  it('folds ASCII only', () => {
-    expect(asciiFold('AbC-É\u212A')).toBe('abc-É\u212A');
-    expect(asciiFold('already-low')).toBe('already-low');
+  it('folds ASCII only (the core\'s asciiLower, which the table uses)', () => {
+    expect(asciiLower('AbC-É\u212A')).toBe('abc-É\u212A');
+    expect(asciiLower('already-low')).toBe('already-low');
   });
 });
 
