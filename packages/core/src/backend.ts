@@ -17,7 +17,7 @@
 export { asciiLower } from './ascii.js';
 export { closingDate, compareCodePoints, compareForStatus, deriveStatus, IPO_STATUSES } from './status.js';
 // Dates and numbers.
-export { addDays, isCalendarDate } from './dates.js';
+export { addDays, dayNumber, isCalendarDate } from './dates.js';
 export { aggregatePaise } from './aggregate.js';
 export { paiseToRupees, roundDiv } from './numbers.js';
 // GMP buckets.

@@ -23,9 +23,9 @@
  * type and exchange bits, O(log^2 n + page). Otherwise one pass over the range checks the
  * derived status and the filters on numeric columns, keeping only the page's entries.
  */
-import { asciiLower, compareCodePoints } from '@ipokit/core/backend';
+import { asciiLower, compareCodePoints, dayNumber } from '@ipokit/core/backend';
 import type { DatasetConflict, IpoRecord, IpoType, ListQuery } from '@ipokit/core';
-import { dayNumber, lowerBound, upperBound } from './sorted.js';
+import { lowerBound, upperBound } from './sorted.js';
 
 /**
  * The answer of {@link IpoTable.list}: how many IPOs match, and those of the page.

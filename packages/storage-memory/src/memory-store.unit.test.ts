@@ -6,7 +6,7 @@ import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutco
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
 import { memoryStore } from './memory-store.js';
 import { RateWindows } from './rate-windows.js';
-import { dayNumber, lowerBound, upperBound } from './sorted.js';
+import { lowerBound, upperBound } from './sorted.js';
 
 const DAY = 86_400_000;
 const FIRST = '2026-12-27';
@@ -519,19 +519,6 @@ describe('memoryStore close', () => {
 });
 
 describe('helpers', () => {
-  it('dayNumber agrees with Date.UTC over centuries, leap days included', () => {
-    for (const date of ['1970-01-01', '2000-02-29', '1900-03-01', '2026-11-20', '9999-12-31', '2024-12-31', '2025-01-01']) {
-      expect(dayNumber(date)).toBe(Date.parse(`${date}T00:00:00Z`) / DAY);
-    }
-    expect(dayNumber('0000-03-01')).toBe(dayNumber('0000-02-29') + 1);
-    let date = '1999-12-25';
-    for (let i = 0; i < 800; i++) {
-      const next = addDays(date, 1);
-      expect(dayNumber(next) - dayNumber(date)).toBe(1);
-      date = next;
-    }
-  });
-
   it('binary searches find both bounds', () => {
     const keys = Float64Array.of(1, 3, 3, 5);
     expect([0, 1, 3, 4, 6].map((x) => lowerBound(keys, x))).toEqual([0, 0, 1, 3, 4]);
