@@ -1,7 +1,7 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../scripts/tsup.base.js';
 
-export default defineConfig({
-  entry: {
+export default packageBuild(
+  {
     index: 'src/index.ts',
     testing: 'src/testing.ts',
     backend: 'src/backend.ts',
@@ -11,10 +11,5 @@ export default defineConfig({
     'platform-node': 'src/platform/node.ts',
     'platform-web': 'src/platform/web.ts',
   },
-  external: ['#platform'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+  { external: ['#platform'] },
+);
