@@ -35,7 +35,15 @@ export function formatRupees(n: number): string {
   return `₹${money.format(n)}`;
 }
 
-/** A plan as the header and the account page show it: "Pro + GMP" with the add-on, else "Free", "Pro". */
+/**
+ * A plan as the header and the account page show it.
+ *
+ * @example
+ * ```ts
+ * planName('pro', true);   // 'Pro + GMP'
+ * planName('free', false); // 'Free'
+ * ```
+ */
 export function planName(plan: string, gmpAddon: boolean): string {
   const name = plan.charAt(0).toUpperCase() + plan.slice(1);
   return plan === 'pro' && gmpAddon ? `${name} + GMP` : name;
