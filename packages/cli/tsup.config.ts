@@ -1,10 +1,3 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../scripts/tsup.base.js';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts', bin: 'src/bin.ts' },
-  format: ['esm', 'cjs'],
-  dts: { entry: { index: 'src/index.ts' } },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default packageBuild({ index: 'src/index.ts', bin: 'src/bin.ts' }, { dts: { entry: { index: 'src/index.ts' } } });

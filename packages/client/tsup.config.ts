@@ -1,14 +1,12 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../scripts/tsup.base.js';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts' },
-  format: ['esm', 'cjs'],
-  // The types of @ipokit/core that the client uses are inlined into dist/index.d.(c)ts, so
-  // the published client needs @ipokit/core neither at run time nor for its types. `paths`
-  // points at core's sources: tsup's `dts.resolve` would follow core's `types` to its built,
-  // chunked .d.ts files and leave an import of a chunk behind. client.test.ts checks the output.
-  dts: { compilerOptions: { paths: { '@ipokit/core': ['../core/src/index.ts'] } } },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default packageBuild(
+  { index: 'src/index.ts' },
+  {
+    // The types of @ipokit/core that the client uses are inlined into dist/index.d.(c)ts, so
+    // the published client needs @ipokit/core neither at run time nor for its types. `paths`
+    // points at core's sources: tsup's `dts.resolve` would follow core's `types` to its built,
+    // chunked .d.ts files and leave an import of a chunk behind. client.test.ts checks the output.
+    dts: { compilerOptions: { paths: { '@ipokit/core': ['../core/src/index.ts'] } } },
+  },
+);

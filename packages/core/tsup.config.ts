@@ -1,7 +1,7 @@
-import { defineConfig } from 'tsup';
+import { packageBuild } from '../../scripts/tsup.base.js';
 
-export default defineConfig({
-  entry: {
+export default packageBuild(
+  {
     index: 'src/index.ts',
     testing: 'src/testing.ts',
     backend: 'src/backend.ts',
@@ -16,10 +16,5 @@ export default defineConfig({
     'crypto-node': 'src/crypto/node.ts',
     'crypto-web': 'src/crypto/web.ts',
   },
-  external: ['#platform', '#crypto'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-});
+  { external: ['#platform', '#crypto'] },
+);

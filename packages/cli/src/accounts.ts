@@ -14,8 +14,8 @@ import {
 } from '@ipokit/core';
 import { integer, oneOf, parseOrThrow, required, takePositionals } from './args.js';
 import { loadKeyCap, loadSettings, type ServeSettings } from './config.js';
-import { schemaOf, storeOf, withDatabase } from './database.js';
-import { columns, fields } from './format.js';
+import { onStore } from './database.js';
+import { columns, fields, outputOf, type OutputMode } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 import { keysTable } from './keys.js';
 
@@ -179,42 +179,6 @@ async function show(argv: readonly string[], io: CliIo): Promise<number> {
  */
 function serverSettings(config: string | undefined, io: CliIo): Promise<ServeSettings> {
   return loadSettings(config, [], io);
-}
-
-/** How a command prints its result: a table, JSON, or the bare id (or key). */
-export type OutputMode = 'table' | 'json' | 'quiet';
-
-/**
- * `--json` or `--quiet` (not both), else a table.
- *
- * @example
- * ```ts
- * outputOf({ json: true }); // 'json'
- * ```
- */
-export function outputOf(values: { json?: boolean; quiet?: boolean }): OutputMode {
-  if (values.json && values.quiet) throw new CliError('give --json or --quiet, not both');
-  return values.json ? 'json' : values.quiet ? 'quiet' : 'table';
-}
-
-/**
- * Runs `fn` on a PostgreSQL store over the command's database, then closes both.
- *
- * @example
- * ```ts
- * const keys = await onStore(io, values.schema, (store) => listApiKeys(store, { accountId }));
- * ```
- */
-export async function onStore<T>(io: CliIo, schemaOption: string | undefined, fn: (store: Store & WebhookStore) => Promise<T>): Promise<T> {
-  const schema = schemaOf(schemaOption, io);
-  return withDatabase(io, schema, async (db) => {
-    const store = storeOf(db);
-    try {
-      return await fn(store);
-    } finally {
-      await store.close?.();
-    }
-  });
 }
 
 function printAccount(account: Account, output: OutputMode, io: CliIo): void {

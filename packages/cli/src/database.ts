@@ -131,6 +131,26 @@ export function storeOf(db: { client: PostgresClient; schema: string }): Store &
 }
 
 /**
+ * Runs `fn` on a PostgreSQL store over the command's database, then closes both.
+ *
+ * @example
+ * ```ts
+ * const keys = await onStore(io, values.schema, (store) => listApiKeys(store, { accountId }));
+ * ```
+ */
+export async function onStore<T>(io: CliIo, schemaOption: string | undefined, fn: (store: Store & WebhookStore) => Promise<T>): Promise<T> {
+  const schema = schemaOf(schemaOption, io);
+  return withDatabase(io, schema, async (db) => {
+    const store = storeOf(db);
+    try {
+      return await fn(store);
+    } finally {
+      await store.close?.();
+    }
+  });
+}
+
+/**
  * A connection URL with its password hidden.
  *
  * @example

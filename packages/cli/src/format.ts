@@ -2,6 +2,7 @@
  * Plain-text output: a record as `name  value` lines, rows as aligned columns. Values are
  * made printable first, so that a label cannot add lines or move the terminal's cursor.
  */
+import { CliError } from './io.js';
 
 /**
  * A record as aligned `name  value` lines.
@@ -47,4 +48,20 @@ export function printable(value: string): string {
     const escaped = JSON.stringify(c).slice(1, -1); // \n, \t, \u001b ... (JSON leaves DEL, C1 and U+2028 as they are)
     return escaped === c ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : escaped;
   });
+}
+
+/** How a command prints its result: a table, JSON, or the bare id (or key). */
+export type OutputMode = 'table' | 'json' | 'quiet';
+
+/**
+ * `--json` or `--quiet` (not both), else a table.
+ *
+ * @example
+ * ```ts
+ * outputOf({ json: true }); // 'json'
+ * ```
+ */
+export function outputOf(values: { json?: boolean; quiet?: boolean }): OutputMode {
+  if (values.json && values.quiet) throw new CliError('give --json or --quiet, not both');
+  return values.json ? 'json' : values.quiet ? 'quiet' : 'table';
 }

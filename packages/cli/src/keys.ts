@@ -4,10 +4,10 @@
  */
 import { parseArgs } from 'node:util';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, type ApiKeyInfo, type CreatedApiKey } from '@ipokit/core';
-import { onStore, outputOf, type OutputMode } from './accounts.js';
 import { parseOrThrow, required, takePositionals } from './args.js';
 import { loadKeyCap } from './config.js';
-import { columns, fields } from './format.js';
+import { onStore } from './database.js';
+import { columns, fields, outputOf, type OutputMode } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 
 /**

@@ -6,8 +6,8 @@
 import { parseArgs } from 'node:util';
 import { getUsage, todayInIst, type UsageRow } from '@ipokit/core';
 import { addDays } from '@ipokit/core/backend';
-import { onStore } from './accounts.js';
 import { calendarDate, parseOrThrow, required, takePositionals } from './args.js';
+import { onStore } from './database.js';
 import { columns } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 

@@ -15,10 +15,10 @@ import {
   type EventType,
   type WebhookInfo,
 } from '@ipokit/core';
-import { onStore, outputOf, type OutputMode } from './accounts.js';
 import { integer, parseOrThrow, required, takePositionals } from './args.js';
 import { loadAllowedNetworks } from './config.js';
-import { columns, fields } from './format.js';
+import { onStore } from './database.js';
+import { columns, fields, outputOf, type OutputMode } from './format.js';
 import { CliError, type CliIo, type Command } from './io.js';
 
 /**

@@ -17,7 +17,7 @@
 export { asciiLower } from './ascii.js';
 export { closingDate, compareCodePoints, compareForStatus, deriveStatus, IPO_STATUSES } from './status.js';
 // Dates and numbers.
-export { addDays, isCalendarDate } from './dates.js';
+export { addDays, dayNumber, isCalendarDate } from './dates.js';
 export { aggregatePaise } from './aggregate.js';
 export { paiseToRupees, roundDiv } from './numbers.js';
 // GMP buckets.
@@ -27,7 +27,7 @@ export { describeWindow, rateLimitHit, rateLimitPeek, WINDOW_MS, type RateLimitH
 export { istDayStart } from './dates.js';
 export { HOUR_MS } from './rate-limit.js';
 // Keys, as stores keep them.
-export { hashApiKey, KEY_PREFIX_LENGTH } from './keys.js';
+export { hashApiKey, KEY_PREFIX_LENGTH, randomBase62 } from './keys.js';
 // Datasets: conflicts found while writing.
 export { datasetConflictError } from './admin.js';
 // Requests and error bodies, for adapters.

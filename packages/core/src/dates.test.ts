@@ -1,8 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addDays, dateToEpochMs, istDayStart, istMidnight, isCalendarDate, parseInstant, todayInIst, toIsoUtc } from './dates.js';
+import { addDays, dateToEpochMs, dayNumber, istDayStart, istMidnight, isCalendarDate, parseInstant, todayInIst, toIsoUtc } from './dates.js';
 
 describe('calendar dates', () => {
+  it('dayNumber is the day of Date for any day of years 0000-9999, and NaN for null (property)', () => {
+    for (const date of ['1970-01-01', '2000-02-29', '1900-03-01', '2026-11-20', '9999-12-31', '2024-12-31', '2025-01-01']) {
+      expect(dayNumber(date)).toBe(Date.parse(`${date}T00:00:00Z`) / 86_400_000);
+    }
+    expect(dayNumber('0000-03-01')).toBe(dayNumber('0000-02-29') + 1);
+    expect(dayNumber(null)).toBeNaN();
+    fc.assert(
+      fc.property(fc.integer({ min: -719_528, max: 2_932_896 }), (day) => {
+        const iso = new Date(day * 86_400_000).toISOString().slice(0, 10);
+        return dayNumber(iso) === day && dateToEpochMs(iso) === day * 86_400_000;
+      }),
+    );
+  });
+
   it('accepts only real YYYY-MM-DD dates', () => {
     expect(isCalendarDate('2024-02-29')).toBe(true);
     expect(isCalendarDate('2026-02-29')).toBe(false);

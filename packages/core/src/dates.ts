@@ -41,10 +41,33 @@ export function dateToEpochMs(text: string): number | null {
   const day = Number(m[3]);
   if (month < 1 || month > 12 || day < 1) return null;
   if (day > daysInMonth(year, month)) return null;
-  // Date.UTC maps years 0-99 to 1900-1999; setUTCFullYear does not.
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  return d.getTime();
+  return daysFromCivil(year, month, day) * DAY_MS;
+}
+
+/**
+ * Days since 1970-01-01 of a `YYYY-MM-DD` calendar date (proleptic Gregorian, any year
+ * 0000-9999), or NaN for null; the text is not checked (see {@link isCalendarDate}). Order
+ * and differences match the dates', so a store's indexes compare days as plain numbers.
+ *
+ * @example
+ * ```ts
+ * dayNumber('1970-01-02'); // 1
+ * dayNumber(null);         // NaN
+ * ```
+ */
+export function dayNumber(date: string | null): number {
+  if (date === null) return NaN;
+  return daysFromCivil(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10)));
+}
+
+/** Howard Hinnant's days_from_civil: years start in March, so leap days come last. */
+function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
 }
 
 /**

@@ -112,6 +112,8 @@ describe.each([
     expect(await deliverWebhook({ ...message(), url: open.url, transport })).toEqual({ ok: false, status: null, error: 'http: is not sent to (https: only; allowInsecureWebhooks allows http:)' });
     expect(await deliverWebhook({ ...message(), url: 'ftp://127.0.0.1/x', allowInsecure: true, allowedNetworks: LOCAL, transport })).toMatchObject({ ok: false, status: null });
     expect(await deliverWebhook({ ...message(), url: 'not a url', transport })).toEqual({ ok: false, status: null, error: 'not a URL' });
+    // (asked again: answered from the cache of parsed URLs, which keeps "not a URL" too)
+    expect(await deliverWebhook({ ...message(), url: 'not a url', transport })).toEqual({ ok: false, status: null, error: 'not a URL' });
     expect(open.received).toEqual([]);
   });
 });

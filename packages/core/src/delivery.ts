@@ -6,6 +6,7 @@
  * (`nodeWebhookTransport()` of `@ipokit/core/node` is faster on Node). The worker that
  * schedules attempts builds on it.
  */
+import { LRUCache } from 'lru-cache';
 import { parseAllowedNetworks, refusedHost, type AllowedNetworks, type AllowedNetworksInput } from './address-policy.js';
 import { webhookSignature } from './events.js';
 
@@ -154,21 +155,20 @@ async function readBounded(stream: ReadableStream<Uint8Array> | null): Promise<s
 
 const defaultTransport = fetchTransport();
 
-/** Endpoint URLs as parsed, by their text: a worker sends to few, over and over. */
-const parsedUrls = new Map<string, URL | null>();
+/** Endpoint URLs as parsed (false: not a URL), by their text: a worker sends to few, over and over. */
+const parsedUrls = new LRUCache<string, URL | false>({ max: 1_024 });
 
 function parsedUrl(text: string): URL | null {
   let url = parsedUrls.get(text);
   if (url === undefined) {
-    if (parsedUrls.size >= 1_024) parsedUrls.clear();
     try {
       url = new URL(text);
     } catch {
-      url = null;
+      url = false;
     }
     parsedUrls.set(text, url);
   }
-  return url;
+  return url === false ? null : url;
 }
 
 /** Whether a URL's host is refused before any connection, by URL object and policy (a worker sends to few URLs, over and over). */

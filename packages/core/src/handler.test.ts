@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createAccount, createApiKey, getAccountWindows } from './admin.js';
 import { isIpokitError } from './errors.js';
 import { compareCodePoints, deriveStatus } from './status.js';
-import { createIpoHandler, type HandlerRequest } from './handler.js';
+import { createIpoHandler, openApiCache, type HandlerRequest } from './handler.js';
+import { resolveOptions } from './options.js';
 import { datasetArbitrary, ARBITRARY_FIRST_DAY, ARBITRARY_DAYS } from './testing/arbitraries.js';
 import { referenceStore } from './testing/reference-store.js';
 import { makeIpo, makeSnapshot } from './testing/arbitraries.js';
@@ -330,5 +331,20 @@ describe('a store whose reads and hit answer synchronously', () => {
     const res = await handle(at('/alpha', '', key));
     expect([res.status, JSON.parse(res.body).code]).toEqual([503, 'ERR:UNAVAILABLE']);
     expect(errors).toEqual([new Error('findIpo failed')]);
+  });
+});
+
+describe('openApiCache', () => {
+  it('answers every mount its own document, past its bound of 16 mounts and after one is dropped', () => {
+    const text = openApiCache(resolveOptions());
+    const mounts = Array.from({ length: 40 }, (_, i) => `/m${i}`);
+    for (const round of [0, 1]) {
+      for (const mount of mounts) {
+        const doc = JSON.parse(text(mount)) as { servers: Array<{ url: string }> };
+        expect(doc.servers[0]?.url, `round ${round}`).toBe(mount);
+      }
+    }
+    expect(text('/m39')).toBe(text('/m39'));
+    expect((JSON.parse(text('')) as { servers: Array<{ url: string }> }).servers[0]?.url).toBe('/');
   });
 });

@@ -2,6 +2,7 @@
  * The one request handler every adapter calls (docs/spec.md#requests): it takes a small request
  * object and resolves to status, headers and body bytes. It never rejects.
  */
+import { LRUCache } from 'lru-cache';
 import { todayInIst, toIsoUtc } from './dates.js';
 import { IpokitError, isIpokitError, KEYLESS_INFO, WIRE_ERRORS, type WireErrorCode } from './errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from './gmp.js';
@@ -86,21 +87,20 @@ export type IpoRouterArgs<O extends IpoRouterOptions = IpoRouterOptions> =
   | [store: Store, options?: O]
   | [store: IpoStore & AccountStore, options: O & { limiter: RateLimiter }];
 
-/** Mount paths whose serialised OpenAPI document is kept (the oldest is dropped first). */
+/** Mount paths whose serialised OpenAPI document is kept (the least recently used is dropped first). */
 const OPENAPI_CACHE_SIZE = 16;
 
 /**
  * The OpenAPI document's JSON text for a mount path, serialised once per mount path. The
- * map is bounded: a mount matched ignoring case (`/IPOS`, `/Ipos`) or a mount with a
+ * cache is bounded: a mount matched ignoring case (`/IPOS`, `/Ipos`) or a mount with a
  * parameter could otherwise grow it without end.
  */
 export function openApiCache(s: ResolvedOptions): (mount: string) => string {
-  const cache = new Map<string, string>();
+  const cache = new LRUCache<string, string>({ max: OPENAPI_CACHE_SIZE });
   return (mount) => {
     let text = cache.get(mount);
     if (text === undefined) {
       text = JSON.stringify(openApiDocument({ serverUrl: mount === '' ? '/' : mount, rateLimitHeaders: s.rateLimitHeaders }));
-      if (cache.size >= OPENAPI_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       cache.set(mount, text);
     }
     return text;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiLower } from './ascii.js';
 import { latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
@@ -21,6 +22,12 @@ describe('asciiLower', () => {
   it('lowercases A-Z and nothing else', () => {
     expect(asciiLower('AbC-É_Z09')).toBe('abc-É_z09');
     expect(asciiLower('\u212A\u0130')).toBe('\u212A\u0130'); // Kelvin sign, dotted I
+  });
+
+  it('equals a naive per-character fold on any string', () => {
+    const naive = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => asciiLower(s) === naive(s)));
+    fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'aZ-\u212A\u017F') }), (s) => asciiLower(s) === naive(s)));
   });
 });
 

@@ -23,9 +23,9 @@
  * type and exchange bits, O(log^2 n + page). Otherwise one pass over the range checks the
  * derived status and the filters on numeric columns, keeping only the page's entries.
  */
-import { compareCodePoints } from '@ipokit/core/backend';
+import { asciiLower, compareCodePoints, dayNumber } from '@ipokit/core/backend';
 import type { DatasetConflict, IpoRecord, IpoType, ListQuery } from '@ipokit/core';
-import { dayNumber, lowerBound, upperBound } from './sorted.js';
+import { lowerBound, upperBound } from './sorted.js';
 
 /**
  * The answer of {@link IpoTable.list}: how many IPOs match, and those of the page.
@@ -124,7 +124,7 @@ export class IpoTable {
   find(identifier: string): IpoRecord | null {
     const byId = this.byId.get(identifier);
     if (byId !== undefined) return byId;
-    const folded = asciiFold(identifier);
+    const folded = asciiLower(identifier);
     const id = this.bySymbol.get(folded) ?? this.byFoldedSlug.get(folded);
     return id === undefined ? null : (this.byId.get(id) ?? null);
   }
@@ -144,7 +144,7 @@ export class IpoTable {
     const out: DatasetConflict[] = [];
     ipos.forEach((ipo, index) => {
       if (ipo.symbol !== null) {
-        const holder = this.bySymbol.get(asciiFold(ipo.symbol));
+        const holder = this.bySymbol.get(asciiLower(ipo.symbol));
         if (holder !== undefined && !writing.has(holder)) out.push({ kind: 'symbol-taken', ipo: index, holder });
       }
       const holder = this.bySlug.get(ipo.slug);
@@ -172,9 +172,9 @@ export class IpoTable {
     }
     for (const ipo of ipos) {
       this.byId.set(ipo.id, ipo);
-      if (ipo.symbol !== null) this.bySymbol.set(asciiFold(ipo.symbol), ipo.id);
+      if (ipo.symbol !== null) this.bySymbol.set(asciiLower(ipo.symbol), ipo.id);
       this.bySlug.set(ipo.slug, ipo.id);
-      this.byFoldedSlug.set(asciiFold(ipo.slug), ipo.id);
+      this.byFoldedSlug.set(asciiLower(ipo.slug), ipo.id);
     }
     this.indexes = null;
   }
@@ -279,11 +279,11 @@ export class IpoTable {
 
   private unindex(ipo: IpoRecord): void {
     if (ipo.symbol !== null) {
-      const key = asciiFold(ipo.symbol);
+      const key = asciiLower(ipo.symbol);
       if (this.bySymbol.get(key) === ipo.id) this.bySymbol.delete(key);
     }
     if (this.bySlug.get(ipo.slug) === ipo.id) this.bySlug.delete(ipo.slug);
-    const folded = asciiFold(ipo.slug);
+    const folded = asciiLower(ipo.slug);
     if (this.byFoldedSlug.get(folded) === ipo.id) this.byFoldedSlug.delete(folded);
   }
 
@@ -358,30 +358,6 @@ export class IpoTable {
     }
     m.length = 0;
   }
-}
-
-/**
- * Lowercases A-Z and nothing else, as every backend folds symbols and slugs.
- *
- * @example
- * ```ts
- * asciiFold('AbC-É'); // 'abc-É'
- * ```
- */
-export function asciiFold(s: string): string {
-  // Fast path: most identifiers are already folded.
-  let i = 0;
-  for (; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 65 && c <= 90) break;
-  }
-  if (i === s.length) return s;
-  let out = s.slice(0, i);
-  for (; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    out += c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : s.charAt(i);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------

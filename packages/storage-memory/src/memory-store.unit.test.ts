@@ -1,13 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
-import { addDays, deriveStatus, IPO_STATUSES, rateLimitHit } from '@ipokit/core/backend';
+import { addDays, asciiLower, deriveStatus, IPO_STATUSES, rateLimitHit } from '@ipokit/core/backend';
 import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
 import { memoryStore } from './memory-store.js';
-import { asciiFold } from './ipo-table.js';
 import { RateWindows } from './rate-windows.js';
-import { dayNumber, lowerBound, upperBound } from './sorted.js';
+import { lowerBound, upperBound } from './sorted.js';
 
 const DAY = 86_400_000;
 const FIRST = '2026-12-27';
@@ -306,9 +305,9 @@ describe('memoryStore writes', () => {
     expect((await store.findIpo({ identifier: 'SY', gmpAt: null }))?.ipo.id).toBe('y1');
   });
 
-  it('folds ASCII only', () => {
-    expect(asciiFold('AbC-É\u212A')).toBe('abc-É\u212A');
-    expect(asciiFold('already-low')).toBe('already-low');
+  it('folds ASCII only (the core\'s asciiLower, which the table uses)', () => {
+    expect(asciiLower('AbC-É\u212A')).toBe('abc-É\u212A');
+    expect(asciiLower('already-low')).toBe('already-low');
   });
 });
 
@@ -520,19 +519,6 @@ describe('memoryStore close', () => {
 });
 
 describe('helpers', () => {
-  it('dayNumber agrees with Date.UTC over centuries, leap days included', () => {
-    for (const date of ['1970-01-01', '2000-02-29', '1900-03-01', '2026-11-20', '9999-12-31', '2024-12-31', '2025-01-01']) {
-      expect(dayNumber(date)).toBe(Date.parse(`${date}T00:00:00Z`) / DAY);
-    }
-    expect(dayNumber('0000-03-01')).toBe(dayNumber('0000-02-29') + 1);
-    let date = '1999-12-25';
-    for (let i = 0; i < 800; i++) {
-      const next = addDays(date, 1);
-      expect(dayNumber(next) - dayNumber(date)).toBe(1);
-      date = next;
-    }
-  });
-
   it('binary searches find both bounds', () => {
     const keys = Float64Array.of(1, 3, 3, 5);
     expect([0, 1, 3, 4, 6].map((x) => lowerBound(keys, x))).toEqual([0, 0, 1, 3, 4]);

@@ -24,7 +24,7 @@
  * place too (it owes nothing through the log: its delivery is made at once).
  */
 import { GMP_FIELDS, IpokitError, todayInIst } from '@ipokit/core';
-import { addDays, DISABLED_ERROR, dueStatusChanges, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt } from '@ipokit/core/backend';
+import { addDays, DISABLED_ERROR, dueStatusChanges, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt, randomBase62 } from '@ipokit/core/backend';
 import type {
   ClaimedDelivery,
   DeliveryRecord,
@@ -1032,26 +1032,6 @@ function bound(n: number, up = true): number | null {
   if (n === Infinity) return null;
   if (!(n > 0)) return 0;
   return up ? Math.ceil(n) : Math.floor(n);
-}
-
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/** Random bytes for delivery ids, drawn 64 KB at a time (an import may name 100,000s of deliveries). */
-let randomBytes = new Uint8Array(0);
-let nextByte = 0;
-
-/** `length` random base62 characters, as the core makes ids (bytes from 248 up are dropped: no bias). */
-function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    if (nextByte === randomBytes.length) {
-      randomBytes = crypto.getRandomValues(new Uint8Array(65_536));
-      nextByte = 0;
-    }
-    const b = randomBytes[nextByte++]!;
-    if (b < 248) out += BASE62[b % 62];
-  }
-  return out;
 }
 
 interface WebhookRow {

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, onSignedOut, type Overview } from './api.js';
+import { planName } from './format.js';
 import { useLoad, type Loaded } from './hooks.js';
 import { AccountPage } from './pages/account.js';
 import { IpoPage } from './pages/ipo.js';
@@ -126,11 +127,6 @@ function gmpAllowed(overview: Loaded<Overview>): boolean | undefined {
 
 function isCurrent(item: Page, page: Page): boolean {
   return item === page || (item === 'ipos' && page === 'ipo') || (item === 'webhooks' && page === 'webhook');
-}
-
-export function planName(plan: string, gmpAddon: boolean): string {
-  const name = plan.charAt(0).toUpperCase() + plan.slice(1);
-  return plan === 'pro' && gmpAddon ? `${name} + GMP` : name;
 }
 
 function SignedOut() {

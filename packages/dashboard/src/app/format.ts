@@ -35,6 +35,20 @@ export function formatRupees(n: number): string {
   return `₹${money.format(n)}`;
 }
 
+/**
+ * A plan as the header and the account page show it.
+ *
+ * @example
+ * ```ts
+ * planName('pro', true);   // 'Pro + GMP'
+ * planName('free', false); // 'Free'
+ * ```
+ */
+export function planName(plan: string, gmpAddon: boolean): string {
+  const name = plan.charAt(0).toUpperCase() + plan.slice(1);
+  return plan === 'pro' && gmpAddon ? `${name} + GMP` : name;
+}
+
 /** Seconds as e.g. "42 s", "13 min 5 s", "5 h 12 min". */
 export function formatSeconds(total: number): string {
   const s = Math.max(0, Math.round(total));

@@ -1,7 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import type { Overview, RateWindow, WindowName } from '../api.js';
-import { planName } from '../app.js';
-import { formatCount, formatSeconds } from '../format.js';
+import { formatCount, formatSeconds, planName } from '../format.js';
 import { useNow, type Loaded } from '../hooks.js';
 import { ErrorNote, Loading, PageTitle } from '../ui.js';
 
