@@ -52,7 +52,7 @@ describe('a fresh clone after npm ci', () => {
     clone = await mkdtemp(join(tmpdir(), 'ipokit-fresh-clone-'));
     const root = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as PackageJson;
     workspaces = root.workspaces ?? [];
-    for (const file of ['package.json', 'tsconfig.json', 'README.md', 'scripts/prepare.mjs']) await cp(join(ROOT, file), join(clone, file));
+    for (const file of ['package.json', 'tsconfig.json', 'README.md', 'scripts/prepare.mjs', 'scripts/tsup.base.ts']) await cp(join(ROOT, file), join(clone, file));
     // What git holds: no build output, no installed modules, none of the tests' dot files.
     const tracked = (src: string) => !['dist', 'node_modules'].includes(basename(src)) && !basename(src).startsWith('.');
     for (const w of workspaces) await cp(join(ROOT, w), join(clone, w), { recursive: true, filter: tracked });
