@@ -37,7 +37,7 @@ export interface AllowedNetworks {
 /** What can be passed as the allowed networks: CIDR texts, or their parsed form. */
 export type AllowedNetworksInput = readonly string[] | AllowedNetworks | undefined;
 
-/** The networks a webhook is never sent to unless allowed (CONTRACT 15), IPv4. */
+/** The networks a webhook is never sent to unless allowed (docs/spec.md#webhooks), IPv4. */
 export const REFUSED_IPV4_NETWORKS: readonly string[] = Object.freeze([
   '0.0.0.0/8',
   '10.0.0.0/8',
@@ -51,7 +51,7 @@ export const REFUSED_IPV4_NETWORKS: readonly string[] = Object.freeze([
   '224.0.0.0/3',
 ]);
 
-/** The networks a webhook is never sent to unless allowed (CONTRACT 15), IPv6; the IPv6 forms of a refused IPv4 address are refused too. */
+/** The networks a webhook is never sent to unless allowed (docs/spec.md#webhooks), IPv6; the IPv6 forms of a refused IPv4 address are refused too. */
 export const REFUSED_IPV6_NETWORKS: readonly string[] = Object.freeze(['::/128', '::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8']);
 
 const NO_NETWORKS: AllowedNetworks = Object.freeze({ networks: Object.freeze([]) });

@@ -8,7 +8,7 @@
  * keeps a cursor into the log and makes its deliveries from it when a claim or a listing
  * needs them, at most {@link MAX_PENDING_PER_WEBHOOK} pending at once. So a write costs time
  * linear in its events, and one endpoint's backlog costs nothing to another's claims or
- * listings (CONTRACT 15, fairness).
+ * listings (docs/spec.md#webhooks, fairness).
  */
 import { DAY_MS, istDayStart, toIsoUtc } from './dates.js';
 import { dueStatusChanges, eventsOfStatusChanges, nextStatusChangeAt } from './events.js';
@@ -22,6 +22,7 @@ import type {
   EventType,
   IpoDates,
   WebhookRecord,
+  WebhookStore,
 } from './types.js';
 
 /** Why the pending deliveries of an endpoint that gets disabled end as failed. */
@@ -30,7 +31,7 @@ export const DISABLED_ERROR = 'endpoint disabled';
 /** How long settled deliveries are kept by default: 30 days. */
 export const DELIVERY_RETENTION_MS = 30 * DAY_MS;
 
-/** How many settled deliveries an endpoint keeps by default (CONTRACT 15, bounds). */
+/** How many settled deliveries an endpoint keeps by default (docs/spec.md#webhooks). */
 export const DELIVERIES_KEPT_PER_WEBHOOK = 10_000;
 
 /**
@@ -276,15 +277,7 @@ export class MemoryOutbox {
    * outbox.claim({ now, limit: 64, perWebhook: 4, perAccount: 16, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() });
    * ```
    */
-  claim(input: {
-    now: number;
-    limit: number;
-    perWebhook: number;
-    perAccount: number;
-    leaseMs: number;
-    busy: ReadonlyMap<string, number>;
-    busyAccounts: ReadonlyMap<string, number>;
-  }): ClaimedDelivery[] {
+  claim(input: Parameters<WebhookStore['claimDeliveries']>[0]): ClaimedDelivery[] {
     const { now } = input;
     this.expireLeases(now);
     if (input.limit <= 0) return [];

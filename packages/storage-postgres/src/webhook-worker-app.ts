@@ -77,7 +77,7 @@ const watched: typeof store = {
   },
 };
 
-// (the receivers are local: loopback opened explicitly, CONTRACT 15)
+// (the receivers are local: loopback opened explicitly, docs/spec.md#webhooks)
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 const node = nodeWebhookTransport({ allowedNetworks: LOOPBACK });
 const transport: WebhookTransport = (request) => {

@@ -132,7 +132,7 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
           clock,
           start: (extra = {}) => {
             const transport = options.transport === undefined ? {} : { transport: options.transport };
-            // (the receivers are local: loopback opened explicitly, CONTRACT 15)
+            // (the receivers are local: loopback opened explicitly, docs/spec.md#webhooks)
             const w = startWebhookWorker(store, { now: clock.now, allowInsecureWebhooks: true, webhookAllowedNetworks: ['127.0.0.0/8', '::1/128'], pollIntervalMs: 20, onError: () => undefined, ...transport, ...extra });
             workers.push(w);
             return w;
