@@ -7,7 +7,7 @@
  *
  *   node --expose-gc --conditions=source --import tsx bench/core-memory.ts
  */
-import { makeIpo, makeSnapshot } from '@ipokit/core/testing';
+import { makeIpo, makeSnapshot } from '@ipokit/testing';
 import type { IpoRecord, SnapshotRecord } from '@ipokit/core';
 import { memoryStore } from '@ipokit/storage-memory';
 

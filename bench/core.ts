@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { todayInIst } from '@ipokit/core';
 import { addDays, paiseToRupees, roundDiv, toSeriesPoints } from '@ipokit/core/backend';
 import type { Exchange, GmpBucketQuery, IpoRecord, IpoStatus, IpoType, ListQuery, SnapshotRecord } from '@ipokit/core';
-import { makeIpo, makeSnapshot } from '@ipokit/core/testing';
+import { makeIpo, makeSnapshot } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { formatRows, type BenchRow } from './rows.js';
 

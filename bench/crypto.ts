@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { hashApiKey } from '@ipokit/core/backend';
-import { webhookSignature } from '../packages/core/src/events.js';
+import { webhookSignature } from '../packages/core/src/events/events.js';
 import * as noble from '../packages/core/src/crypto/web.js';
 import { formatRows, type BenchRow } from './rows.js';
 

@@ -32,7 +32,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createAccount, createApiKey, createIpoHandler, importDataset, type RateLimiter, type RateLimitWindow, type UsageCharge } from '@ipokit/core';
 import { HOUR_MS, istDayStart, WINDOW_MS } from '@ipokit/core/backend';
-import { fixtureDataset } from '@ipokit/core/testing';
+import { fixtureDataset } from '@ipokit/testing';
 import { redisLimiter } from '@ipokit/limiter-redis';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';

@@ -19,7 +19,7 @@
  */
 import pg from 'pg';
 import type { ClaimedDelivery, IpoStore, Store, WebhookRecord, WebhookStore } from '@ipokit/core';
-import { makeIpo, makeSnapshot } from '@ipokit/core/testing';
+import { makeIpo, makeSnapshot } from '@ipokit/testing';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 import { formatRows, type BenchRow } from './rows.js';
 

@@ -26,8 +26,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createAccount, createWebhook, importDataset, startWebhookWorker, type AccountStore, type IpoStore, type WebhookStore, type WebhookTransport } from '@ipokit/core';
-import { nodeWebhookTransport } from '@ipokit/core/node';
+import { createAccount, createWebhook, importDataset, type AccountStore, type IpoStore, type WebhookStore } from '@ipokit/core';
+import { startWebhookWorker, type WebhookTransport } from '@ipokit/webhooks';
+import { nodeWebhookTransport } from '@ipokit/webhooks/node';
 
 /** The receivers are local: loopback is opened explicitly (CONTRACT 15). */
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];

@@ -20,7 +20,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'api');
 
 interface EntryPoint {
-  /** e.g. `@ipokit/core/testing`. */
+  /** e.g. `@ipokit/testing`. */
   name: string;
   /** The source file the `source` export condition names. */
   file: string;
@@ -115,7 +115,7 @@ function stripModifiers<T extends ts.Node>(node: T): T {
   return node;
 }
 
-/** The file name of an entry point's report: `@ipokit/core/testing` -> `core-testing.api.md`. */
+/** The file name of an entry point's report: `@ipokit/testing` -> `core-testing.api.md`. */
 export function reportFileName(entry: string): string {
   return `${entry.replace(/^@ipokit\//, '').replace(/\//g, '-')}.api.md`;
 }

@@ -19,7 +19,8 @@ import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createAccount, createWebhook, importDataset, isIpokitError, startWebhookWorker, type Store, type WebhookStore } from '@ipokit/core';
+import { createAccount, createWebhook, importDataset, isIpokitError, type Store, type WebhookStore } from '@ipokit/core';
+import { startWebhookWorker } from '@ipokit/webhooks';
 
 /** How many probes (one a second). */
 const PROBES = 20;

@@ -55,7 +55,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createAccount, createWebhook, importDataset, isIpokitError } from '@ipokit/core';
-import { FIXTURE_NOW, IPO_IDS, seedFixture } from '@ipokit/core/testing';
+import { FIXTURE_NOW, IPO_IDS, seedFixture } from '@ipokit/testing';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 // The storage package's test proxy (not published), by path.
 import { cuttableProxy } from '../packages/storage-postgres/src/test-proxy.js';

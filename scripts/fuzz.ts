@@ -2,7 +2,7 @@
  * Fuzzing at scale: generated hostile requests against Express (5, 4), Koa (3, 2) and the
  * fetch handler (on @hono/node-server) on the memory store, and Express 5 and Koa 3 on the
  * PostgreSQL store (a real server when DATABASE_URL is set, else PGlite in-process). Every
- * answer is checked against the contract (`fuzzHttp` of `@ipokit/core/testing`); the first
+ * answer is checked against the contract (`fuzzHttp` of `@ipokit/testing`); the first
  * violation is printed with the request that caused it, and the process exits 1.
  *
  *   node --conditions=source --import tsx scripts/fuzz.ts [--runs 100000] [--seed N] [--concurrency 8] [--only koa] [--tolerate-reported]
@@ -29,8 +29,8 @@ import {
   generatedRequest,
   type FuzzReport,
   type StatusCounts,
-} from '../packages/core/src/testing/fuzz.js';
-import type { HttpTarget } from '../packages/core/src/testing/http-suite.js';
+} from '../packages/testing/src/fuzz.js';
+import type { HttpTarget } from '../packages/testing/src/http-suite.js';
 import { EXPRESS_VERSIONS, expressTarget } from '../packages/express/src/test-target.js';
 import { koaTargets } from '../packages/koa/src/test-target.js';
 import { fetchTarget, rewrittenRun, URL_PARSED_BY_RUNTIME } from '../packages/fetch/src/test-target.js';

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SLOW = 600_000;
-const PACKAGES = ['core', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'cli'] as const;
+const PACKAGES = ['core', 'webhooks', 'testing', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'cli'] as const;
 /** Every published package: the ones above, @ipokit/client and @ipokit/dashboard. */
 const ALL_PACKAGES = [...PACKAGES, 'client', 'dashboard'] as const;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -65,6 +65,7 @@ async function tarballFiles(tarball: string): Promise<string[]> {
 /** Every package's public entry points and what each must export (a function or class). */
 const EXPORTS: Record<string, string[]> = {
   '@ipokit/core': ['createIpoHandler', 'importDataset', 'createAccount', 'createApiKey', 'listApiKeys', 'revokeApiKey', 'openApiDocument', 'IpokitError', 'validateDataset'],
+  '@ipokit/webhooks': ['startWebhookWorker', 'fetchTransport', 'MemoryOutbox'],
   '@ipokit/storage-memory': ['memoryStore'],
   '@ipokit/storage-postgres': ['postgresStore', 'migrate'],
   '@ipokit/express': ['ipoRouter', 'accountRouter'],
@@ -78,13 +79,13 @@ const DATASET = {
 };
 
 /**
- * A webhook worker from the built package, with its default transport (the \`#platform\`
+ * A webhook worker from the built @ipokit/webhooks, with its default transport (the \`#platform\`
  * import: on Node the undici one): a loopback URL is refused at creation, and once opened
  * with webhookAllowedNetworks it is delivered to, signed (the \`#crypto\` import's HMAC).
  * Prints "ERR:BADPARAM 1 signed".
  */
 const WEBHOOK_CHECK = `
-async function webhookCheck(core, memory) {
+async function webhookCheck(core, memory, webhooks) {
   const store = memory.memoryStore();
   const pro = await core.createAccount(store, { name: 'h', plan: 'pro' });
   const got = [];
@@ -99,7 +100,7 @@ async function webhookCheck(core, memory) {
   try { await core.createWebhook(store, { accountId: pro.id, url, events: ['ipo.created'] }); } catch (e) { refused = e.code; }
   const local = { webhookAllowedNetworks: ['127.0.0.0/8'] };
   const { secret } = await core.createWebhook(store, { accountId: pro.id, url, events: ['ipo.created'] }, local);
-  const worker = core.startWebhookWorker(store, { allowInsecureWebhooks: true, pollIntervalMs: 20, ...local });
+  const worker = webhooks.startWebhookWorker(store, { allowInsecureWebhooks: true, pollIntervalMs: 20, ...local });
   await core.importDataset(store, ${JSON.stringify(DATASET)});
   for (let i = 0; i < 400 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
   await worker.stop();
@@ -133,13 +134,14 @@ import express from 'express';
 import Koa from 'koa';
 import * as core from '@ipokit/core';
 import * as backend from '@ipokit/core/backend';
+import * as webhooks from '@ipokit/webhooks';
 import * as memory from '@ipokit/storage-memory';
 import * as postgres from '@ipokit/storage-postgres';
 import * as ex from '@ipokit/express';
 import * as koa from '@ipokit/koa';
 import * as fetchAdapter from '@ipokit/fetch';
 import * as cli from '@ipokit/cli';
-const modules = { '@ipokit/core': core, '@ipokit/storage-memory': memory, '@ipokit/storage-postgres': postgres, '@ipokit/express': ex, '@ipokit/koa': koa, '@ipokit/fetch': fetchAdapter, '@ipokit/cli': cli };
+const modules = { '@ipokit/core': core, '@ipokit/webhooks': webhooks, '@ipokit/storage-memory': memory, '@ipokit/storage-postgres': postgres, '@ipokit/express': ex, '@ipokit/koa': koa, '@ipokit/fetch': fetchAdapter, '@ipokit/cli': cli };
 const missing = [];
 for (const [name, names] of Object.entries(${JSON.stringify(EXPORTS)})) for (const n of names) if (typeof modules[name][n] !== 'function') missing.push(name + ' ' + n);
 const store = memory.memoryStore();
@@ -162,7 +164,7 @@ const answer = await handle(new Request('http://localhost/ipos/ORBIT', { headers
 const fetched = answer.status + ' ' + (await answer.json()).ipo.symbol;
 ${WEBHOOK_CHECK}
 const web = await import(new URL('./node_modules/@ipokit/core/dist/crypto-web.js', import.meta.url).href);
-console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())), fetch: fetched, webhooks: await webhookCheck(core, memory), crypto: cryptoCheck(backend, web) }));
+console.log(JSON.stringify({ missing, express: await ask(http.createServer(app)), koa: await ask(http.createServer(kapp.callback())), fetch: fetched, webhooks: await webhookCheck(core, memory, webhooks), crypto: cryptoCheck(backend, web) }));
 `;
 
 const CJS_SCRIPT = `
@@ -193,7 +195,7 @@ ${WEBHOOK_CHECK}
   await new Promise((r) => accountServer.listen(0, '127.0.0.1', r));
   const page = await fetch('http://127.0.0.1:' + accountServer.address().port + '/account/-/dashboard/');
   accountServer.close();
-  const webhooks = await webhookCheck(core, modules['@ipokit/storage-memory']);
+  const webhooks = await webhookCheck(core, modules['@ipokit/storage-memory'], modules['@ipokit/webhooks']);
   const hashes = cryptoCheck(require('@ipokit/core/backend'), require('./node_modules/@ipokit/core/dist/crypto-web.cjs'));
   console.log(JSON.stringify({ missing, express: res.status + ' ' + body.ipo.symbol, dashboard: page.status + ' ' + page.headers.get('content-type'), webhooks, crypto: hashes }));
 })();

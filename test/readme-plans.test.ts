@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { createAccount, createApiKey, createIpoHandler, getUsage, importDataset, todayInIst, type IpoRouterOptions } from '@ipokit/core';
-import { fixtureDataset } from '@ipokit/core/testing';
+import { fixtureDataset } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 
 const ROOT = new URL('../', import.meta.url);

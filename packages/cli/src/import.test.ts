@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatasetChecker, importDataset, IpokitError, validateDataset, type DatasetItem } from '@ipokit/core';
-import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/core/testing';
+import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
 import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
 import pg from 'pg';
 // The storage package's own test helper (not published), by path.

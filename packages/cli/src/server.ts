@@ -8,23 +8,8 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
-import {
-  createAccount,
-  createApiKey,
-  importDataset,
-  IpokitError,
-  isIpokitError,
-  listApiKeys,
-  revokeApiKey,
-  todayInIst,
-  updateAccount,
-  type IpoRouterOptions,
-  type Plan,
-  type Store,
-  type WebhookStore,
-  type WebhookWorker,
-  type WebhookWorkerOptions,
-} from '@ipokit/core';
+import { createAccount, createApiKey, importDataset, IpokitError, isIpokitError, listApiKeys, revokeApiKey, todayInIst, updateAccount, type IpoRouterOptions, type Plan, type Store, type WebhookStore } from '@ipokit/core';
+import { type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/webhooks';
 import { accountRouter, ipoRouter } from '@ipokit/express';
 import { accountRouter as koaAccountRouter, ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';

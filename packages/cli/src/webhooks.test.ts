@@ -2,17 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  EVENT_TYPES,
-  importDataset,
-  listDeliveries,
-  startWebhookWorker,
-  type DeliveryInfo,
-  type Store,
-  type WebhookInfo,
-  type WebhookStore,
-  type WebhookTransport,
-} from '@ipokit/core';
+import { EVENT_TYPES, importDataset, listDeliveries, type DeliveryInfo, type Store, type WebhookInfo, type WebhookStore } from '@ipokit/core';
+import { startWebhookWorker, type WebhookTransport } from '@ipokit/webhooks';
 import { storeOf } from './database.js';
 import { runCli } from './index.js';
 import { CliError } from './io.js';

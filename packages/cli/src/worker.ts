@@ -5,8 +5,9 @@
  * may share a database.
  */
 import { parseArgs } from 'node:util';
-import { isIpokitError, startWebhookWorker, type WebhookStore, type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/core';
-import { nodeWebhookTransport } from '@ipokit/core/node';
+import { isIpokitError, type WebhookStore } from '@ipokit/core';
+import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/webhooks';
+import { nodeWebhookTransport } from '@ipokit/webhooks/node';
 import { migrate } from '@ipokit/storage-postgres';
 import { parseOrThrow, takePositionals } from './args.js';
 import { loadSettings, reportConfigProblems, type FlagValue, type ServeSettings } from './config.js';

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exchange, IpoStatus, IpoType } from '@ipokit/core';
-import { EXPECTED_ORDER, expectedIpo, FIXTURE_NOW, IPO_IDS } from '@ipokit/core/testing';
+import { EXPECTED_ORDER, expectedIpo, FIXTURE_NOW, IPO_IDS } from '@ipokit/testing';
 import {
   createClient,
   IpokitApiError,

@@ -5,7 +5,7 @@
  * package ships dist/ only, built from index.ts).
  */
 import type { IpoRouterOptions } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, type FixtureKeys, type HttpTarget, type StartedTarget } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, type FixtureKeys, type HttpTarget, type StartedTarget } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 // The adapters' own test apps (not published), by path: the same servers their suites use.
 import { EXPRESS_VERSIONS, expressTarget } from '../../express/src/test-target.js';

@@ -2,7 +2,7 @@
  * `@ipokit/core/backend`: the rules a storage backend, rate limiter or adapter restates or
  * uses, each defined once in the core (docs/spec.md#storage). A backend that answers from
  * its own indexes or in SQL or Lua is pinned to these by the conformance suites of
- * `@ipokit/core/testing`. An app that only mounts the router needs none of it.
+ * `@ipokit/testing`. An app that only mounts the router needs none of it.
  *
  * @example
  * ```ts
@@ -14,27 +14,28 @@
  * ```
  */
 // Text: ordering and case folding.
-export { asciiLower } from './ascii.js';
-export { closingDate, compareCodePoints, compareForStatus, deriveStatus, IPO_STATUSES } from './status.js';
+export { asciiLower } from './model/ascii.js';
+export { closingDate, compareCodePoints, compareForStatus, deriveStatus, IPO_STATUSES } from './model/status.js';
 // Dates and numbers.
-export { addDays, dayNumber, isCalendarDate } from './dates.js';
-export { aggregatePaise } from './aggregate.js';
-export { paiseToRupees, roundDiv } from './numbers.js';
+export { addDays, DAY_MS, dayNumber, isCalendarDate, toIsoUtc } from './model/dates.js';
+export { aggregatePaise } from './model/aggregate.js';
+export { MAX_GMP_PAISE, paiseToRupees, roundDiv } from './model/numbers.js';
 // GMP buckets.
-export { BUCKET_GRIDS, toSeriesPoints } from './gmp.js';
+export { BUCKET_GRIDS, toGmpSnapshot, toSeriesPoints } from './model/gmp.js';
 // The windows: the decision every limiter is pinned to, and IST day periods.
-export { describeWindow, rateLimitHit, rateLimitPeek, WINDOW_MS, type RateLimitHitResult, type WindowHits } from './sliding-window.js';
-export { istDayStart } from './dates.js';
-export { HOUR_MS } from './rate-limit.js';
+export { describeWindow, rateLimitHit, rateLimitPeek, WINDOW_MS, type RateLimitHitResult, type WindowHits } from './limits/sliding-window.js';
+export { istDayStart } from './model/dates.js';
+export { HOUR_MS } from './limits/rate-limit.js';
 // Keys, as stores keep them.
-export { hashApiKey, KEY_PREFIX_LENGTH, randomBase62 } from './keys.js';
+export { hashApiKey, KEY_PREFIX_LENGTH, randomBase62 } from './accounts/keys.js';
 // Datasets: conflicts found while writing.
-export { datasetConflictError } from './admin.js';
+export { datasetConflictError } from './dataset/import.js';
 // Requests and error bodies, for adapters.
-export { decodeComponent, decodeQueryComponent, parseQuery, routePath, type Route } from './request.js';
-export { errorBody } from './serialize.js';
-export { parsedAccountBody, readAccountBody } from './account-handler.js';
+export { decodeComponent, decodeQueryComponent, isOpenApiPath, parseQuery, routePath, type Route } from './http/request.js';
+export { errorBody, toWireIpo } from './http/serialize.js';
+export { parsedAccountBody, readAccountBody } from './http/account-handler.js';
 // Webhooks: the events of a write, and endpoints, events and deliveries in memory.
-export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, type WriteChanges } from './events.js';
-export { dueStatusChanges, nextStatusChangeAt } from './events.js';
-export { DELIVERY_RETENTION_MS, DISABLED_ERROR, MemoryOutbox } from './outbox.js';
+export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, type WriteChanges } from './events/events.js';
+export { dueStatusChanges, nextStatusChangeAt } from './events/events.js';
+export { DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS, DISABLED_ERROR, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_RETRY_DELAYS_MS } from './events/events.js';
+export { generateWebhookSecret, nextAttemptAt, statusChangeEventId, webhookSignature } from './events/events.js';

@@ -6,7 +6,7 @@
  * document, the operator's functions (datasets, accounts, keys) and the IST day. What a
  * storage backend, rate limiter or adapter restates (folding, status table, bucket grid, the
  * sliding window, error bodies) is on `@ipokit/core/backend`; the conformance suites are on
- * `@ipokit/core/testing`. `npm run api` records all three in api/*.api.md.
+ * `@ipokit/testing`. `npm run api` records all three in api/*.api.md.
  */
 
 // The wire: what a client receives (docs/spec.md#ipo-object).
@@ -34,7 +34,7 @@ export {
   type ScheduleEvent,
   EVENT_TYPES,
   type EventType,
-} from './types.js';
+} from './model/types.js';
 
 // The store, as capabilities (docs/spec.md#storage).
 export type {
@@ -69,7 +69,7 @@ export type {
   DeliveryState,
   ClaimedDelivery,
   DeliveryResult,
-} from './types.js';
+} from './model/types.js';
 
 // Errors (docs/spec.md#errors).
 export {
@@ -79,7 +79,7 @@ export {
   type ErrorCode,
   type IpokitErrorOptions,
   type WireErrorCode,
-} from './errors.js';
+} from './model/errors.js';
 
 // The handler the adapters wrap, and its settings (docs/spec.md#adapters, #settings).
 export {
@@ -88,7 +88,7 @@ export {
   type HandlerResponse,
   type IpoHandler,
   type IpoRouterArgs,
-} from './handler.js';
+} from './http/handler.js';
 // The account holder's routes the adapters wrap (docs/spec.md#account-router).
 export {
   createAccountHandler,
@@ -101,7 +101,7 @@ export {
   type AccountRouterArgs,
   type DashboardAsset,
   type DashboardAssets,
-} from './account-handler.js';
+} from './http/account-handler.js';
 export {
   DEFAULT_OPTIONS,
   resolveOptions,
@@ -111,7 +111,7 @@ export {
   type PlanLimits,
   type RateLimitHeaders,
   type ResolvedOptions,
-} from './options.js';
+} from './http/options.js';
 
 // The OpenAPI document (docs/spec.md#openapi).
 export {
@@ -131,17 +131,16 @@ export {
   type OpenApiReference,
   type OpenApiResponse,
   type OpenApiSecurityRequirement,
-} from './openapi.js';
+} from './http/openapi.js';
 
 // The operator's functions: data, accounts, keys (docs/spec.md#datasets, #keys).
+export { deleteIpos, importDataset } from './dataset/import.js';
 export {
   createAccount,
   createApiKey,
-  deleteIpos,
   getAccount,
   getAccountWindows,
   getUsage,
-  importDataset,
   listAccounts,
   listApiKeys,
   revokeApiKey,
@@ -151,8 +150,8 @@ export {
   type AdminOptions,
   type ApiKeyInfo,
   type CreatedApiKey,
-} from './admin.js';
-export type { AccountWindow } from './rate-limit.js';
+} from './accounts/admin.js';
+export type { AccountWindow } from './limits/rate-limit.js';
 // Webhooks (docs/spec.md#webhooks).
 export {
   createWebhook,
@@ -164,9 +163,7 @@ export {
   type DeliveryInfo,
   type WebhookInfo,
   type WebhookOptions,
-} from './webhooks.js';
-export { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
-export { fetchTransport, type WebhookRequest, type WebhookTransport } from './delivery.js';
+} from './events/webhooks.js';
 export {
   isAddressAllowed,
   isIpLiteral,
@@ -178,15 +175,15 @@ export {
   type AllowedNetworks,
   type AllowedNetworksInput,
   type Network,
-} from './address-policy.js';
+} from './events/address-policy.js';
 export {
   createDatasetChecker,
   validateDataset,
   type DatasetChecker,
   type DatasetItem,
   type DatasetRecordPlace,
-} from './dataset.js';
-export type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource } from './types.js';
+} from './dataset/dataset.js';
+export type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource } from './model/types.js';
 
 // The IST calendar day every status is derived on (docs/spec.md#status).
-export { todayInIst } from './dates.js';
+export { todayInIst } from './model/dates.js';

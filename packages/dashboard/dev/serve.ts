@@ -24,7 +24,7 @@ import {
   type WireErrorCode,
 } from '@ipokit/core';
 import { errorBody } from '@ipokit/core/backend';
-import { FIXTURE_NOW, fixtureDataset } from '@ipokit/core/testing';
+import { FIXTURE_NOW, fixtureDataset } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { dashboardAssets } from '../dist/index.js';
 

@@ -21,7 +21,7 @@ import {
   type IpoRouterOptions,
   type Store,
 } from '@ipokit/core';
-import { fixtureDataset } from '@ipokit/core/testing';
+import { fixtureDataset } from '@ipokit/testing';
 import { accountRouter, ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';
 

@@ -1,4 +1,4 @@
-import { testClientAddress } from '@ipokit/core/testing';
+import { testClientAddress } from '@ipokit/testing';
 import { ipoRouter } from './index.js';
 import { EXPRESS_VERSIONS, listen } from './test-target.js';
 

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { describe, expect, it } from 'vitest';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
 import { memoryStore } from '@ipokit/storage-memory';
-import { FIXTURE_NOW, seedFixture, testHttp } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, testHttp } from '@ipokit/testing';
 import { ipoRouter } from './index.js';
 import { EXPRESS_VERSIONS, expressTarget, listen } from './test-target.js';
 

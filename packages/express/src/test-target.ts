@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import express4 from 'express4';
-import type { AccountHttpTarget, HttpTarget, StartedTarget } from '@ipokit/core/testing';
+import type { AccountHttpTarget, HttpTarget, StartedTarget } from '@ipokit/testing';
 import { accountRouter, ipoRouter } from './index.js';
 
 /** The Express versions the adapter supports, each as a way to create an app. */

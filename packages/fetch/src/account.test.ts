@@ -1,4 +1,4 @@
-import { testAccountRouter } from '@ipokit/core/testing';
+import { testAccountRouter } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { fetchAccountTarget } from './test-target.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { IpoRouterOptions } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, testClientAddress, testHttp, type FixtureKeys } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, testClientAddress, testHttp, type FixtureKeys } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { ipoHandler, type FetchIpoHandlerOptions } from './index.js';
 import { bareHandler, fetchTarget, honoTarget, serveFetch } from './test-target.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REPORTED_BUGS, compareFuzzReports, fuzzHttp, type FuzzReport } from '@ipokit/core/testing';
+import { REPORTED_BUGS, compareFuzzReports, fuzzHttp, type FuzzReport } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { EXPRESS_VERSIONS, expressTarget } from '../../express/src/test-target.js';
 import { fetchTarget, honoTarget, rewrittenRun, URL_PARSED_BY_RUNTIME } from './test-target.js';

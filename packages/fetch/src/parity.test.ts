@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IpoRouterOptions } from '@ipokit/core';
 import { ipoRouter as expressRouter } from '@ipokit/express';
-import { FIXTURE_NOW, seedFixture, type FixtureKeys } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, type FixtureKeys } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { fetchTarget, honoTarget } from './test-target.js';
 

@@ -2,7 +2,7 @@
  * The servers the HTTP suite runs the fetch handler in, on Node with `@hono/node-server`:
  * the handler as the whole server (the shape of Bun, Deno and Workers), and the handler
  * under a Hono route; and what the fuzzer must know about them. For this package's tests
- * and scripts/fuzz.ts only (type imports of @ipokit/core/testing: no vitest); not published.
+ * and scripts/fuzz.ts only (type imports of @ipokit/testing: no vitest); not published.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,9 +10,9 @@ import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
-import type { AccountHttpTarget, HttpTarget, KnownBug, StartedTarget } from '@ipokit/core/testing';
-// Straight from the source file, as scripts/fuzz.ts imports it: @ipokit/core/testing loads vitest.
-import { describeRequest, generatedRequest } from '../../core/src/testing/fuzz.js';
+import type { AccountHttpTarget, HttpTarget, KnownBug, StartedTarget } from '@ipokit/testing';
+// Straight from the source file, as scripts/fuzz.ts imports it: @ipokit/testing loads vitest.
+import { describeRequest, generatedRequest } from '../../testing/src/fuzz.js';
 import { accountRouter, ipoHandler } from './index.js';
 
 /**

@@ -1,4 +1,4 @@
-import { testFuzz } from '@ipokit/core/testing';
+import { testFuzz } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { koaTargets } from './test-target.js';
 

@@ -2,7 +2,7 @@ import Koa from 'koa';
 import mount from 'koa-mount';
 import { describe, expect, it } from 'vitest';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, testHttp } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, testHttp } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { ipoRouter } from './index.js';
 import { KOA_VERSIONS, koaTargets, listen } from './test-target.js';

@@ -6,7 +6,7 @@ import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IpoRouterOptions } from '@ipokit/core';
 import { ipoRouter as expressRouter } from '@ipokit/express';
-import { FIXTURE_NOW, seedFixture, type FixtureKeys } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, type FixtureKeys } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { ipoRouter as koaRouter } from './index.js';
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Koa2 from 'koa2';
 import mount from 'koa-mount';
-import type { AccountHttpTarget, HttpTarget, StartedTarget } from '@ipokit/core/testing';
+import type { AccountHttpTarget, HttpTarget, StartedTarget } from '@ipokit/testing';
 import { accountRouter, ipoRouter, type KoaContextLike } from './index.js';
 
 /** The Koa versions the adapter supports, each as a way to create an app. */

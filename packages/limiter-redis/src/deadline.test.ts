@@ -5,7 +5,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
 import type { RateLimitWindow, UsageCharge } from '@ipokit/core';
-import { FIXTURE_NOW, FIXTURE_TODAY, seedFixture } from '@ipokit/core/testing';
+import { FIXTURE_NOW, FIXTURE_TODAY, seedFixture } from '@ipokit/testing';
 import { ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';
 import { redisLimiter, type IoredisClient, type NodeRedisClient } from './index.js';

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { RateLimiter } from '@ipokit/core';
-import { testAccountRouter, testHttp } from '@ipokit/core/testing';
+import { testAccountRouter, testHttp } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { EXPRESS_VERSIONS, expressAccountTarget, expressTarget } from '../../express/src/test-target.js';
 import { redisLimiter } from './index.js';

@@ -4,7 +4,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
 import type { RateLimiter, RateLimitWindow, UsageCharge, UsageRoute, UsageRow } from '@ipokit/core';
-import { rateLimitModel, testLimiter } from '@ipokit/core/testing';
+import { rateLimitModel, testLimiter } from '@ipokit/testing';
 import { redisLimiter, type IoredisClient, type RedisLimiter, type RedisLimiterOptions } from './index.js';
 import { deleteKeysUnder, keysUnder, randomPrefix, REDIS_URL } from './test-redis.js';
 

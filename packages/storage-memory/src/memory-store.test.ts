@@ -1,6 +1,6 @@
 import { afterAll } from 'vitest';
-import { testStore, testWebhookStore, testWebhookWorker } from '@ipokit/core/testing';
-import { nodeWebhookTransport } from '@ipokit/core/node';
+import { testStore, testWebhookStore, testWebhookWorker } from '@ipokit/testing';
+import { nodeWebhookTransport } from '@ipokit/webhooks/node';
 import { memoryStore } from './memory-store.js';
 
 testStore({ name: 'memoryStore', createStore: () => memoryStore(), destroyStore: (store) => store.close?.() });

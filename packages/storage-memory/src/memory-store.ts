@@ -7,7 +7,8 @@
  * one atomic step, and a reader sees a write whole or not at all.
  */
 import { IpokitError } from '@ipokit/core';
-import { eventsOfWrite, MemoryOutbox, sameIpo, sameSnapshot } from '@ipokit/core/backend';
+import { eventsOfWrite, sameIpo, sameSnapshot } from '@ipokit/core/backend';
+import { MemoryOutbox } from '@ipokit/webhooks';
 import type {
   AccountRecord,
   AccountStore,

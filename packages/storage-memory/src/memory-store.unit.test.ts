@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
 import { addDays, asciiLower, deriveStatus, IPO_STATUSES, rateLimitHit } from '@ipokit/core/backend';
 import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
-import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/core/testing';
+import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/testing';
 import { memoryStore } from './memory-store.js';
 import { RateWindows } from './rate-windows.js';
 import { lowerBound, upperBound } from './sorted.js';

@@ -4,7 +4,7 @@
  * event loop or fill the heap. Before: 1,000 endpoints x 2,000 snapshots made 2,000,000
  * deliveries inside the write (8-19 s, +1,071 MB of heap); 8,000 snapshots ran out of memory.
  */
-import { makeIpo, makeSnapshot } from '@ipokit/core/testing';
+import { makeIpo, makeSnapshot } from '@ipokit/testing';
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from './index.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { fuzzHttp, REPORTED_BUGS, testFuzz } from '@ipokit/core/testing';
+import { fuzzHttp, REPORTED_BUGS, testFuzz } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { EXPRESS_VERSIONS, expressTarget } from '../../express/src/test-target.js';
 import { koaTargets } from '../../koa/src/test-target.js';

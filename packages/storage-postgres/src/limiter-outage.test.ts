@@ -3,7 +3,7 @@ import express from 'express';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IpoRouterOptions } from '@ipokit/core';
-import { FIXTURE_NOW, seedFixture, type SeededFixture } from '@ipokit/core/testing';
+import { FIXTURE_NOW, seedFixture, type SeededFixture } from '@ipokit/testing';
 import { ipoRouter } from '@ipokit/express';
 import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorBody } from '@ipokit/core';
 import { revokeApiKey } from '@ipokit/core';
 import { istDayStart } from '@ipokit/core/backend';
-import { FIXTURE_NOW, FIXTURE_TODAY, seedFixture, type FixtureKeys, type SeededFixture } from '@ipokit/core/testing';
+import { FIXTURE_NOW, FIXTURE_TODAY, seedFixture, type FixtureKeys, type SeededFixture } from '@ipokit/testing';
 import type { BridgeAnswer, BridgeQuery } from './multi-process-app.js';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { testAccountRouter, testHttp } from '@ipokit/core/testing';
+import { testAccountRouter, testHttp } from '@ipokit/testing';
 import { EXPRESS_VERSIONS, expressAccountTarget, expressTarget } from '../../express/src/test-target.js';
 import { fetchAccountTarget } from '../../fetch/src/test-target.js';
 import { koaAccountTargets, koaTargets } from '../../koa/src/test-target.js';

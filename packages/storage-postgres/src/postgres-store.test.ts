@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { testIpoStore, testStore, testWebhookStore, testWebhookWorker } from '@ipokit/core/testing';
+import { testIpoStore, testStore, testWebhookStore, testWebhookWorker } from '@ipokit/testing';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
 
 let db: TestDatabase;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { GmpBucket, GmpBucketQuery, GmpField, SnapshotRecord } from '@ipokit/core';
-import { referenceBuckets } from '@ipokit/core/testing';
+import { referenceBuckets } from '@ipokit/testing';
 import { timelineBuckets, timelineFits, toTimeline, TIMELINE_LIMIT } from './timeline.js';
 
 // The data cache buckets the GMP series in memory from one IPO's timeline: the buckets must

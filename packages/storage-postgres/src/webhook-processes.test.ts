@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAccount, createWebhook, importDataset, type DeliveryRecord, type EventType, type Store, type WebhookStore } from '@ipokit/core';
-import { makeIpo, toDataset } from '@ipokit/core/testing';
+import { makeIpo, toDataset } from '@ipokit/testing';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';
 import type { WorkerAppStats } from './webhook-worker-app.js';

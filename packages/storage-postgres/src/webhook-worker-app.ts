@@ -22,8 +22,8 @@
  * `stats` with {@link WorkerAppStats}, and it exits when its parent goes away.
  */
 import pg from 'pg';
-import { startWebhookWorker, type WebhookTransport } from '@ipokit/core';
-import { nodeWebhookTransport } from '@ipokit/core/node';
+import { startWebhookWorker, type WebhookTransport } from '@ipokit/webhooks';
+import { nodeWebhookTransport } from '@ipokit/webhooks/node';
 import { postgresStore } from './postgres-store.js';
 
 /** What the process answers to `stats`. */

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset, isIpokitError, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type EventType, type Store, type WebhookRecord, type WebhookStore } from '@ipokit/core';
-import { makeIpo, makeSnapshot, referenceStore, toDataset } from '@ipokit/core/testing';
+import { makeIpo, makeSnapshot, referenceStore, toDataset } from '@ipokit/testing';
 import type { PostgresClient } from './client.js';
 import { advisoryKey, deliveriesChannel, migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
 import { postgresStore } from './postgres-store.js';

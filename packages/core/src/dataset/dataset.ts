@@ -1,0 +1,1244 @@
+/**
+ * Validation of a whole dataset (docs/spec.md#ipo-object, #status, #numbers, #datasets): every IPO record and GMP snapshot
+ * is checked, problems are collected in dataset order, and a valid dataset comes back as
+ * the normalised records stores keep. The same rules run one record at a time for a
+ * dataset streamed from a file too large for memory (`createDatasetChecker`);
+ * `validateDataset` is built on them.
+ */
+import { asciiLower } from '../model/ascii.js';
+import { aggregatePaise } from '../model/aggregate.js';
+import { dateToEpochMs, parseInstant } from '../model/dates.js';
+import { IpokitError, type DatasetProblem } from '../model/errors.js';
+import { toPaise } from '../model/numbers.js';
+import { compareCodePoints } from '../model/status.js';
+import type { Exchange, IpoRecord, IpoType, ScheduleEvent, SnapshotRecord, Store } from '../model/types.js';
+
+/** How many problems an `ERR:DATASET` error lists at most (`problemCount` gives the total). */
+export const MAX_DATASET_PROBLEMS = 1000;
+
+/** The longest string a dataset may hold, in code points. */
+const MAX_DATASET_STRING_LENGTH = 10_000;
+
+/** Earliest snapshot instant accepted: 2000-01-01T00:00:00.000Z. */
+const MIN_SNAPSHOT_INSTANT = Date.UTC(2000, 0, 1);
+
+/** Latest snapshot instant accepted: 9999-12-31T23:59:59.999Z. */
+const MAX_SNAPSHOT_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+const MAX_SLUG_LENGTH = 128;
+const MAX_INT32 = 2_147_483_647;
+/** How much of a bad value a message quotes, in code points. */
+const QUOTE_LENGTH = 50;
+/** How much of a key a problem's path shows, in code points: a key can be megabytes long. */
+const PATH_KEY_LENGTH = 100;
+
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const SYMBOL_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,31}$/;
+const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const PRICE_RANGE_RE = /^(\d+)(?:\.(\d{1,2}))?-(\d+)(?:\.(\d{1,2}))?$/;
+const LISTING_GAIN_RE = /^-?\d+(?:\.\d+)?$/;
+const LEADING_ZEROS_RE = /^0+(?=\d)/;
+
+const ID_FORM = 'an id is 1 to 64 of A-Z, a-z, 0-9, ".", "_" and "-", starting with a letter or digit';
+
+const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(['ipos', 'gmp']);
+
+/** Fields an IPO record may carry: those of IpoRecord plus the derived ones, which are ignored. */
+const IPO_KEYS: ReadonlySet<string> = new Set([
+  'id',
+  'name',
+  'symbol',
+  'slug',
+  'type',
+  'isSme',
+  'exchanges',
+  'infoUrl',
+  'nseInfoUrl',
+  'prospectusUrl',
+  'logo',
+  'startDate',
+  'endDate',
+  'listingDate',
+  'priceRange',
+  'minQty',
+  'lotSize',
+  'minAmount',
+  'issueSize',
+  'listingGain',
+  'status',
+  'schedule',
+  'about',
+  'strengths',
+  'risks',
+  'mediaCoverageLinks',
+  'gmp',
+]);
+const SCHEDULE_KEYS: ReadonlySet<string> = new Set(['event', 'date']);
+const SNAPSHOT_KEYS: ReadonlySet<string> = new Set(['ipoId', 'timestamp', 'sources']);
+const SOURCE_KEYS: ReadonlySet<string> = new Set(['name', 'gmpPrice']);
+
+type PlainObject = Record<string, unknown>;
+
+/** Problems of one part of a dataset: keeps the first {@link MAX_DATASET_PROBLEMS}, counts them all. */
+class Problems {
+  readonly list: DatasetProblem[] = [];
+  /** The index of the record each kept problem is on (to merge in what is found at the end). */
+  readonly at: number[] = [];
+  count = 0;
+
+  add(path: string, message: string, at = 0): void {
+    this.count += 1;
+    if (this.list.length < MAX_DATASET_PROBLEMS) {
+      this.list.push({ path, message });
+      this.at.push(at);
+    }
+  }
+}
+
+/** Where a record's problems go: `add('endDate', ...)` reports at `ipos[2].endDate`. */
+class RecordScope {
+  constructor(
+    private readonly problems: Problems,
+    private readonly part: 'ipos' | 'gmp',
+    private readonly index: number,
+  ) {}
+
+  add(label: string, message: string): void {
+    // The path is built only when there is a problem: valid records cost no strings.
+    this.problems.add(`${this.part}[${this.index}].${label}`, message, this.index);
+  }
+}
+
+/**
+ * One piece of a dataset as a streaming reader meets it, in the order of the file:
+ * - `not-an-object`: the whole dataset is this value, which is not an object (a reader
+ *   may give an empty array or object in place of a large one: only its kind is named);
+ * - `key`: a top-level key, once per occurrence;
+ * - `value`: the value of the top-level `ipos` or `gmp` (any array when it is one, whose
+ *   elements then follow as `ipo` or `snapshot` items; an empty object in place of an object);
+ * - `ipo`, `snapshot`: one element of the `ipos` or `gmp` array, with its index there;
+ * - `refused`: a value the reader would not hold (see {@link DatasetChecker.refused}), in
+ *   place of the element `record` when it is in one.
+ */
+export type DatasetItem =
+  | { kind: 'not-an-object'; value: unknown }
+  | { kind: 'key'; key: string }
+  | { kind: 'value'; key: 'ipos' | 'gmp'; value: unknown }
+  | { kind: 'ipo'; index: number; value: unknown }
+  | { kind: 'snapshot'; index: number; value: unknown }
+  | { kind: 'refused'; record: DatasetRecordPlace | null; path: string; message: string };
+
+/** Which element of a dataset: `ipos[index]` or `gmp[index]`. */
+export interface DatasetRecordPlace {
+  part: 'ipos' | 'gmp';
+  index: number;
+}
+
+/**
+ * The rules of {@link validateDataset}, applied one record at a time, so that a dataset too
+ * large for memory can be checked as it streams by (the CLI's import): no record is kept.
+ * Feed it the pieces of a dataset in any order (a file may hold `gmp` before `ipos`), the
+ * snapshots in index order from 0; `finish()` then reports exactly what `validateDataset`
+ * reports for the same dataset (the same problems, in dataset order, and count).
+ *
+ * What it keeps between records: the ids, folded symbols and slugs of the IPOs, and 12
+ * bytes per snapshot (its instant and IPO) to find duplicate snapshots, which are looked
+ * for in `finish()` (they are reported as `validateDataset` reports them, on the later record).
+ */
+export interface DatasetChecker {
+  /** The dataset is `value`, which is not an object. */
+  notAnObject(value: unknown): void;
+  /** A top-level key, in file order (unknown keys and a repeated `ipos` or `gmp` are problems). */
+  topLevelKey(key: string): void;
+  /** The value of the top-level `ipos` or `gmp`: a problem unless it is an array. */
+  topLevelValue(key: 'ipos' | 'gmp', value: unknown): void;
+  /** Checks `ipos[index]`: the normalised record, or `null` when it has a problem. */
+  ipo(value: unknown, index: number): IpoRecord | null;
+  /**
+   * Checks `gmp[index]` (indexes 0, 1, 2, ... in order): the normalised record, or `null`
+   * when it has a problem. A duplicate of an earlier snapshot is found in `finish()`.
+   */
+  snapshot(value: unknown, index: number): SnapshotRecord | null;
+  /**
+   * A value a streaming reader would not hold (nested too deep, a number or a record too
+   * large, ...) is a problem at `path`, of the element `record` (which takes its place in
+   * the dataset and is not checked further) or of the top level (`record` null). Reported
+   * with the others, in dataset order.
+   */
+  refused(path: string, message: string, record: DatasetRecordPlace | null): void;
+  /** Feeds one {@link DatasetItem}: the record for `ipo` and `snapshot` items, as above. */
+  feed(item: DatasetItem): IpoRecord | SnapshotRecord | null;
+  /** Problems found so far (duplicate snapshots are counted only by `finish()`). */
+  readonly problemCount: number;
+  /** Whether `finish()` will throw: {@link problemCount}, duplicate snapshots included. */
+  hasProblems(): boolean;
+  /**
+   * The store's part, for a dataset that is refused anyway: the well-formed ipoIds that
+   * snapshots name and no IPO record of the dataset has (the store must hold them). Empty
+   * when the dataset's IPOs are not known for sure (a repeated `ipos`, a refused value).
+   */
+  outsideIpoIds(): string[];
+  /**
+   * Of {@link outsideIpoIds}, those the store does not hold: every snapshot naming one is a
+   * problem (`ipoId "x" names no IPO in the dataset or the store`, as a store reports it),
+   * after the other problems of its record. Lets a refusal name them in the same pass as
+   * the dataset's own problems, instead of on the next attempt.
+   */
+  unknownIpos(ids: Iterable<string>): void;
+  /**
+   * Ends the check: how many IPO and snapshot records were checked.
+   *
+   * @throws {IpokitError} `ERR:DATASET`, as {@link validateDataset} throws it, when any
+   * problem was found.
+   */
+  finish(): { ipos: number; snapshots: number };
+}
+
+/**
+ * Creates a {@link DatasetChecker}: {@link validateDataset} one record at a time.
+ *
+ * @example
+ * ```ts
+ * const checker = createDatasetChecker();
+ * checker.topLevelKey('gmp');
+ * checker.topLevelValue('gmp', []);
+ * checker.snapshot({ ipoId: 'a1', timestamp: '2026-11-18T09:30:00Z', sources: [] }, 0);
+ * checker.snapshot({ ipoId: 'a1', timestamp: '2026-11-18T15:00:00+05:30', sources: [] }, 1);
+ * checker.finish();
+ * // throws IpokitError ERR:DATASET, problems: [{ path: 'gmp[1].timestamp',
+ * //   message: 'a snapshot of ipoId "a1" at 2026-11-18T09:30:00.000Z is already given by gmp[0]' }]
+ * ```
+ */
+export function createDatasetChecker(): DatasetChecker {
+  return new Checker();
+}
+
+/**
+ * Checks a whole dataset (docs/spec.md#datasets) and returns its records normalised as stores keep
+ * them, in dataset order: IPOs with every field present (unknown `null`, lists `[]`),
+ * exchanges as `nse` before `bse`, the schedule stably sorted by date, the derived fields
+ * dropped; snapshots with epoch-ms timestamps, the numeric sources in paise sorted by name
+ * in code-point order, and their aggregations.
+ *
+ * Whether a snapshot's IPO exists, and conflicts with stored IPOs, are the store's part
+ * (`importDataset`); duplicates within the dataset are checked here.
+ *
+ * @throws {IpokitError} `ERR:DATASET` when anything is wrong, with `problems` (the first
+ * {@link MAX_DATASET_PROBLEMS}, in dataset order) and `problemCount` (all of them). Any
+ * input, however malformed, fails this way and no other.
+ *
+ * @example
+ * ```ts
+ * const { ipos, snapshots } = validateDataset({
+ *   ipos: [{ id: 'a1', name: 'Acme', slug: 'acme', type: 'EQ', exchanges: ['bse', 'nse'] }],
+ *   gmp: [{ ipoId: 'a1', timestamp: '2026-11-18T15:00:00+05:30', sources: [{ name: 'ipowatch', gmpPrice: 42 }] }],
+ * });
+ * ipos[0]?.exchanges;       // ['nse', 'bse']
+ * snapshots[0]?.timestamp;  // Date.UTC(2026, 10, 18, 9, 30)
+ * snapshots[0]?.sources;    // [{ name: 'ipowatch', paise: 4200 }]
+ *
+ * validateDataset({ ipos: [{ id: 'a1', name: 'Acme', slug: 'acme', type: 'EQ', startDate: '2026-12-10', endDate: '2026-12-05' }] });
+ * // throws IpokitError ERR:DATASET, problems:
+ * // [{ path: 'ipos[0].endDate', message: 'endDate 2026-12-05 is before startDate 2026-12-10' }]
+ * ```
+ */
+export function validateDataset(input: unknown): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
+  const checker = new Checker();
+  const records = checkInput(checker, input);
+  checker.finish();
+  return records;
+}
+
+/**
+ * {@link validateDataset} with the store's part of the check when the dataset is refused
+ * anyway: a snapshot whose ipoId names no IPO in the dataset nor in `store` is reported
+ * with the other problems, in the same pass. (A valid dataset's conflicts with stored data
+ * are for `store.writeDataset` to find, atomically with the write.)
+ *
+ * @throws {IpokitError} `ERR:DATASET` as {@link validateDataset}; `ERR:UNAVAILABLE` when
+ * the store fails.
+ *
+ * @example
+ * ```ts
+ * await validateDatasetForStore({ ipos: [{ id: 'a1', name: 'A', slug: 'a', type: 'X' }], gmp: [{ ipoId: 'zz', timestamp: '2026-11-18T09:30:00Z', sources: [] }] }, store);
+ * // throws IpokitError ERR:DATASET, problems: [{ path: 'ipos[0].type', ... },
+ * //   { path: 'gmp[0].ipoId', message: 'ipoId "zz" names no IPO in the dataset or the store' }]
+ * ```
+ */
+export async function validateDatasetForStore(
+  input: unknown,
+  store: Pick<Store, 'findIpo'>,
+): Promise<{ ipos: IpoRecord[]; snapshots: SnapshotRecord[] }> {
+  const checker = new Checker();
+  const records = checkInput(checker, input);
+  if (checker.hasProblems()) {
+    const outside = checker.outsideIpoIds();
+    if (outside.length > 0) checker.unknownIpos(await unstoredIds(store, outside));
+  }
+  checker.finish();
+  return records;
+}
+
+/** Stores answer one IPO at a time: this many questions are asked at once. */
+const LOOKUPS_AT_ONCE = 32;
+
+/** Those of `ids` that no stored IPO has as its id. */
+async function unstoredIds(store: Pick<Store, 'findIpo'>, ids: readonly string[]): Promise<string[]> {
+  const unstored: string[] = [];
+  for (let i = 0; i < ids.length; i += LOOKUPS_AT_ONCE) {
+    const slice = ids.slice(i, i + LOOKUPS_AT_ONCE);
+    let rows;
+    try {
+      rows = await Promise.all(slice.map((id) => store.findIpo({ identifier: id, gmpAt: null })));
+    } catch (err) {
+      if (err instanceof IpokitError) throw err;
+      throw new IpokitError('ERR:UNAVAILABLE', 'The store failed.', { cause: err });
+    }
+    // findIpo also answers to a symbol or slug: only an IPO with this very id counts.
+    slice.forEach((id, k) => {
+      if (rows[k]?.ipo.id !== id) unstored.push(id);
+    });
+  }
+  return unstored;
+}
+
+/** Feeds a dataset held in memory to the checker: the valid records, while all are. */
+function checkInput(checker: Checker, input: unknown): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
+  const ipos: IpoRecord[] = [];
+  const snapshots: SnapshotRecord[] = [];
+  try {
+    if (!isPlainObject(input)) checker.notAnObject(input);
+    else {
+      for (const key of Object.keys(input)) checker.topLevelKey(key);
+      const iposValue = own(input, 'ipos');
+      const gmpValue = own(input, 'gmp');
+      if (iposValue !== undefined) checker.topLevelValue('ipos', iposValue);
+      if (gmpValue !== undefined) checker.topLevelValue('gmp', gmpValue);
+      if (Array.isArray(iposValue)) {
+        for (let i = 0; i < iposValue.length; i++) {
+          const record = checker.ipo(iposValue[i], i);
+          // Records are kept only while they can still be returned.
+          if (record !== null && checker.problemCount === 0) ipos.push(record);
+        }
+      }
+      if (Array.isArray(gmpValue)) {
+        for (let j = 0; j < gmpValue.length; j++) {
+          const record = checker.snapshot(gmpValue[j], j);
+          if (record !== null && checker.problemCount === 0) snapshots.push(record);
+        }
+      }
+    }
+  } catch (err) {
+    // Only exotic objects get here (a getter or a proxy that throws): refuse them cleanly,
+    // without touching the thrown value, which may be just as exotic.
+    const { list, count } = checker.collect();
+    const problem = { path: '$', message: 'the dataset could not be read as plain JSON data (reading it threw an error)' };
+    throw new IpokitError('ERR:DATASET', `The dataset could not be read as plain JSON data (reading it threw an error).`, {
+      cause: err,
+      problems: [...list, problem].slice(0, MAX_DATASET_PROBLEMS),
+      problemCount: count + 1,
+    });
+  }
+  return { ipos, snapshots };
+}
+
+/** The one implementation of {@link DatasetChecker}. */
+class Checker implements DatasetChecker {
+  /** Unknown and repeated top-level keys. */
+  private readonly keys = new TopLevelKeys();
+  /** The dataset that is not an object, then `ipos`, then `gmp` that is not an array. */
+  private notObject: DatasetProblem | null = null;
+  private iposValue: DatasetProblem | null = null;
+  private gmpValue: DatasetProblem | null = null;
+  /** Values a reader refused outside any record. */
+  private readonly topProblems = new Problems();
+  private readonly ipoProblems = new Problems();
+  private readonly snapshotProblems = new Problems();
+  private readonly seen: Seen = { ids: new Map(), symbols: new Map(), slugs: new Map() };
+  private readonly snapshotKeys = new SnapshotKeys();
+  private ipoCount = 0;
+  /** Which IPOs the dataset holds is not known for sure: no ipoId is called unknown. */
+  private iposUncertain = false;
+  /** ipoIds that name no IPO in the dataset or the store ({@link unknownIpos}). */
+  private readonly unknown = new Set<string>();
+
+  get problemCount(): number {
+    return (
+      this.keys.count +
+      (this.notObject === null ? 0 : 1) +
+      (this.iposValue === null ? 0 : 1) +
+      (this.gmpValue === null ? 0 : 1) +
+      this.topProblems.count +
+      this.ipoProblems.count +
+      this.snapshotProblems.count
+    );
+  }
+
+  notAnObject(value: unknown): void {
+    this.notObject = { path: '$', message: `the dataset must be an object with "ipos" and/or "gmp" arrays, got ${describe(value)}` };
+  }
+
+  topLevelKey(key: string): void {
+    // A repeated `ipos`: JSON.parse keeps the last array, a streaming reader the first.
+    if (this.keys.add(key) && key === 'ipos') this.iposUncertain = true;
+  }
+
+  topLevelValue(key: 'ipos' | 'gmp', value: unknown): void {
+    if (Array.isArray(value)) return;
+    if (key === 'ipos') this.iposValue ??= { path: 'ipos', message: `ipos must be an array of IPO records, got ${describe(value)}` };
+    else this.gmpValue ??= { path: 'gmp', message: `gmp must be an array of GMP snapshots, got ${describe(value)}` };
+  }
+
+  ipo(value: unknown, index: number): IpoRecord | null {
+    this.ipoCount += 1;
+    return checkIpo(value, index, this.ipoProblems, this.seen);
+  }
+
+  snapshot(value: unknown, index: number): SnapshotRecord | null {
+    const keys = this.snapshotKeys;
+    if (index !== keys.size) throw new RangeError(`createDatasetChecker: snapshots are checked in order; expected gmp[${keys.size}], got gmp[${index}]`);
+    try {
+      return checkSnapshot(value, index, this.snapshotProblems, keys);
+    } finally {
+      // A record that could not be read to its end still takes its place.
+      if (keys.size === index) keys.add(null, null);
+    }
+  }
+
+  refused(path: string, message: string, record: DatasetRecordPlace | null): void {
+    // The refused value may have held an IPO's id, or the reader stopped before the rest.
+    this.iposUncertain = true;
+    if (record === null) this.topProblems.add(path, message);
+    else if (record.part === 'ipos') {
+      this.ipoCount += 1;
+      this.ipoProblems.add(path, message, record.index);
+    } else {
+      const keys = this.snapshotKeys;
+      if (record.index !== keys.size) throw new RangeError(`createDatasetChecker: snapshots are checked in order; expected gmp[${keys.size}], got gmp[${record.index}]`);
+      keys.add(null, null);
+      this.snapshotProblems.add(path, message, record.index);
+    }
+  }
+
+  hasProblems(): boolean {
+    return this.problemCount > 0 || this.snapshotKeys.duplicates().count > 0 || this.snapshotKeys.naming(this.unknown).count > 0;
+  }
+
+  outsideIpoIds(): string[] {
+    if (this.iposUncertain) return [];
+    return this.snapshotKeys.ipoIdsNamed().filter((id) => !this.seen.ids.has(id));
+  }
+
+  unknownIpos(ids: Iterable<string>): void {
+    for (const id of ids) this.unknown.add(id);
+  }
+
+  feed(item: DatasetItem): IpoRecord | SnapshotRecord | null {
+    switch (item.kind) {
+      case 'not-an-object':
+        this.notAnObject(item.value);
+        return null;
+      case 'key':
+        this.topLevelKey(item.key);
+        return null;
+      case 'value':
+        this.topLevelValue(item.key, item.value);
+        return null;
+      case 'ipo':
+        return this.ipo(item.value, item.index);
+      case 'snapshot':
+        return this.snapshot(item.value, item.index);
+      case 'refused':
+        this.refused(item.path, item.message, item.record);
+        return null;
+    }
+  }
+
+  finish(): { ipos: number; snapshots: number } {
+    const { list, count } = this.collect();
+    if (count > 0) {
+      const first = list[0];
+      const where = first === undefined ? '' : `, ${count === 1 ? '' : 'the first '}at ${cut(first.path, 100)}: ${first.message}`;
+      throw new IpokitError('ERR:DATASET', `The dataset has ${count} problem${count === 1 ? '' : 's'}${where}.`, {
+        problems: list,
+        problemCount: count,
+      });
+    }
+    return { ipos: this.ipoCount, snapshots: this.snapshotKeys.size };
+  }
+
+  /** Every problem so far in dataset order (the first {@link MAX_DATASET_PROBLEMS}), and their count. */
+  collect(): { list: DatasetProblem[]; count: number } {
+    const duplicates = this.snapshotKeys.duplicates();
+    const unknown = this.snapshotKeys.naming(this.unknown);
+    const list: DatasetProblem[] = this.keys.problems();
+    for (const p of [this.notObject, this.iposValue, this.gmpValue]) if (p !== null) list.push(p);
+    for (const p of [...this.topProblems.list, ...this.ipoProblems.list]) {
+      if (list.length >= MAX_DATASET_PROBLEMS) break;
+      list.push(p);
+    }
+    // Found last, the duplicates and then the unknown IPOs go after the other problems of
+    // their record (a duplicate is checked last in a record, the store after the record)
+    // and before those of later records.
+    const { list: kept, at } = this.snapshotProblems;
+    const streams = [
+      kept.map((problem, k) => ({ index: at[k] ?? 0, problem })),
+      duplicates.first,
+      unknown.first,
+    ];
+    const next = [0, 0, 0];
+    while (list.length < MAX_DATASET_PROBLEMS) {
+      let pick = -1;
+      for (let s = 0; s < streams.length; s++) {
+        const head = streams[s]![next[s]!];
+        if (head !== undefined && (pick < 0 || head.index < streams[pick]![next[pick]!]!.index)) pick = s;
+      }
+      if (pick < 0) break;
+      list.push(streams[pick]![next[pick]!++]!.problem);
+    }
+    return { list: list.slice(0, MAX_DATASET_PROBLEMS), count: this.problemCount + duplicates.count + unknown.count };
+  }
+}
+
+/**
+ * The unknown and repeated top-level keys, reported in the order `Object.keys` gives the
+ * keys of a parsed object: integer-like keys ascending, then the others as they came
+ * (a key repeated in a file is listed once, where it first came, as `JSON.parse` keeps it).
+ */
+class TopLevelKeys {
+  private readonly seen = new Set<string>();
+  private indexed: Array<{ n: number; problem: DatasetProblem }> = [];
+  private readonly named: DatasetProblem[] = [];
+  count = 0;
+
+  /** Notes a key; whether it was given before. */
+  add(key: string): boolean {
+    if (this.seen.has(key)) {
+      // `JSON.parse` would keep the last array and drop the first: refused, never guessed.
+      if (TOP_LEVEL_KEYS.has(key)) this.report(key, `the top-level key ${quote(key)} is given more than once: a dataset holds one ${quote(key)} array`);
+      return true;
+    }
+    this.seen.add(key);
+    if (!TOP_LEVEL_KEYS.has(key)) this.report(key, `unknown top-level key ${quote(key)}: a dataset holds only "ipos" and "gmp"`);
+    return false;
+  }
+
+  problems(): DatasetProblem[] {
+    this.trim();
+    return [...this.indexed.map((x) => x.problem), ...this.named].slice(0, MAX_DATASET_PROBLEMS);
+  }
+
+  private report(key: string, message: string): void {
+    this.count += 1;
+    const problem = { path: cut(key, PATH_KEY_LENGTH), message };
+    if (ARRAY_INDEX_RE.test(key) && Number(key) <= MAX_ARRAY_INDEX) {
+      this.indexed.push({ n: Number(key), problem });
+      if (this.indexed.length > 2 * MAX_DATASET_PROBLEMS) this.trim();
+    } else if (this.named.length < MAX_DATASET_PROBLEMS) this.named.push(problem);
+  }
+
+  /** Keeps the smallest integer-like keys: they come first. */
+  private trim(): void {
+    this.indexed.sort((a, b) => a.n - b.n);
+    if (this.indexed.length > MAX_DATASET_PROBLEMS) this.indexed.length = MAX_DATASET_PROBLEMS;
+  }
+}
+
+/** Keys that objects order first, ascending (ECMAScript array indexes). */
+const ARRAY_INDEX_RE = /^(?:0|[1-9]\d{0,9})$/;
+const MAX_ARRAY_INDEX = 2 ** 32 - 2;
+
+/** The IPO number of a snapshot without a well-formed ipoId. */
+const NO_IPO = 0xffff_ffff;
+
+/** Snapshot slots per chunk of {@link SnapshotKeys}. */
+const CHUNK_BITS = 16;
+const CHUNK = 1 << CHUNK_BITS;
+
+/**
+ * The (IPO, instant) key of every snapshot, to find duplicates, in 12 bytes a snapshot
+ * (an instant and an IPO number, in typed-array chunks, no object per snapshot). Each IPO
+ * remembers whether its snapshots came in strictly ascending time (so without duplicates,
+ * the usual case, which `duplicates()` skips); only the others are sorted.
+ */
+class SnapshotKeys {
+  private readonly ordinalOf = new Map<string, number>();
+  private readonly ipoIds: string[] = [];
+  /** Per IPO number: the latest instant, how many snapshots, whether any came out of order. */
+  private latest = new Float64Array(64);
+  private counts = new Uint32Array(64);
+  private unordered = new Uint8Array(64);
+  private anyUnordered = false;
+  /**
+   * Per snapshot index: its instant (NaN: none, the record is refused anyway) and IPO
+   * number ({@link NO_IPO}: no well-formed ipoId).
+   */
+  private readonly instants: Float64Array[] = [];
+  private readonly ordinals: Uint32Array[] = [];
+  size = 0;
+  /** The last answer of `duplicates()`, until a snapshot is added (`hasProblems()` then `finish()` ask twice). */
+  private found: { count: number; first: Array<{ index: number; problem: DatasetProblem }> } | null = null;
+
+  /** Notes the next snapshot's IPO and instant; `null` for one it does not have (a refused field). */
+  add(ipoId: string | null, instant: number | null): void {
+    this.found = null;
+    const index = this.size;
+    const c = index >>> CHUNK_BITS;
+    const k = index & (CHUNK - 1);
+    if (k === 0) {
+      this.instants.push(new Float64Array(256));
+      this.ordinals.push(new Uint32Array(256));
+    } else if (k === this.instants[c]!.length) {
+      // The first chunk grows to full size, so that small datasets stay small.
+      const size = Math.min(CHUNK, k * 4);
+      const instants = new Float64Array(size);
+      instants.set(this.instants[c]!);
+      this.instants[c] = instants;
+      const ordinals = new Uint32Array(size);
+      ordinals.set(this.ordinals[c]!);
+      this.ordinals[c] = ordinals;
+    }
+    this.size = index + 1;
+    if (ipoId === null) {
+      this.instants[c]![k] = NaN;
+      this.ordinals[c]![k] = NO_IPO;
+      return;
+    }
+    let ordinal = this.ordinalOf.get(ipoId);
+    if (ordinal === undefined) {
+      ordinal = this.ipoIds.length;
+      const kept = detached(ipoId);
+      this.ordinalOf.set(kept, ordinal);
+      this.ipoIds.push(kept);
+      if (ordinal === this.latest.length) {
+        this.latest = grown(this.latest, new Float64Array(ordinal * 2));
+        this.counts = grown(this.counts, new Uint32Array(ordinal * 2));
+        this.unordered = grown(this.unordered, new Uint8Array(ordinal * 2));
+      }
+    }
+    this.ordinals[c]![k] = ordinal;
+    if (instant === null) {
+      this.instants[c]![k] = NaN;
+      return;
+    }
+    // `counts` counts the snapshots with an instant: the first one sets `latest`.
+    if (this.counts[ordinal] === 0 || instant > this.latest[ordinal]!) {
+      this.latest[ordinal] = instant;
+    } else {
+      this.unordered[ordinal] = 1;
+      this.anyUnordered = true;
+    }
+    this.counts[ordinal] = this.counts[ordinal]! + 1;
+    this.instants[c]![k] = instant;
+  }
+
+  /** The well-formed ipoIds the snapshots name, each once. */
+  ipoIdsNamed(): readonly string[] {
+    return this.ipoIds;
+  }
+
+  /**
+   * The snapshots that name one of `unknown` as their IPO: how many, and the first
+   * {@link MAX_DATASET_PROBLEMS} by index, each with its problem.
+   */
+  naming(unknown: ReadonlySet<string>): { count: number; first: Array<{ index: number; problem: DatasetProblem }> } {
+    const first: Array<{ index: number; problem: DatasetProblem }> = [];
+    if (unknown.size === 0) return { count: 0, first };
+    const flagged = new Uint8Array(this.ipoIds.length);
+    let any = false;
+    this.ipoIds.forEach((id, o) => {
+      if (unknown.has(id)) flagged[o] = 1;
+      any ||= unknown.has(id);
+    });
+    if (!any) return { count: 0, first };
+    let count = 0;
+    for (let i = 0; i < this.size; i++) {
+      const o = this.ordinals[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
+      if (o === NO_IPO || flagged[o] !== 1) continue;
+      count += 1;
+      if (first.length < MAX_DATASET_PROBLEMS) {
+        first.push({ index: i, problem: { path: `gmp[${i}].ipoId`, message: `ipoId ${quote(this.ipoIds[o]!)} names no IPO in the dataset or the store` } });
+      }
+    }
+    return { count, first };
+  }
+
+  /**
+   * The snapshots that repeat the key of an earlier one: how many, and the first
+   * {@link MAX_DATASET_PROBLEMS} by index, each with its problem (naming the first snapshot
+   * with that key, as `validateDataset` always has).
+   */
+  duplicates(): { count: number; first: Array<{ index: number; problem: DatasetProblem }> } {
+    this.found ??= this.findDuplicates();
+    return this.found;
+  }
+
+  private findDuplicates(): { count: number; first: Array<{ index: number; problem: DatasetProblem }> } {
+    let count = 0;
+    let found: Array<{ index: number; earlier: number; ordinal: number }> = [];
+    const keep = (): void => {
+      found.sort((a, b) => a.index - b.index);
+      if (found.length > MAX_DATASET_PROBLEMS) found.length = MAX_DATASET_PROBLEMS;
+    };
+    if (this.anyUnordered) {
+      // The snapshots of the IPOs that came out of order, grouped by IPO, in index order.
+      const n = this.ipoIds.length;
+      const start = new Float64Array(n).fill(-1);
+      let total = 0;
+      for (let o = 0; o < n; o++) {
+        if (this.unordered[o] === 1) {
+          start[o] = total;
+          total += this.counts[o]!;
+        }
+      }
+      const positions = new Uint32Array(total);
+      const next = start.slice();
+      for (let i = 0; i < this.size; i++) {
+        const instant = this.instantAt(i);
+        if (instant !== instant) continue; // NaN
+        const o = this.ordinals[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
+        const p = next[o]!;
+        if (p >= 0) {
+          positions[p] = i;
+          next[o] = p + 1;
+        }
+      }
+      for (let o = 0; o < n; o++) {
+        const from = start[o]!;
+        if (from < 0) continue;
+        const group = positions.subarray(from, from + this.counts[o]!);
+        const sorted = Float64Array.from(group, (i) => this.instantAt(i)).sort();
+        let repeated: Set<number> | null = null;
+        for (let k = 1; k < sorted.length; k++) if (sorted[k] === sorted[k - 1]) (repeated ??= new Set()).add(sorted[k]!);
+        if (repeated === null) continue;
+        const firstAt = new Map<number, number>();
+        for (const i of group) {
+          const instant = this.instantAt(i);
+          if (!repeated.has(instant)) continue;
+          const earlier = firstAt.get(instant);
+          if (earlier === undefined) firstAt.set(instant, i);
+          else {
+            count += 1;
+            found.push({ index: i, earlier, ordinal: o });
+            if (found.length > 4 * MAX_DATASET_PROBLEMS) keep();
+          }
+        }
+      }
+      keep();
+    }
+    const first = found.map(({ index, earlier, ordinal }) => ({
+      index,
+      problem: {
+        path: `gmp[${index}].timestamp`,
+        message: `a snapshot of ipoId ${quote(this.ipoIds[ordinal] ?? '')} at ${new Date(this.instantAt(index)).toISOString()} is already given by gmp[${earlier}]`,
+      },
+    }));
+    found = [];
+    return { count, first };
+  }
+
+  private instantAt(i: number): number {
+    return this.instants[i >>> CHUNK_BITS]![i & (CHUNK - 1)]!;
+  }
+}
+
+/**
+ * `text` on its own. A string cut from a larger one (as a streaming JSON parser cuts values
+ * from the block of text it read) may keep that whole block alive; the checker keeps ids,
+ * symbols and slugs for the rest of the dataset, so it keeps copies (V8 flattens the
+ * concatenation into a new string of this length, which the slice then refers to).
+ */
+function detached(text: string): string {
+  return text.length < 13 ? text : ` ${text}`.slice(1);
+}
+
+/** `into` holding `from` at its start. */
+function grown<T extends Float64Array | Uint32Array | Uint8Array>(from: T, into: T): T {
+  into.set(from);
+  return into;
+}
+
+/** Earlier records' ids, folded symbols and slugs, with their index. */
+interface Seen {
+  ids: Map<string, number>;
+  symbols: Map<string, number>;
+  slugs: Map<string, number>;
+}
+
+function checkIpo(value: unknown, index: number, problems: Problems, seen: Seen): IpoRecord | null {
+  if (!isPlainObject(value)) {
+    problems.add(`ipos[${index}]`, `an IPO record must be an object, got ${describe(value)}`, index);
+    return null;
+  }
+  const scope = new RecordScope(problems, 'ipos', index);
+  const before = problems.count;
+  unknownKeys(scope, value, IPO_KEYS, 'an IPO record');
+
+  const id = requiredText(scope, 'id', own(value, 'id'));
+  const idOk = id !== null && matches(scope, 'id', id, ID_RE, ID_FORM);
+  const name = requiredText(scope, 'name', own(value, 'name'));
+  const symbol = optionalText(scope, 'symbol', own(value, 'symbol'));
+  const symbolOk =
+    symbol !== null &&
+    matches(scope, 'symbol', symbol, SYMBOL_RE, 'a symbol is 1 to 32 of A-Z, a-z, 0-9, "&", ".", "_" and "-", starting with a letter or digit');
+  const slug = requiredText(scope, 'slug', own(value, 'slug'));
+  let slugOk = false;
+  if (slug !== null && matches(scope, 'slug', slug, SLUG_RE, 'a slug is lowercase letters and digits in parts joined by single "-"')) {
+    if (slug.length > MAX_SLUG_LENGTH) scope.add('slug', `slug ${quote(slug)} is longer than ${MAX_SLUG_LENGTH} characters (${slug.length})`);
+    else slugOk = true;
+  }
+  const type = checkType(scope, own(value, 'type'));
+  const exchanges = checkExchanges(scope, own(value, 'exchanges'));
+  const infoUrl = optionalText(scope, 'infoUrl', own(value, 'infoUrl'));
+  const nseInfoUrl = optionalText(scope, 'nseInfoUrl', own(value, 'nseInfoUrl'));
+  const prospectusUrl = optionalText(scope, 'prospectusUrl', own(value, 'prospectusUrl'));
+  const logo = optionalText(scope, 'logo', own(value, 'logo'));
+  const startDate = optionalDate(scope, 'startDate', own(value, 'startDate'));
+  const endDate = optionalDate(scope, 'endDate', own(value, 'endDate'));
+  const listingDate = optionalDate(scope, 'listingDate', own(value, 'listingDate'));
+  const priceRange = checkPriceRange(scope, own(value, 'priceRange'));
+  const minQty = optionalInteger(scope, 'minQty', own(value, 'minQty'), 1);
+  const minAmount = optionalInteger(scope, 'minAmount', own(value, 'minAmount'), 0);
+  const issueSize = optionalText(scope, 'issueSize', own(value, 'issueSize'));
+  const listingGain = optionalText(scope, 'listingGain', own(value, 'listingGain'));
+  if (listingGain !== null && !LISTING_GAIN_RE.test(listingGain)) {
+    scope.add('listingGain', `listingGain ${quote(listingGain)} is not a decimal number such as "15.5" or "-2"`);
+  }
+  const schedule = checkSchedule(scope, own(value, 'schedule'));
+  const about = optionalText(scope, 'about', own(value, 'about'));
+  const strengths = textList(scope, 'strengths', own(value, 'strengths'));
+  const risks = textList(scope, 'risks', own(value, 'risks'));
+  const mediaCoverageLinks = textList(scope, 'mediaCoverageLinks', own(value, 'mediaCoverageLinks'));
+
+  // Status transitions (docs/spec.md#status), only between dates that are themselves valid.
+  if (startDate !== INVALID && endDate !== INVALID && endDate !== null) {
+    if (startDate === null) scope.add('endDate', `endDate ${endDate} is set but startDate is null`);
+    else if (endDate < startDate) scope.add('endDate', `endDate ${endDate} is before startDate ${startDate}`);
+  }
+  if (startDate !== INVALID && endDate !== INVALID && listingDate !== INVALID && listingDate !== null) {
+    if (startDate === null) scope.add('listingDate', `listingDate ${listingDate} is set but startDate is null`);
+    else if (endDate !== null && listingDate < endDate) scope.add('listingDate', `listingDate ${listingDate} is before endDate ${endDate}`);
+    else if (endDate === null && listingDate < startDate) {
+      scope.add('listingDate', `listingDate ${listingDate} is before startDate ${startDate}`);
+    }
+  }
+
+  // Duplicates within the dataset, reported on the later record.
+  if (idOk && id !== null) firstOrDuplicate(scope, seen.ids, id, index, 'id', `id ${quote(id)}`);
+  if (symbolOk && symbol !== null) {
+    firstOrDuplicate(scope, seen.symbols, asciiLower(symbol), index, 'symbol', `symbol ${quote(symbol)} (ignoring ASCII case)`);
+  }
+  if (slugOk && slug !== null) firstOrDuplicate(scope, seen.slugs, slug, index, 'slug', `slug ${quote(slug)}`);
+
+  if (problems.count !== before || id === null || name === null || slug === null || type === null) return null;
+  return {
+    id,
+    name,
+    symbol,
+    slug,
+    type,
+    exchanges,
+    infoUrl,
+    nseInfoUrl,
+    prospectusUrl,
+    logo,
+    startDate: startDate === INVALID ? null : startDate,
+    endDate: endDate === INVALID ? null : endDate,
+    listingDate: listingDate === INVALID ? null : listingDate,
+    priceRange,
+    minQty,
+    minAmount,
+    issueSize,
+    listingGain,
+    schedule,
+    about,
+    strengths,
+    risks,
+    mediaCoverageLinks,
+  };
+}
+
+function firstOrDuplicate(scope: RecordScope, seen: Map<string, number>, key: string, index: number, label: string, what: string): void {
+  const earlier = seen.get(key);
+  if (earlier === undefined) seen.set(detached(key), index);
+  else scope.add(label, `${what} is already used by ipos[${earlier}]`);
+}
+
+function checkType(scope: RecordScope, value: unknown): IpoType | null {
+  const type = requiredText(scope, 'type', value);
+  if (type === null) return null;
+  if (type === 'EQ' || type === 'SME' || type === 'DEBT') return type;
+  scope.add('type', `type ${quote(type)} is not one of "EQ", "SME" and "DEBT"`);
+  return null;
+}
+
+function checkExchanges(scope: RecordScope, value: unknown): Exchange[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    scope.add('exchanges', `exchanges must be an array of "nse" and/or "bse" or null, got ${describe(value)}`);
+    return [];
+  }
+  let nse = false;
+  let bse = false;
+  for (let k = 0; k < value.length; k++) {
+    const label = `exchanges[${k}]`;
+    const item: unknown = value[k];
+    if (item === 'nse' || item === 'bse') {
+      if (item === 'nse' ? nse : bse) scope.add(label, `exchange "${item}" is listed more than once`);
+      if (item === 'nse') nse = true;
+      else bse = true;
+    } else if (typeof item === 'string') {
+      const text = checkedText(scope, label, item, false);
+      if (text !== null) scope.add(label, `exchange ${quote(text)} is not "nse" or "bse"`);
+    } else {
+      scope.add(label, `an exchange must be the string "nse" or "bse", got ${describe(item)}`);
+    }
+  }
+  const out: Exchange[] = [];
+  if (nse) out.push('nse');
+  if (bse) out.push('bse');
+  return out;
+}
+
+function checkPriceRange(scope: RecordScope, value: unknown): string | null {
+  const text = optionalText(scope, 'priceRange', value);
+  if (text === null) return null;
+  const m = PRICE_RANGE_RE.exec(text);
+  if (m === null) {
+    scope.add('priceRange', `priceRange ${quote(text)} is not "<low>-<high>" with prices such as "95" or "99.50"`);
+    return null;
+  }
+  if (compareDecimals(m[1] ?? '', m[2] ?? '', m[3] ?? '', m[4] ?? '') > 0) {
+    scope.add('priceRange', `priceRange ${quote(text)} has its low price above its high price`);
+    return null;
+  }
+  return text;
+}
+
+/** Compares two non-negative decimals given as digits: integer part and up to 2 decimals. */
+function compareDecimals(aInt: string, aFrac: string, bInt: string, bFrac: string): number {
+  const a = aInt.replace(LEADING_ZEROS_RE, '');
+  const b = bInt.replace(LEADING_ZEROS_RE, '');
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  if (a !== b) return a < b ? -1 : 1;
+  const af = aFrac.padEnd(2, '0');
+  const bf = bFrac.padEnd(2, '0');
+  return af === bf ? 0 : af < bf ? -1 : 1;
+}
+
+function optionalInteger(scope: RecordScope, label: string, value: unknown, min: number): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number') {
+    scope.add(label, `${label} must be an integer or null, got ${describe(value)}`);
+    return null;
+  }
+  if (!Number.isInteger(value)) {
+    scope.add(label, `${label} ${String(value)} is not an integer`);
+    return null;
+  }
+  if (value < min || value > MAX_INT32) {
+    scope.add(label, `${label} ${String(value)} is outside ${min} to ${MAX_INT32}`);
+    return null;
+  }
+  return value + 0; // -0 becomes 0
+}
+
+function checkSchedule(scope: RecordScope, value: unknown): ScheduleEvent[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    scope.add('schedule', `schedule must be an array of { "event", "date" } objects or null, got ${describe(value)}`);
+    return [];
+  }
+  const events: ScheduleEvent[] = [];
+  for (let k = 0; k < value.length; k++) {
+    const label = `schedule[${k}]`;
+    const item: unknown = value[k];
+    if (!isPlainObject(item)) {
+      scope.add(label, `a schedule entry must be an object with "event" and "date", got ${describe(item)}`);
+      continue;
+    }
+    unknownKeys(scope, item, SCHEDULE_KEYS, 'a schedule entry', `${label}.`);
+    const event = requiredText(scope, `${label}.event`, own(item, 'event'));
+    const date = requiredDate(scope, `${label}.date`, own(item, 'date'));
+    if (event !== null && date !== null) events.push({ event, date });
+  }
+  // Array.prototype.sort is stable: same-day events keep their order.
+  return events.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+}
+
+function textList(scope: RecordScope, label: string, value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    scope.add(label, `${label} must be an array of strings or null, got ${describe(value)}`);
+    return [];
+  }
+  const out: string[] = [];
+  for (let k = 0; k < value.length; k++) {
+    const itemLabel = `${label}[${k}]`;
+    const item: unknown = value[k];
+    if (typeof item !== 'string') {
+      scope.add(itemLabel, `${itemLabel} must be a string, got ${describe(item)}`);
+      continue;
+    }
+    const text = checkedText(scope, itemLabel, item, false);
+    if (text !== null) out.push(text);
+  }
+  return out;
+}
+
+/** Marks a date field whose value was refused (a problem is already reported). */
+const INVALID = Symbol('invalid');
+
+function optionalDate(scope: RecordScope, label: string, value: unknown): string | null | typeof INVALID {
+  if (value === undefined || value === null) return null;
+  const date = dateText(scope, label, value, true);
+  return date ?? INVALID;
+}
+
+function requiredDate(scope: RecordScope, label: string, value: unknown): string | null {
+  if (value === undefined || value === null) {
+    scope.add(label, `${label} is required`);
+    return null;
+  }
+  return dateText(scope, label, value, false);
+}
+
+function dateText(scope: RecordScope, label: string, value: unknown, nullable: boolean): string | null {
+  if (typeof value !== 'string') {
+    scope.add(label, `${label} must be a "YYYY-MM-DD" date${nullable ? ' or null' : ''}, got ${describe(value)}`);
+    return null;
+  }
+  const text = checkedText(scope, label, value, nullable);
+  if (text === null) return null;
+  if (dateToEpochMs(text) === null) {
+    scope.add(label, `${label} ${quote(text)} is not a real "YYYY-MM-DD" date`);
+    return null;
+  }
+  return text;
+}
+
+function checkSnapshot(value: unknown, index: number, problems: Problems, keys: SnapshotKeys): SnapshotRecord | null {
+  if (!isPlainObject(value)) {
+    problems.add(`gmp[${index}]`, `a GMP snapshot must be an object with "ipoId", "timestamp" and "sources", got ${describe(value)}`, index);
+    return null;
+  }
+  const scope = new RecordScope(problems, 'gmp', index);
+  const before = problems.count;
+  unknownKeys(scope, value, SNAPSHOT_KEYS, 'a GMP snapshot');
+
+  const ipoId = requiredText(scope, 'ipoId', own(value, 'ipoId'));
+  const ipoIdOk = ipoId !== null && matches(scope, 'ipoId', ipoId, ID_RE, ID_FORM);
+  const timestamp = checkTimestamp(scope, own(value, 'timestamp'));
+  const sources = checkSources(scope, own(value, 'sources'));
+
+  // A duplicate (ipoId, instant) is reported on the later record by `duplicates()`; an
+  // unknown IPO (the store's part) by `naming()`, which needs the ipoId even without an instant.
+  keys.add(ipoIdOk ? ipoId : null, timestamp);
+
+  if (problems.count !== before || ipoId === null || timestamp === null || sources === null) return null;
+  sources.sort((a, b) => compareCodePoints(a.name, b.name));
+  return { ipoId, timestamp, sources, aggregations: aggregatePaise(sources.map((s) => s.paise)) };
+}
+
+function checkTimestamp(scope: RecordScope, value: unknown): number | null {
+  if (value === undefined || value === null) {
+    scope.add('timestamp', 'timestamp is required');
+    return null;
+  }
+  if (typeof value !== 'string') {
+    scope.add('timestamp', `timestamp must be an ISO-8601 instant string, got ${describe(value)}`);
+    return null;
+  }
+  const text = checkedText(scope, 'timestamp', value, false);
+  if (text === null) return null;
+  const ms = parseInstant(text);
+  if (ms === null) {
+    scope.add(
+      'timestamp',
+      `timestamp ${quote(text)} is not an ISO-8601 instant with "Z" or an offset and at most 3 fractional digits`,
+    );
+    return null;
+  }
+  if (ms < MIN_SNAPSHOT_INSTANT || ms > MAX_SNAPSHOT_INSTANT) {
+    scope.add('timestamp', `timestamp ${quote(text)} is outside 2000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z`);
+    return null;
+  }
+  return ms;
+}
+
+function checkSources(scope: RecordScope, value: unknown): Array<{ name: string; paise: number }> | null {
+  if (value === undefined || value === null) {
+    scope.add('sources', 'sources is required (an array, possibly empty)');
+    return null;
+  }
+  if (!Array.isArray(value)) {
+    scope.add('sources', `sources must be an array of { "name", "gmpPrice" } objects, got ${describe(value)}`);
+    return null;
+  }
+  const out: Array<{ name: string; paise: number }> = [];
+  const names = new Map<string, number>();
+  for (let k = 0; k < value.length; k++) {
+    const label = `sources[${k}]`;
+    const item: unknown = value[k];
+    if (!isPlainObject(item)) {
+      scope.add(label, `a source must be an object with "name" and "gmpPrice", got ${describe(item)}`);
+      continue;
+    }
+    unknownKeys(scope, item, SOURCE_KEYS, 'a source', `${label}.`);
+    const name = requiredText(scope, `${label}.name`, own(item, 'name'));
+    const paise = checkGmpPrice(scope, `${label}.gmpPrice`, item);
+    if (name !== null) {
+      const earlier = names.get(name);
+      if (earlier === undefined) names.set(name, k);
+      else scope.add(`${label}.name`, `source name ${quote(name)} is already used by sources[${earlier}] of this snapshot`);
+    }
+    if (name !== null && typeof paise === 'number') out.push({ name, paise });
+  }
+  return out;
+}
+
+/** The price in paise, `null` for a source without a price, `undefined` when refused. */
+function checkGmpPrice(scope: RecordScope, label: string, item: PlainObject): number | null | undefined {
+  if (!Object.prototype.hasOwnProperty.call(item, 'gmpPrice') || item['gmpPrice'] === undefined) {
+    scope.add(label, 'gmpPrice is required (a number, or null when the source has no price)');
+    return undefined;
+  }
+  const value = item['gmpPrice'];
+  if (value === null) return null;
+  if (typeof value !== 'number') {
+    scope.add(label, `gmpPrice must be a number or null, got ${describe(value)}`);
+    return undefined;
+  }
+  // Whole rupees are the common case: exact without the decimal-string work of toPaise.
+  if (Number.isInteger(value) && Math.abs(value) < 10_000_000) return value * 100 + 0;
+  const paise = toPaise(value);
+  if (paise !== null) return paise;
+  if (!Number.isFinite(value)) scope.add(label, `gmpPrice ${String(value)} is not a finite number`);
+  else if (Math.abs(value) >= 10_000_000) scope.add(label, `gmpPrice ${String(value)} has a magnitude of 10,000,000 or more`);
+  else scope.add(label, `gmpPrice ${String(value)} has more than 2 decimals`);
+  return undefined;
+}
+
+// ---- shared checks ----------------------------------------------------------------
+
+function unknownKeys(scope: RecordScope, value: PlainObject, allowed: ReadonlySet<string>, what: string, prefix = ''): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.has(key)) scope.add(`${prefix}${cut(key, PATH_KEY_LENGTH)}`, `unknown field ${quote(key)} in ${what}`);
+  }
+}
+
+function requiredText(scope: RecordScope, label: string, value: unknown): string | null {
+  if (value === undefined || value === null) {
+    scope.add(label, `${label} is required`);
+    return null;
+  }
+  if (typeof value !== 'string') {
+    scope.add(label, `${label} must be a string, got ${describe(value)}`);
+    return null;
+  }
+  return checkedText(scope, label, value, false);
+}
+
+function optionalText(scope: RecordScope, label: string, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') {
+    scope.add(label, `${label} must be a string or null, got ${describe(value)}`);
+    return null;
+  }
+  return checkedText(scope, label, value, true);
+}
+
+/** The docs/spec.md#datasets rules every string obeys; reports and returns null when one fails. */
+function checkedText(scope: RecordScope, label: string, text: string, nullable: boolean): string | null {
+  if (text.length === 0) {
+    scope.add(label, `${label} is an empty string${nullable ? ' (write null for an unknown value)' : ''}`);
+    return null;
+  }
+  if (!text.isWellFormed()) {
+    scope.add(label, `${label} ${quote(text)} is not valid Unicode (it holds a lone surrogate)`);
+    return null;
+  }
+  if (text.includes('\u0000')) {
+    scope.add(label, `${label} ${quote(text)} holds a NUL character`);
+    return null;
+  }
+  if (text.length > MAX_DATASET_STRING_LENGTH) {
+    const length = codePointLength(text);
+    if (length > MAX_DATASET_STRING_LENGTH) {
+      // Without the length: a streaming reader keeps only the start of a longer string.
+      scope.add(label, `${label} ${quote(text)} is longer than 10,000 characters`);
+      return null;
+    }
+  }
+  return text;
+}
+
+function matches(scope: RecordScope, label: string, text: string, re: RegExp, form: string): boolean {
+  if (re.test(text)) return true;
+  scope.add(label, `${label} ${quote(text)} is not valid: ${form}`);
+  return false;
+}
+
+/** Code points of a well-formed string: its length less one per surrogate pair. */
+function codePointLength(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n -= 1;
+  }
+  return n;
+}
+
+function isPlainObject(value: unknown): value is PlainObject {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.prototype.toString.call(value) === '[object Object]'
+  );
+}
+
+/** An own property's value (never an inherited one such as `toString`). */
+function own(value: PlainObject, key: string): unknown {
+  return Object.prototype.hasOwnProperty.call(value, key) ? value[key] : undefined;
+}
+
+/** A string cut to `max` code points, with "…" when cut. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let out = '';
+  let n = 0;
+  for (const ch of text) {
+    if (n === max) return `${out}…`;
+    out += ch;
+    n += 1;
+  }
+  return out;
+}
+
+/** A bad string quoted as JSON, cut to 50 characters (lone surrogates and NUL escaped). */
+function quote(text: string): string {
+  const short = cut(text, QUOTE_LENGTH);
+  return short === text ? JSON.stringify(text) : `${JSON.stringify(short.slice(0, -1))}…`;
+}
+
+/** What a value of the wrong type is, for messages. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return `the string ${quote(value)}`;
+    case 'number':
+      return `the number ${String(value)}`;
+    case 'boolean':
+      return `the boolean ${String(value)}`;
+    case 'bigint':
+      return `the bigint ${cut(String(value), QUOTE_LENGTH)}`;
+    case 'object':
+      return 'an object';
+    default:
+      return `a ${typeof value}`;
+  }
+}

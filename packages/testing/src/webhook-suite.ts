@@ -1,0 +1,753 @@
+/**
+ * The webhook capability's conformance checks (`WebhookStore`, docs/spec.md#webhooks): endpoints,
+ * the events a data write records with it, status changes at IST midnights, and the
+ * deliveries' claims, leases, settling, listing, replay and pruning. Random write sequences
+ * are compared with the reference store, whose webhook part is the core's `MemoryOutbox`.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { todayInIst } from '@ipokit/core';
+import { toIsoUtc } from '@ipokit/core/backend';
+import { statusChangeEventId } from '@ipokit/core/backend';
+import { toGmpSnapshot } from '@ipokit/core/backend';
+import { DISABLED_ERROR } from '@ipokit/core/backend';
+import { toWireIpo } from '@ipokit/core/backend';
+import type { AccountStore, ClaimedDelivery, DeliveryResult, EventType, IpoRecord, IpoStore, SnapshotRecord, WebhookRecord, WebhookStore } from '@ipokit/core';
+import { makeIpo, makeSnapshot } from './arbitraries.js';
+import { referenceStore } from './reference-store.js';
+
+/** What the webhook checks need: the IPO data, accounts and webhooks of one backend. */
+export type WebhookTestStore = IpoStore & AccountStore & WebhookStore;
+
+/** Options of {@link testWebhookStore}. */
+export interface TestWebhookStoreOptions {
+  name?: string;
+  /** A fresh, empty store with IPO data, accounts and webhooks. */
+  createStore: () => WebhookTestStore | Promise<WebhookTestStore>;
+  destroyStore?: (store: WebhookTestStore) => void | Promise<void>;
+  /** Runs of the random write sequences compared with the reference (default 30). */
+  propertyRuns?: number;
+}
+
+/**
+ * Registers the webhook endpoint checks with vitest.
+ *
+ * @example
+ * ```ts
+ * testWebhookStore({ name: 'memoryStore', createStore: () => memoryStore() });
+ * ```
+ */
+export function testWebhookStore(options: TestWebhookStoreOptions): void {
+  const check = (name: string, fn: (store: WebhookTestStore) => Promise<void>, timeout?: number) =>
+    it(name, { timeout: timeout ?? 15_000 }, async () => {
+      const store = await options.createStore();
+      try {
+        await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+        await store.insertAccount({ id: 'acct_2', name: 'Two', plan: 'pro', gmpAddon: false, createdAt: '2026-11-20T10:00:00.000Z' });
+        await fn(store);
+      } finally {
+        await options.destroyStore?.(store);
+      }
+    });
+  const hook = (id: string, accountId: string, createdAt = '2026-11-20T10:00:00.000Z'): WebhookRecord => ({
+    id,
+    accountId,
+    url: `https://example.com/hooks/${encodeURIComponent(id)}?q=\u{1F600}`,
+    events: ['ipo.created', 'ipo.status_changed'],
+    description: id === 'wh_none' ? null : `hook ${id} \u{1F600}`,
+    secret: `whsec_${'A'.repeat(32)}`,
+    createdAt,
+    disabledAt: null,
+  });
+
+  describe(options.name ?? 'WebhookStore', () => {
+    check('insertWebhook then getWebhook and listWebhooks give it back exactly; unknown ids are null', async (store) => {
+      const a = hook('wh_a', 'acct_1');
+      expect(await store.insertWebhook(a, NO_CAP)).toBe('ok');
+      expect(await store.getWebhook('wh_a')).toEqual(a);
+      expect(await store.listWebhooks('acct_1')).toEqual([a]);
+      expect(await store.listWebhooks('acct_2')).toEqual([]);
+      expect(await store.listWebhooks('acct_9')).toBeNull();
+      expect(await store.getWebhook('wh_b')).toBeNull();
+      expect(await store.getWebhook('WH_A')).toBeNull();
+      const none = hook('wh_none', 'acct_2');
+      expect(await store.insertWebhook(none, NO_CAP)).toBe('ok');
+      expect(await store.getWebhook('wh_none')).toEqual(none);
+    });
+
+    check("insertWebhook: 'too-many-webhooks' (nothing stored) once the account has maxPerAccount endpoints, disabled ones counted; other accounts unaffected", async (store) => {
+      expect(await store.insertWebhook(hook('wh_1', 'acct_1'), { maxPerAccount: 2 })).toBe('ok');
+      expect(await store.insertWebhook({ ...hook('wh_2', 'acct_1'), disabledAt: '2026-11-21T00:00:00.000Z' }, { maxPerAccount: 2 })).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_3', 'acct_1'), { maxPerAccount: 2 })).toBe('too-many-webhooks');
+      expect(await store.getWebhook('wh_3')).toBeNull();
+      expect(await store.insertWebhook(hook('wh_4', 'acct_2'), { maxPerAccount: 2 })).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_3', 'acct_1'), { maxPerAccount: 3 })).toBe('ok');
+      expect(await store.deleteWebhook('wh_1')).toBe(true);
+      expect(await store.insertWebhook(hook('wh_5', 'acct_1'), { maxPerAccount: 3 })).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_9', 'acct_9'), { maxPerAccount: 0 })).toBe('not-found');
+    });
+
+    check('insertWebhook: concurrent inserts never pass the cap', async (store) => {
+      const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => store.insertWebhook(hook(`wh_c${i}`, 'acct_1'), { maxPerAccount: 5 })));
+      expect(outcomes.filter((o) => o === 'ok').length).toBe(5);
+      expect(outcomes.filter((o) => o === 'too-many-webhooks').length).toBe(19);
+      expect((await store.listWebhooks('acct_1'))!.length).toBe(5);
+    });
+
+    check("insertWebhook: 'not-found' for an unknown account, storing nothing", async (store) => {
+      expect(await store.insertWebhook(hook('wh_a', 'acct_9'), NO_CAP)).toBe('not-found');
+      expect(await store.getWebhook('wh_a')).toBeNull();
+    });
+
+    check('listWebhooks: ordered by createdAt, then id in code-point order; an account sees its own only', async (store) => {
+      const hooks = [
+        hook('wh_b', 'acct_1', '2026-11-20T10:00:01.000Z'),
+        hook('wh_\u{1F600}', 'acct_1', '2026-11-20T10:00:01.000Z'),
+        hook('wh_\uFFFD', 'acct_1', '2026-11-20T10:00:01.000Z'),
+        hook('wh_z', 'acct_1', '2026-11-20T10:00:00.500Z'),
+        hook('wh_A', 'acct_1', '2026-11-20T10:00:01.000Z'),
+        hook('wh_other', 'acct_2', '2026-11-20T09:00:00.000Z'),
+      ];
+      for (const h of hooks) expect(await store.insertWebhook(h, NO_CAP)).toBe('ok');
+      expect((await store.listWebhooks('acct_1'))?.map((h) => h.id)).toEqual(['wh_z', 'wh_A', 'wh_b', 'wh_\uFFFD', 'wh_\u{1F600}']);
+      expect((await store.listWebhooks('acct_2'))?.map((h) => h.id)).toEqual(['wh_other']);
+    });
+
+    check('deleteWebhook removes it (true), and is false for an unknown id', async (store) => {
+      expect(await store.insertWebhook(hook('wh_a', 'acct_1'), NO_CAP)).toBe('ok');
+      expect(await store.insertWebhook(hook('wh_b', 'acct_1'), NO_CAP)).toBe('ok');
+      expect(await store.deleteWebhook('wh_a')).toBe(true);
+      expect(await store.deleteWebhook('wh_a')).toBe(false);
+      expect(await store.deleteWebhook('wh_nope')).toBe(false);
+      expect(await store.getWebhook('wh_a')).toBeNull();
+      expect((await store.listWebhooks('acct_1'))?.map((h) => h.id)).toEqual(['wh_b']);
+    });
+
+    check('records given and returned are copies: changing one changes nothing stored', async (store) => {
+      const a = hook('wh_a', 'acct_1');
+      expect(await store.insertWebhook(a, NO_CAP)).toBe('ok');
+      a.events.push('gmp.snapshot');
+      a.url = 'https://changed.example';
+      const got = (await store.getWebhook('wh_a'))!;
+      got.events.length = 0;
+      (await store.listWebhooks('acct_1'))![0]!.events.push('ipo.deleted');
+      expect(await store.getWebhook('wh_a')).toEqual(hook('wh_a', 'acct_1'));
+    });
+  });
+
+  const name = options.name ?? 'WebhookStore';
+  describe(`${name}: events`, () => eventChecks(check, hook));
+  describe(`${name}: deliveries`, () => deliveryChecks(check, hook));
+  describe(`${name}: status changes`, () => statusChecks(check, hook));
+  describe(`${name}: against the reference`, () => {
+    check(
+      'random writes and deletions record the same events, with the same deliveries, as the reference store',
+      async (store) => {
+        await fc.assert(
+          fc.asyncProperty(writeSequenceArbitrary(), async (steps) => compareWithReference(store, steps)),
+          { numRuns: options.propertyRuns ?? 30 },
+        );
+      },
+      120_000,
+    );
+  });
+}
+
+type Check = (name: string, fn: (store: WebhookTestStore) => Promise<void>, timeout?: number) => void;
+type Hook = (id: string, accountId: string, createdAt?: string) => WebhookRecord;
+
+// The instants of the checks: 2026-11-24 10:00 IST, and the midnight that starts the 25th.
+const T = Date.parse('2026-11-24T04:30:00.000Z');
+const MIDNIGHT_25 = Date.parse('2026-11-24T18:30:00.000Z');
+const DAY = 86_400_000;
+const LEASE = 60_000;
+/** No cap on an account's endpoints. */
+const NO_CAP = { maxPerAccount: Infinity };
+const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'];
+
+/** Claims everything due at `now` (generous limits). */
+const claimAll = (store: WebhookStore, now: number, extra: Partial<Parameters<WebhookStore['claimDeliveries']>[0]> = {}): Promise<ClaimedDelivery[]> =>
+  store.claimDeliveries({ now, limit: 1_000, perWebhook: 1_000, perAccount: 1_000, leaseMs: LEASE, busy: new Map(), busyAccounts: new Map(), ...extra });
+
+/** A claimed delivery's parts that do not depend on random ids, for comparing. */
+interface Shape {
+  webhookId: string;
+  type: EventType;
+  body: unknown;
+}
+const shape = (c: ClaimedDelivery): Shape => ({ webhookId: c.delivery.webhookId, type: c.delivery.eventType, body: JSON.parse(c.body) });
+
+function sortShapes(shapes: Shape[]): Shape[] {
+  const key = (s: Shape): string => `${s.webhookId}\u0000${s.type}\u0000${JSON.stringify(s.body)}`;
+  return [...shapes].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+const result = (c: ClaimedDelivery, at: number, fields: Partial<DeliveryResult> = {}): DeliveryResult => ({
+  id: c.delivery.id,
+  lease: c.lease,
+  at,
+  delivered: true,
+  status: 200,
+  error: null,
+  nextAttemptAt: null,
+  disableBefore: at - 5 * DAY,
+  ...fields,
+});
+
+const withTypes = (h: WebhookRecord, events: EventType[]): WebhookRecord => ({ ...h, events });
+
+function eventChecks(check: Check, hook: Hook): void {
+  // Open on 2026-11-24 (IST): opened on the 20th, closes after the 26th.
+  const ipo = makeIpo({ id: 'ipo1', symbol: 'ONE', startDate: '2026-11-20', endDate: '2026-11-26', listingDate: '2026-12-01' });
+  const snap = makeSnapshot('ipo1', '2026-11-24T04:00:00.000Z', { a: 4_200, b: 4_000 });
+
+  check('without endpoints a write records nothing; with them, one pending delivery per event and taking endpoint, due at the write', async (store) => {
+    expect(await store.writeDataset({ ipos: [makeIpo({ id: 'early' })], snapshots: [] }, { at: T - 10 })).toEqual([]);
+    expect(await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL), NO_CAP)).toBe('ok');
+    expect(await store.insertWebhook(withTypes(hook('wh_created', 'acct_2'), ['ipo.created']), NO_CAP)).toBe('ok');
+    expect(await store.writeDataset({ ipos: [ipo], snapshots: [snap] }, { at: T })).toEqual([]);
+    expect(await claimAll(store, T - 1)).toEqual([]);
+    const claimed = await claimAll(store, T);
+    const created = { type: 'ipo.created', timestamp: toIsoUtc(T), data: toWireIpo(ipo, 'open') };
+    const gmp = {
+      type: 'gmp.snapshot',
+      timestamp: toIsoUtc(T),
+      data: { ipoId: 'ipo1', timestamp: '2026-11-24T04:00:00.000Z', aggregations: toGmpSnapshot(snap).aggregations },
+    };
+    expect(sortShapes(claimed.map(shape))).toEqual(
+      sortShapes([
+        { webhookId: 'wh_all', type: 'ipo.created', body: created },
+        { webhookId: 'wh_all', type: 'gmp.snapshot', body: gmp },
+        { webhookId: 'wh_created', type: 'ipo.created', body: created },
+      ]),
+    );
+    for (const c of claimed) {
+      expect(c.delivery).toMatchObject({ state: 'pending', attempts: 0, createdAt: T, nextAttemptAt: T, lastAttemptAt: null, lastStatus: null, lastError: null });
+      expect(c.delivery.id).toMatch(/^dlv_/);
+      expect(c.url).toBe(hook(c.delivery.webhookId, 'x').url);
+      expect(c.secret).toBe(`whsec_${'A'.repeat(32)}`);
+    }
+    // One event per change: both endpoints' ipo.created deliveries carry one event id.
+    const ids = claimed.filter((c) => c.delivery.eventType === 'ipo.created').map((c) => c.delivery.eventId);
+    expect(new Set(ids).size).toBe(1);
+    expect(ids[0]).toMatch(/^evt_/);
+  });
+
+  check('an unchanged rewrite records nothing; a change is ipo.updated, with ipo.status_changed when the status on that IST day moves', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL), NO_CAP);
+    await store.writeDataset({ ipos: [ipo], snapshots: [snap] }, { at: T });
+    await claimAll(store, T);
+    const same = makeSnapshot('ipo1', '2026-11-24T04:00:00.000Z', { b: 4_000, a: 4_200 });
+    expect(await store.writeDataset({ ipos: [makeIpo({ ...ipo })], snapshots: [same] }, { at: T + 1 })).toEqual([]);
+    expect(await claimAll(store, T + 1)).toEqual([]);
+    // The closing date moves to yesterday: open -> closed today.
+    const moved = { ...ipo, endDate: '2026-11-23', about: 'Now closed' };
+    const changedSnap = makeSnapshot('ipo1', '2026-11-24T04:00:00.000Z', { a: 4_300, b: 4_000 });
+    await store.writeDataset({ ipos: [moved], snapshots: [changedSnap] }, { at: T + 2 });
+    const claimed = (await claimAll(store, T + 2)).map(shape);
+    expect(sortShapes(claimed)).toEqual(
+      sortShapes([
+        { webhookId: 'wh_all', type: 'ipo.updated', body: { type: 'ipo.updated', timestamp: toIsoUtc(T + 2), data: toWireIpo(moved, 'closed') } },
+        {
+          webhookId: 'wh_all',
+          type: 'ipo.status_changed',
+          body: { type: 'ipo.status_changed', timestamp: toIsoUtc(T + 2), data: { id: 'ipo1', from: 'open', to: 'closed' } },
+        },
+        {
+          webhookId: 'wh_all',
+          type: 'gmp.snapshot',
+          body: {
+            type: 'gmp.snapshot',
+            timestamp: toIsoUtc(T + 2),
+            data: { ipoId: 'ipo1', timestamp: '2026-11-24T04:00:00.000Z', aggregations: toGmpSnapshot(changedSnap).aggregations },
+          },
+        },
+      ]),
+    );
+  });
+
+  check('the status change an import causes has the id every process gives that change', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    await store.writeDataset({ ipos: [{ ...ipo, startDate: '2026-11-25', endDate: '2026-11-27' }], snapshots: [] }, { at: T + 5 });
+    const claimed = await claimAll(store, T + 5);
+    expect(claimed.map((c) => c.delivery.eventId)).toEqual([statusChangeEventId('ipo1', 'upcoming', todayInIst(T + 5))]);
+  });
+
+  check('deleteIpos records ipo.deleted for each IPO it removed, and nothing for unknown ids', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_del', 'acct_1'), ['ipo.deleted']), NO_CAP);
+    await store.writeDataset({ ipos: [ipo, makeIpo({ id: 'ipo2' })], snapshots: [snap] }, { at: T });
+    expect(await store.deleteIpos(['ipo2', 'nope', 'ipo1'], { at: T + 7 })).toEqual({ ipos: 2, snapshots: 1 });
+    const claimed = (await claimAll(store, T + 7)).map(shape);
+    const deleted = (id: string): Shape => ({ webhookId: 'wh_del', type: 'ipo.deleted', body: { type: 'ipo.deleted', timestamp: toIsoUtc(T + 7), data: { id } } });
+    expect(sortShapes(claimed)).toEqual(sortShapes([deleted('ipo1'), deleted('ipo2')]));
+    expect(await store.deleteIpos(['ipo1'], { at: T + 8 })).toEqual({ ipos: 0, snapshots: 0 });
+    expect(await claimAll(store, T + 8)).toEqual([]);
+  });
+
+  check('a refused write (its conflicts returned) records no event', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_all', 'acct_1'), ALL), NO_CAP);
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    await claimAll(store, T);
+    const clash = makeIpo({ id: 'ipo2', symbol: 'one' });
+    const conflicts = await store.writeDataset({ ipos: [clash], snapshots: [makeSnapshot('nope', T, { a: 1 })] }, { at: T + 1 });
+    expect(conflicts.length).toBe(2);
+    expect(await claimAll(store, T + 1)).toEqual([]);
+  });
+
+  check('a disabled endpoint gets no deliveries, and a deleted one loses its own', async (store) => {
+    await store.insertWebhook({ ...withTypes(hook('wh_off', 'acct_1'), ALL), disabledAt: '2026-11-20T00:00:00.000Z' }, NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_gone', 'acct_1'), ALL), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_on', 'acct_2'), ['ipo.created']), NO_CAP);
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    expect(await store.deleteWebhook('wh_gone')).toBe(true);
+    expect((await claimAll(store, T)).map((c) => c.delivery.webhookId)).toEqual(['wh_on']);
+    expect(await store.listDeliveries({ webhookId: 'wh_gone', before: null, limit: 10 })).toBeNull();
+    expect(await store.listDeliveries({ webhookId: 'wh_off', before: null, limit: 10 })).toEqual([]);
+  });
+}
+
+function deliveryChecks(check: Check, hook: Hook): void {
+  /** Endpoints wh_a and wh_b taking ipo.created, and `n` IPOs created at T + i. */
+  const setUp = async (store: WebhookTestStore, n: number): Promise<void> => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']), NO_CAP);
+    for (let i = 0; i < n; i++) await store.writeDataset({ ipos: [makeIpo({ id: `ipo${i}` })], snapshots: [] }, { at: T + i });
+  };
+  const ipoOf = (c: ClaimedDelivery): string => (JSON.parse(c.body) as { data: { id: string } }).data.id;
+  const pairs = (cs: ClaimedDelivery[]): string[][] => cs.map((c) => [c.delivery.webhookId, ipoOf(c)]);
+  const list = async (store: WebhookStore, webhookId = 'wh_a') => (await store.listDeliveries({ webhookId, before: null, limit: 100 }))!;
+
+  check('claims take turns across accounts (then earliest first), at most limit and perWebhook less what busy says is in flight; a leased delivery is claimed again only when its lease ran out', async (store) => {
+    await setUp(store, 4);
+    // wh_b has 2 in flight (none more), wh_a 1 (one more)
+    const first = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, perAccount: 100, leaseMs: LEASE, busyAccounts: new Map(), busy: new Map([['wh_b', 2], ['wh_a', 1]]) });
+    expect(pairs(first)).toEqual([['wh_a', 'ipo0']]);
+    const next = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, perAccount: 100, leaseMs: LEASE, busyAccounts: new Map(), busy: new Map([['wh_b', 5], ['wh_a', 1]]) });
+    expect(pairs(next)).toEqual([['wh_a', 'ipo1']]);
+    const second = await store.claimDeliveries({ now: T + 10, limit: 3, perWebhook: 2, perAccount: 100, leaseMs: LEASE, busyAccounts: new Map(), busy: new Map() });
+    // (each account's first, earliest first; then each account's second)
+    expect(pairs(second)).toEqual([
+      ['wh_b', 'ipo0'],
+      ['wh_a', 'ipo2'],
+      ['wh_b', 'ipo1'],
+    ]);
+    const rest = await claimAll(store, T + 10);
+    expect(pairs(rest)).toEqual([
+      ['wh_b', 'ipo2'],
+      ['wh_a', 'ipo3'],
+      ['wh_b', 'ipo3'],
+    ]);
+    expect(await claimAll(store, T + 10 + LEASE - 1)).toEqual([]);
+    // The leases run out: all eight are claimable again, under new leases (a worker that died loses nothing).
+    const again = await claimAll(store, T + 10 + LEASE);
+    expect(again.length).toBe(8);
+    const old = new Set([...first, ...next, ...second, ...rest].map((c) => c.lease));
+    expect(again.every((c) => !old.has(c.lease))).toBe(true);
+    // An old lease settles nothing now.
+    await store.finishDeliveries([result(first[0]!, T + 10 + LEASE + 1)]);
+    expect((await list(store)).every((d) => d.state === 'pending' && d.attempts === 0)).toBe(true);
+  });
+
+  check('claims: an account gets at most perAccount less busyAccounts, its endpoints taking turns; each claim names its account', async (store) => {
+    for (const id of ['wh_a1', 'wh_a2', 'wh_a3']) await store.insertWebhook(withTypes(hook(id, 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']), NO_CAP);
+    for (let i = 0; i < 4; i++) await store.writeDataset({ ipos: [makeIpo({ id: `ipo${i}` })], snapshots: [] }, { at: T + i });
+    const base = { now: T + 10, perWebhook: 4, leaseMs: LEASE, busy: new Map<string, number>() };
+    // acct_1 has 2 in flight of its 3: one more (its third, so after acct_2's first two), from
+    // its first endpoint by id; acct_2 up to 3.
+    const first = await store.claimDeliveries({ ...base, limit: 100, perAccount: 3, busyAccounts: new Map([['acct_1', 2]]) });
+    expect(pairs(first)).toEqual([
+      ['wh_b', 'ipo0'],
+      ['wh_b', 'ipo1'],
+      ['wh_a1', 'ipo0'],
+      ['wh_b', 'ipo2'],
+    ]);
+    expect(first.map((c) => c.accountId)).toEqual(['acct_2', 'acct_2', 'acct_1', 'acct_2']);
+    // acct_1 at its perAccount: none of its; acct_2's last.
+    const second = await store.claimDeliveries({ ...base, limit: 100, perAccount: 3, busyAccounts: new Map([['acct_1', 3]]) });
+    expect(pairs(second)).toEqual([['wh_b', 'ipo3']]);
+    // Within acct_1, its endpoints take turns (by what each has in flight, then due, then order made, then id).
+    const third = await store.claimDeliveries({ ...base, limit: 4, perAccount: 100, busy: new Map([['wh_a2', 1]]), busyAccounts: new Map() });
+    expect(pairs(third)).toEqual([
+      ['wh_a3', 'ipo0'],
+      ['wh_a1', 'ipo1'],
+      ['wh_a2', 'ipo0'],
+      ['wh_a3', 'ipo1'],
+    ]);
+  });
+
+  check('claims follow the fair order of WebhookStore.claimDeliveries for random backlogs, in-flight counts and limits', async (store) => {
+    const accounts = ['acct_1', 'acct_2'];
+    const hooks = ['wh_p', 'wh_q', 'wh_r', 'wh_s'];
+    const owner = (h: string): string => (h === 'wh_s' ? 'acct_2' : 'acct_1');
+    for (const h of hooks) await store.insertWebhook(withTypes(hook(h, owner(h)), ['ipo.created']), NO_CAP);
+    // Each write one event at its own instant (so the order made is the creation order); some
+    // endpoints miss some writes (they were not subscribed... they take every ipo.created, so
+    // instead a delivery of each is settled or retried to spread their due times).
+    let at = T;
+    let seq = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          writes: fc.integer({ min: 0, max: 4 }),
+          retry: fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 3 })), { maxLength: 6 }),
+          busy: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 4, maxLength: 4 }),
+          busyAccounts: fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 2, maxLength: 2 }),
+          perWebhook: fc.integer({ min: 1, max: 4 }),
+          perAccount: fc.integer({ min: 1, max: 8 }),
+          limit: fc.integer({ min: 1, max: 12 }),
+        }),
+        async (c) => {
+          for (let i = 0; i < c.writes; i++) await store.writeDataset({ ipos: [makeIpo({ id: `fair${seq++}` })], snapshots: [] }, { at: (at += 10) });
+          // Some deliveries get an attempt that fails and comes back due a little later.
+          if (c.retry.length > 0) {
+            const taken = await claimAll(store, (at += 10), { limit: c.retry.length });
+            await store.finishDeliveries(
+              taken.map((t, i) => result(t, at, { delivered: c.retry[i]![0], status: 500, error: 'answered 500', nextAttemptAt: c.retry[i]![0] ? null : at + 1 + c.retry[i]![1] })),
+            );
+          }
+          at += 10;
+          // What is due, per endpoint, as the listing shows it (each write made one per endpoint).
+          const due: Array<{ webhookId: string; accountId: string; id: string; next: number; made: number }> = [];
+          for (const h of hooks) {
+            for (const d of (await store.listDeliveries({ webhookId: h, before: null, limit: 10_000 }))!) {
+              if (d.state === 'pending' && d.nextAttemptAt! <= at) due.push({ webhookId: h, accountId: owner(h), id: d.id, next: d.nextAttemptAt!, made: d.createdAt });
+            }
+          }
+          const busy = new Map(hooks.map((h, i) => [h, c.busy[i]!]));
+          const busyAccounts = new Map(accounts.map((a, i) => [a, c.busyAccounts[i]!]));
+          const expected = fairOrder(due, { limit: c.limit, perWebhook: c.perWebhook, perAccount: c.perAccount, busy, busyAccounts });
+          const got = await store.claimDeliveries({ now: at, limit: c.limit, perWebhook: c.perWebhook, perAccount: c.perAccount, leaseMs: 1, busy, busyAccounts });
+          expect(got.map((g) => g.delivery.id)).toEqual(expected);
+          // The leases end at once (leaseMs 1): the next run sees them due again.
+          at += 1;
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 60_000);
+
+  check('finishDeliveries settles under the lease only: delivered, failed with a retry, and failed for good', async (store) => {
+    await setUp(store, 3);
+    const [c0, c1, c2] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    await store.finishDeliveries([
+      result(c0!, T + 20),
+      result(c1!, T + 21, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 5_021 }),
+      result(c2!, T + 22, { delivered: false, status: null, error: 'timed out after 15000 ms', nextAttemptAt: null }),
+      // Another lease's result is ignored.
+      result({ ...c0!, lease: 'not-the-lease' }, T + 23, { delivered: false, status: 500, error: 'x', nextAttemptAt: T + 9_999 }),
+    ]);
+    const byId = new Map((await list(store)).map((d) => [d.id, d]));
+    expect(byId.get(c0!.delivery.id)).toMatchObject({ state: 'delivered', attempts: 1, nextAttemptAt: null, lastAttemptAt: T + 20, lastStatus: 200, lastError: null });
+    expect(byId.get(c1!.delivery.id)).toMatchObject({ state: 'pending', attempts: 1, nextAttemptAt: T + 5_021, lastAttemptAt: T + 21, lastStatus: 500, lastError: 'answered 500' });
+    expect(byId.get(c2!.delivery.id)).toMatchObject({ state: 'failed', attempts: 1, nextAttemptAt: null, lastAttemptAt: T + 22, lastStatus: null, lastError: 'timed out after 15000 ms' });
+    // A settled lease settles nothing more.
+    await store.finishDeliveries([result(c1!, T + 30)]);
+    expect((await list(store)).find((d) => d.id === c1!.delivery.id)!.state).toBe('pending');
+    // The retry is due at its time, and only then.
+    expect(await claimAll(store, T + 5_020, { busy: new Map([['wh_b', 1_000]]) })).toEqual([]);
+    const retry = await claimAll(store, T + 5_021, { busy: new Map([['wh_b', 1_000]]) });
+    expect(retry.map((c) => c.delivery.id)).toEqual([c1!.delivery.id]);
+    expect(retry[0]!.delivery.attempts).toBe(1);
+    await store.finishDeliveries([result(retry[0]!, T + 5_030)]);
+    expect((await list(store)).find((d) => d.id === c1!.delivery.id)).toMatchObject({ state: 'delivered', attempts: 2, lastError: null });
+  });
+
+  check('an endpoint failing since disableBefore or earlier is disabled and its pending deliveries fail; a success ends the streak', async (store) => {
+    await setUp(store, 3);
+    const [c0, c1, c2] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    const fail = (c: ClaimedDelivery, at: number, disableBefore: number): DeliveryResult =>
+      result(c, at, { delivered: false, status: 503, error: 'answered 503', nextAttemptAt: at + 1_000_000, disableBefore });
+    // Fails at T+100 (the streak starts), then a success ends it.
+    await store.finishDeliveries([fail(c0!, T + 100, T + 50)]);
+    await store.finishDeliveries([result(c1!, T + 200)]);
+    // A new streak starts at T+300: failing since T+300 is not failing since T+250 or earlier.
+    await store.finishDeliveries([fail(c2!, T + 300, T + 250)]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBeNull();
+    const [r0] = await claimAll(store, T + 100 + 1_000_000, { busy: new Map([['wh_b', 1_000]]) });
+    expect(r0!.delivery.id).toBe(c0!.delivery.id);
+    await store.finishDeliveries([fail(r0!, T + 1_000_200, T + 300)]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBe(toIsoUtc(T + 1_000_200));
+    const listed = await list(store);
+    expect(listed.filter((d) => d.state === 'pending')).toEqual([]);
+    expect(listed.find((d) => d.id === c2!.delivery.id)).toMatchObject({ state: 'failed', lastError: DISABLED_ERROR, attempts: 1 });
+    expect(listed.find((d) => d.id === c0!.delivery.id)).toMatchObject({ state: 'failed', lastError: DISABLED_ERROR, lastStatus: 503, attempts: 2 });
+    expect(await claimAll(store, T + 100_000_000, { busy: new Map([['wh_b', 1_000]]) })).toEqual([]);
+    // The other endpoint is not touched.
+    expect((await store.getWebhook('wh_b'))!.disabledAt).toBeNull();
+    expect((await claimAll(store, T + 100_000_000)).length).toBe(3);
+  });
+
+  check('an attempt in flight when its endpoint is disabled, and failing after, is not tried again', async (store) => {
+    await setUp(store, 2);
+    const [c0, c1] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    await store.finishDeliveries([result(c0!, T + 100, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 200, disableBefore: T + 100 })]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBe(toIsoUtc(T + 100));
+    await store.finishDeliveries([result(c1!, T + 150, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 250, disableBefore: T + 150 - 5 * DAY })]);
+    expect(await claimAll(store, T + 1_000, { busy: new Map([['wh_b', 1_000]]) })).toEqual([]);
+    expect((await list(store)).map((d) => d.state)).toEqual(['failed', 'failed']);
+    expect((await list(store)).find((d) => d.id === c1!.delivery.id)).toMatchObject({ attempts: 1, lastStatus: 500, nextAttemptAt: null });
+  });
+
+  check('listDeliveries: newest first, paged with before; null for an unknown endpoint, [] after an unknown delivery', async (store) => {
+    await setUp(store, 5);
+    const all = await list(store);
+    expect(all.map((d) => d.createdAt)).toEqual([T + 4, T + 3, T + 2, T + 1, T]);
+    expect(all.every((d) => d.webhookId === 'wh_a' && d.eventType === 'ipo.created' && d.state === 'pending')).toBe(true);
+    const page1 = (await store.listDeliveries({ webhookId: 'wh_a', before: null, limit: 2 }))!;
+    const page2 = (await store.listDeliveries({ webhookId: 'wh_a', before: page1[1]!.id, limit: 2 }))!;
+    const page3 = (await store.listDeliveries({ webhookId: 'wh_a', before: page2[1]!.id, limit: 2 }))!;
+    expect([...page1, ...page2, ...page3]).toEqual(all);
+    expect(await store.listDeliveries({ webhookId: 'wh_nope', before: null, limit: 2 })).toBeNull();
+    expect(await store.listDeliveries({ webhookId: 'wh_a', before: 'dlv_nope', limit: 2 })).toEqual([]);
+  });
+
+  check('replayDelivery: a new pending delivery of the same event to the same endpoint, due now; null for another endpoint', async (store) => {
+    await setUp(store, 1);
+    const [c] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    await store.finishDeliveries([result(c!, T + 20, { delivered: false, status: 410, error: 'answered 410', nextAttemptAt: null })]);
+    expect(await store.replayDelivery({ webhookId: 'wh_b', of: c!.delivery.id, id: 'dlv_x', now: T + 30 })).toBeNull();
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_nope', id: 'dlv_x', now: T + 30 })).toBeNull();
+    const again = await store.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_again', now: T + 30 });
+    expect(again).toEqual({
+      id: 'dlv_again',
+      webhookId: 'wh_a',
+      eventId: c!.delivery.eventId,
+      eventType: 'ipo.created',
+      createdAt: T + 30,
+      state: 'pending',
+      attempts: 0,
+      nextAttemptAt: T + 30,
+      lastAttemptAt: null,
+      lastStatus: null,
+      lastError: null,
+    });
+    // A replay of a delivery still pending (dlv_again) returns it and adds nothing.
+    const before = (await list(store)).length;
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_again', id: 'dlv_more', now: T + 31 })).toEqual(again);
+    expect((await list(store)).length).toBe(before);
+    const [r] = await claimAll(store, T + 30, { busy: new Map([['wh_b', 1_000]]) });
+    expect(r!.delivery.id).toBe('dlv_again');
+    expect(r!.body).toBe(c!.body);
+    // ...and while it is leased, too.
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_again', id: 'dlv_more', now: T + 32 })).toMatchObject({ id: 'dlv_again', state: 'pending' });
+    expect((await list(store)).length).toBe(before);
+  });
+
+  check('pruneDeliveries forgets settled deliveries older than before, never pending ones, and keeps events other deliveries need', async (store) => {
+    await setUp(store, 3);
+    const [c0, c1] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    await store.finishDeliveries([result(c0!, T + 20), result(c1!, T + 40, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: null })]);
+    expect(await store.pruneDeliveries({ before: T + 30, keepPerWebhook: 10_000 })).toBe(1);
+    expect((await list(store)).some((d) => d.id === c0!.delivery.id)).toBe(false);
+    expect(await store.pruneDeliveries({ before: T + 1_000_000, keepPerWebhook: 10_000 })).toBe(1);
+    expect((await list(store)).length).toBe(1);
+    expect((await list(store, 'wh_b')).length).toBe(3);
+    // wh_b's deliveries of the pruned events still carry their bodies (wh_a's third is still leased).
+    const bodies = (await claimAll(store, T + 10)).map((c) => (JSON.parse(c.body) as { type: string }).type);
+    expect(bodies).toEqual(['ipo.created', 'ipo.created', 'ipo.created']);
+  });
+
+  check('pruneDeliveries keeps at most keepPerWebhook settled deliveries per endpoint (the newest), and every pending one', async (store) => {
+    await setUp(store, 6);
+    const claimed = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    // Settle five of wh_a's six (created at T+0..T+4); the sixth stays pending.
+    await store.finishDeliveries(claimed.slice(0, 5).map((c, i) => result(c, T + 20 + i, i % 2 === 0 ? {} : { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: null })));
+    expect(await store.pruneDeliveries({ before: T, keepPerWebhook: 2 })).toBe(3);
+    const left = await list(store);
+    expect(left.map((d) => [d.createdAt, d.state])).toEqual([
+      [T + 5, 'pending'],
+      [T + 4, 'delivered'],
+      [T + 3, 'failed'],
+    ]);
+    expect((await list(store, 'wh_b')).length).toBe(6);
+    expect(await store.pruneDeliveries({ before: T, keepPerWebhook: 2 })).toBe(0);
+  });
+
+  check("a listing shows the endpoint's deliveries of every write, however much another endpoint is owed", async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_big', 'acct_1'), ['gmp.snapshot', 'ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_small', 'acct_2'), ['ipo.created']), NO_CAP);
+    const ipo = makeIpo({ id: 'big' });
+    const snapshots = Array.from({ length: 300 }, (_, i) => makeSnapshot('big', toIsoUtc(T - 1_000_000 + i * 1_000), { a: 100 + i }));
+    await store.writeDataset({ ipos: [ipo], snapshots }, { at: T });
+    await store.writeDataset({ ipos: [makeIpo({ id: 'small' })], snapshots: [] }, { at: T + 1 });
+    expect((await list(store, 'wh_small')).map((d) => d.createdAt)).toEqual([T + 1, T]);
+    expect((await store.listDeliveries({ webhookId: 'wh_big', before: null, limit: 1_000 }))!.length).toBe(302);
+  });
+
+  check('watchDeliveries, where a backend has it, wakes after a write records deliveries', async (store) => {
+    if (store.watchDeliveries === undefined) return;
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    let wakes = 0;
+    const stop = await store.watchDeliveries(() => wakes++);
+    try {
+      await store.writeDataset({ ipos: [makeIpo({ id: 'w1' })], snapshots: [] }, { at: T });
+      for (let i = 0; i < 250 && wakes === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(wakes).toBeGreaterThan(0);
+    } finally {
+      await stop();
+    }
+  });
+}
+
+function statusChecks(check: Check, hook: Hook): void {
+  // Both open on the 25th (IST); ipo1 closes after the 26th and lists on Dec 1, ipo2 closes after the 25th.
+  const ipo = makeIpo({ id: 'ipo1', startDate: '2026-11-25', endDate: '2026-11-26', listingDate: '2026-12-01' });
+  const other = makeIpo({ id: 'ipo2', startDate: '2026-11-25', endDate: '2026-11-25' });
+  const opened = (id: string): Shape => ({
+    webhookId: 'wh_sc',
+    type: 'ipo.status_changed',
+    body: { type: 'ipo.status_changed', timestamp: toIsoUtc(MIDNIGHT_25), data: { id, from: 'upcoming', to: 'open' } },
+  });
+
+  check('recordStatusChanges records the changes at the midnights it passes, once, and tells the next one', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
+    await store.writeDataset({ ipos: [ipo, other], snapshots: [] }, { at: T });
+    expect(await store.recordStatusChanges({ now: T })).toEqual({ recorded: 0, nextAt: MIDNIGHT_25 });
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 - 1 })).toEqual({ recorded: 0, nextAt: MIDNIGHT_25 });
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 5 })).toEqual({ recorded: 2, nextAt: MIDNIGHT_25 + DAY });
+    const claimed = await claimAll(store, MIDNIGHT_25 + 5);
+    expect(sortShapes(claimed.map(shape))).toEqual(sortShapes([opened('ipo1'), opened('ipo2')]));
+    expect(claimed.map((c) => c.delivery.eventId).sort()).toEqual(
+      [statusChangeEventId('ipo1', 'open', '2026-11-25'), statusChangeEventId('ipo2', 'open', '2026-11-25')].sort(),
+    );
+    expect(claimed.every((c) => c.delivery.nextAttemptAt === MIDNIGHT_25 + 5)).toBe(true);
+    // Covered already: nothing again, nor from an instant before.
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 10 })).recorded).toBe(0);
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 1 })).recorded).toBe(0);
+    // Two midnights at once: ipo2 closes on the 26th, ipo1 on the 27th.
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 2 * DAY + 1 })).toEqual({ recorded: 2, nextAt: Date.parse('2026-11-30T18:30:00.000Z') });
+  });
+
+  check('concurrent recordStatusChanges calls at one midnight record each change once', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
+    await store.writeDataset({ ipos: [ipo, other], snapshots: [] }, { at: T });
+    await store.recordStatusChanges({ now: T });
+    const results = await Promise.all([0, 1, 2, 3, 4].map((i) => store.recordStatusChanges({ now: MIDNIGHT_25 + i })));
+    expect(results.reduce((n, r) => n + r.recorded, 0)).toBe(2);
+    expect((await claimAll(store, MIDNIGHT_25 + 10)).length).toBe(2);
+  });
+
+  check('a midnight passed while no endpoint takes status changes stays unrecorded', async (store) => {
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 1_000 })).recorded).toBe(0);
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
+    expect((await store.recordStatusChanges({ now: MIDNIGHT_25 + 2_000 })).recorded).toBe(0);
+  });
+
+  check("a store's first call covers from the midnight that began its IST day", async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sc', 'acct_1'), ['ipo.status_changed']), NO_CAP);
+    await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T });
+    expect(await store.recordStatusChanges({ now: MIDNIGHT_25 + 3_600_000 })).toEqual({ recorded: 1, nextAt: MIDNIGHT_25 + 2 * DAY });
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Random write sequences, compared with the reference.
+
+type Step = { kind: 'write'; ipos: IpoRecord[]; snapshots: SnapshotRecord[] } | { kind: 'delete'; ids: string[] };
+
+const IDS = ['a', 'b', 'c'];
+const DAYS = ['2026-11-22', '2026-11-24', '2026-11-25', '2026-11-27', null];
+
+function writeSequenceArbitrary(): fc.Arbitrary<Step[]> {
+  const ipo = fc
+    .record({ id: fc.constantFrom(...IDS), start: fc.constantFrom(...DAYS), end: fc.constantFrom(...DAYS), about: fc.constantFrom(null, 'x', '\u{1F600}') })
+    .map(({ id, start, end, about }) => makeIpo({ id, startDate: start, endDate: start !== null && end !== null && end < start ? start : end, about }));
+  const snapshot = fc
+    .record({ id: fc.constantFrom(...IDS), minute: fc.integer({ min: 0, max: 2 }), a: fc.constantFrom(null, 100, 150), b: fc.constantFrom(null, -250) })
+    .map(({ id, minute, a, b }) => makeSnapshot(id, T - 3_600_000 + minute * 60_000, { a, b }));
+  const write = fc
+    .record({
+      ipos: fc.uniqueArray(ipo, { maxLength: 3, selector: (i) => i.id }),
+      snapshots: fc.uniqueArray(snapshot, { maxLength: 4, selector: (x) => `${x.ipoId}@${x.timestamp}` }),
+    })
+    .map((w): Step => ({ kind: 'write', ...w }));
+  const del = fc.uniqueArray(fc.constantFrom(...IDS, 'zz'), { minLength: 1, maxLength: 2 }).map((ids): Step => ({ kind: 'delete', ids }));
+  return fc.array(fc.oneof({ weight: 3, arbitrary: write }, { weight: 1, arbitrary: del }), { minLength: 1, maxLength: 8 });
+}
+
+/**
+ * Runs the steps on the store and on a fresh reference store, with the same two endpoints,
+ * and compares what each step recorded (the deliveries it made due). The store under test
+ * is reused across runs: each run clears the IPOs it uses and its endpoints.
+ */
+async function compareWithReference(store: WebhookTestStore, steps: Step[]): Promise<void> {
+  const reference = referenceStore();
+  const run = Math.random().toString(36).slice(2, 10);
+  const hooks = [
+    { id: `wh_${run}_all`, events: ALL },
+    { id: `wh_${run}_sc`, events: ['ipo.status_changed', 'ipo.deleted'] as EventType[] },
+  ];
+  await reference.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+  await store.deleteIpos([...IDS]);
+  for (const s of [store, reference]) {
+    for (const h of hooks) {
+      await s.insertWebhook({
+        id: h.id,
+        accountId: 'acct_1',
+        url: 'https://example.com/h',
+        events: h.events,
+        description: null,
+        secret: `whsec_${'A'.repeat(32)}`,
+        createdAt: '2026-11-20T10:00:00.000Z',
+        disabledAt: null,
+      }, NO_CAP);
+    }
+  }
+  const ours = (cs: ClaimedDelivery[]): ClaimedDelivery[] => cs.filter((c) => hooks.some((h) => h.id === c.delivery.webhookId));
+  try {
+    let at = T;
+    for (const step of steps) {
+      at += 1_000;
+      const outcomes: unknown[] = [];
+      for (const s of [store, reference]) {
+        if (step.kind === 'write') outcomes.push(await s.writeDataset({ ipos: structuredClone(step.ipos), snapshots: structuredClone(step.snapshots) }, { at }));
+        else outcomes.push(await s.deleteIpos([...step.ids], { at }));
+      }
+      expect(outcomes[0]).toEqual(outcomes[1]);
+      const got = ours(await claimAll(store, at));
+      const want = ours(await claimAll(reference, at));
+      expect(sortShapes(got.map(shape))).toEqual(sortShapes(want.map(shape)));
+      const statusIds = (cs: ClaimedDelivery[]): string[] => cs.filter((c) => c.delivery.eventType === 'ipo.status_changed').map((c) => c.delivery.eventId).sort();
+      expect(statusIds(got)).toEqual(statusIds(want));
+      await store.finishDeliveries(got.map((c) => result(c, at)));
+    }
+  } finally {
+    for (const h of hooks) await store.deleteWebhook(h.id);
+    await store.deleteIpos([...IDS]);
+  }
+}
+
+/**
+ * The claim order of `WebhookStore.claimDeliveries`, written out plainly over what the
+ * listings show as due (`made`, the creation instant, stands for the order made: each write
+ * of the check makes one delivery per endpoint at an instant of its own). Ids in claim order.
+ */
+function fairOrder(
+  due: ReadonlyArray<{ webhookId: string; accountId: string; id: string; next: number; made: number }>,
+  o: { limit: number; perWebhook: number; perAccount: number; busy: ReadonlyMap<string, number>; busyAccounts: ReadonlyMap<string, number> },
+): string[] {
+  type Item = (typeof due)[number] & { rw: number; ra: number };
+  const tie = (a: Item, b: Item): number => a.next - b.next || a.made - b.made || (a.webhookId < b.webhookId ? -1 : a.webhookId > b.webhookId ? 1 : 0);
+  const groups = <K extends string>(items: Item[], key: (i: Item) => K): Map<K, Item[]> => {
+    const m = new Map<K, Item[]>();
+    for (const i of items) m.set(key(i), [...(m.get(key(i)) ?? []), i]);
+    return m;
+  };
+  const kept: Item[] = [];
+  for (const [hookId, items] of groups(due.map((d) => ({ ...d, rw: 0, ra: 0 })), (i) => i.webhookId)) {
+    const busy = o.busy.get(hookId) ?? 0;
+    items.sort(tie);
+    items.slice(0, Math.max(0, o.perWebhook - busy)).forEach((i, n) => kept.push({ ...i, rw: busy + n + 1 }));
+  }
+  const ranked: Item[] = [];
+  for (const [account, items] of groups(kept, (i) => i.accountId)) {
+    const busy = o.busyAccounts.get(account) ?? 0;
+    items.sort((a, b) => a.rw - b.rw || tie(a, b));
+    items.slice(0, Math.max(0, o.perAccount - busy)).forEach((i, n) => ranked.push({ ...i, ra: busy + n + 1 }));
+  }
+  ranked.sort((a, b) => a.ra - b.ra || tie(a, b));
+  return ranked.slice(0, o.limit).map((i) => i.id);
+}
