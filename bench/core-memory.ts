@@ -8,7 +8,7 @@
  *   node --expose-gc --conditions=source --import tsx bench/core-memory.ts
  */
 import { makeIpo, makeSnapshot } from '@ipokit/testing';
-import type { IpoRecord, SnapshotRecord } from '@ipokit/core';
+import type { IpoRecord, SnapshotRecord } from '@ipokit/core/backend';
 import { memoryStore } from '@ipokit/storage-memory';
 
 const IPOS = 1_000;

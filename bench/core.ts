@@ -16,9 +16,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { todayInIst } from '@ipokit/core';
-import { addDays, paiseToRupees, roundDiv, toSeriesPoints } from '@ipokit/core/backend';
-import type { Exchange, GmpBucketQuery, IpoRecord, IpoStatus, IpoType, ListQuery, SnapshotRecord } from '@ipokit/core';
+import { type Exchange, type IpoStatus, type IpoType, todayInIst } from '@ipokit/core';
+import { addDays, type GmpBucketQuery, type IpoRecord, type ListQuery, paiseToRupees, roundDiv, type SnapshotRecord, toSeriesPoints } from '@ipokit/core/backend';
 import { makeIpo, makeSnapshot } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { formatRows, type BenchRow } from './rows.js';

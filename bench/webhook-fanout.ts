@@ -18,7 +18,8 @@
  * `--cut` bounds each measure (ms): a measure that has not ended then is reported as "> cut".
  */
 import pg from 'pg';
-import type { ClaimedDelivery, IpoStore, Store, WebhookRecord, WebhookStore } from '@ipokit/core';
+import type { IpoStore, Store, WebhookStore } from '@ipokit/core';
+import type { ClaimedDelivery, WebhookRecord } from '@ipokit/core/backend';
 import { makeIpo, makeSnapshot } from '@ipokit/testing';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 import { formatRows, type BenchRow } from './rows.js';

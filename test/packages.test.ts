@@ -64,7 +64,7 @@ async function tarballFiles(tarball: string): Promise<string[]> {
 
 /** Every package's public entry points and what each must export (a function or class). */
 const EXPORTS: Record<string, string[]> = {
-  '@ipokit/core': ['createIpoHandler', 'importDataset', 'createAccount', 'createApiKey', 'listApiKeys', 'revokeApiKey', 'openApiDocument', 'IpokitError', 'validateDataset'],
+  '@ipokit/core': ['importDataset', 'createAccount', 'createApiKey', 'listApiKeys', 'revokeApiKey', 'openApiDocument', 'IpokitError', 'validateDataset'],
   '@ipokit/webhooks': ['startWebhookWorker', 'fetchTransport', 'MemoryOutbox'],
   '@ipokit/storage-memory': ['memoryStore'],
   '@ipokit/storage-postgres': ['postgresStore', 'migrate'],

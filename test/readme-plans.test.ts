@@ -5,7 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { createAccount, createApiKey, createIpoHandler, getUsage, importDataset, todayInIst, type IpoRouterOptions } from '@ipokit/core';
+import { createAccount, createApiKey, getUsage, importDataset, todayInIst, type IpoRouterOptions } from '@ipokit/core';
+import { createIpoHandler } from '@ipokit/core/adapter';
 import { fixtureDataset } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 

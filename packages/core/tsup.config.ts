@@ -4,7 +4,7 @@ export default packageBuild(
   {
     index: 'src/index.ts',
     backend: 'src/backend.ts',
-    adapter: 'src/http/adapter.ts',
+    adapter: 'src/adapter.ts',
     // The `#crypto` import (package.json `imports`): SHA-256 and HMAC-SHA256 from node:crypto
     // on Node, @noble/hashes elsewhere, chosen by the runtime's resolver, so left external
     // in every other entry.

@@ -9,7 +9,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KeyGrant, RateLimitOutcome, RateLimitWindow, Store, StoreCallOptions } from '@ipokit/core';
+import type { Store } from '@ipokit/core';
+import type { KeyGrant, RateLimitOutcome, RateLimitWindow, StoreCallOptions } from '@ipokit/core/backend';
 
 /** One request, as the access log tells it. */
 export interface AccessLogEntry {

@@ -1,17 +1,6 @@
 /** `ipokit accounts create | update | list | show`: accounts and their plans, in PostgreSQL. */
 import { parseArgs } from 'node:util';
-import {
-  createAccount,
-  getAccount,
-  getAccountWindows,
-  listAccounts,
-  listApiKeys,
-  updateAccount,
-  type Account,
-  type Plan,
-  type Store,
-  type WebhookStore,
-} from '@ipokit/core';
+import { createAccount, getAccount, getAccountWindows, listAccounts, listApiKeys, updateAccount, type Account, type Plan, type Store, type WebhookStore } from '@ipokit/core';
 import { integer, oneOf, parseOrThrow, required, takePositionals } from './args.js';
 import { loadKeyCap, loadSettings, type ServeSettings } from './config.js';
 import { onStore } from './database.js';

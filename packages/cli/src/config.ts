@@ -9,7 +9,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { isIpokitError, parseCidr, resolveOptions, type IpoRouterOptions, type LimitSettings, type Plan, type ResolvedOptions } from '@ipokit/core';
+import { isIpokitError, type IpoRouterOptions, type LimitSettings, type Plan } from '@ipokit/core';
+import { parseCidr } from '@ipokit/core/backend';
+import { resolveOptions, type ResolvedOptions } from '@ipokit/core/adapter';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { CliError, type CliIo } from './io.js';
 

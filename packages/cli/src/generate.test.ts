@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  IpokitError,
-  todayInIst,
-  validateDataset,
-  type Dataset,
-  type DatasetIpo,
-  type DatasetSnapshot,
-  type IpoStatus,
-  type IpoType,
-} from '@ipokit/core';
+import { IpokitError, todayInIst, validateDataset, type Dataset, type DatasetIpo, type DatasetSnapshot, type IpoStatus, type IpoType } from '@ipokit/core';
 import { deriveStatus, IPO_STATUSES, isCalendarDate } from '@ipokit/core/backend';
 import { DEFAULT_SEED, generateDataset } from './generate.js';
 

@@ -8,7 +8,8 @@
 import { open, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isIpokitError, type DatasetItem } from '@ipokit/core';
+import { isIpokitError } from '@ipokit/core';
+import { type DatasetItem } from '@ipokit/core/backend';
 import { DEFAULT_IMPORT_BATCH_SIZE, importDatasetStream, type StreamImportProgress } from '@ipokit/storage-postgres';
 import { Assembler } from 'stream-json/core/assembler.js';
 import { jsonParser, type Token } from 'stream-json/core/parser.js';

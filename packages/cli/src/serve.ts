@@ -7,7 +7,8 @@
  */
 import { resolve } from 'node:path';
 import { inspect, parseArgs } from 'node:util';
-import { resolveOptions, type LimitSettings } from '@ipokit/core';
+import { type LimitSettings } from '@ipokit/core';
+import { resolveOptions } from '@ipokit/core/adapter';
 import { formatAccessLog } from './access-log.js';
 import { integer, parseOrThrow, takePositionals } from './args.js';
 import {

@@ -4,17 +4,7 @@
  * is printed once, by `create`; `ipokit worker` (or `ipokit serve`) sends the deliveries.
  */
 import { parseArgs } from 'node:util';
-import {
-  createWebhook,
-  deleteWebhook,
-  EVENT_TYPES,
-  listDeliveries,
-  listWebhooks,
-  replayDelivery,
-  type DeliveryInfo,
-  type EventType,
-  type WebhookInfo,
-} from '@ipokit/core';
+import { createWebhook, deleteWebhook, EVENT_TYPES, listDeliveries, listWebhooks, replayDelivery, type DeliveryInfo, type EventType, type WebhookInfo } from '@ipokit/core';
 import { integer, parseOrThrow, required, takePositionals } from './args.js';
 import { loadAllowedNetworks } from './config.js';
 import { onStore } from './database.js';

@@ -14,20 +14,7 @@
  */
 // Types only: the built .d.ts inlines them (see tsup.config.ts), so the published client needs
 // @ipokit/core neither at run time nor for its types.
-import type {
-  ErrorBody,
-  ErrorCode,
-  Exchange,
-  GmpField,
-  GmpInterval,
-  GmpSeries,
-  GmpSnapshot,
-  Ipo,
-  IpoStatus,
-  IpoType,
-  ListResponse,
-  ScheduleEvent,
-} from '@ipokit/core';
+import type { ErrorBody, ErrorCode, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListResponse, ScheduleEvent } from '@ipokit/core';
 
 export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListResponse, ScheduleEvent };
 

@@ -9,7 +9,8 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '@ipokit/cli';
-import { DEFAULT_OPTIONS, type GmpSeries, type Ipo, type ListResponse } from '@ipokit/core';
+import { type GmpSeries, type Ipo, type ListResponse } from '@ipokit/core';
+import { DEFAULT_OPTIONS } from '@ipokit/core/adapter';
 import { FRAMEWORKS, fixtureServer, NO_LIMITS, type FixtureServer } from './test-servers.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

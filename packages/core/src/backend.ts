@@ -39,3 +39,62 @@ export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, type Write
 export { dueStatusChanges, nextStatusChangeAt } from './events/events.js';
 export { DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS, DISABLED_ERROR, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_RETRY_DELAYS_MS } from './events/events.js';
 export { generateWebhookSecret, nextAttemptAt, statusChangeEventId, webhookSignature } from './events/events.js';
+// The store's records and calls, for authors of a store or limiter (docs/spec.md#storage).
+export type {
+  AccountRecord,
+  ActiveKeyLimits,
+  ApiKeyRecord,
+  ClaimedDelivery,
+  DatasetConflict,
+  DeliveryRecord,
+  DeliveryResult,
+  DeliveryState,
+  EventRecord,
+  GmpAggregationsPaise,
+  GmpBucket,
+  GmpBucketQuery,
+  IpoRecord,
+  IpoRow,
+  KeyGrant,
+  ListQuery,
+  RateLimitOutcome,
+  RateLimitWindow,
+  RateLimitWindowState,
+  SnapshotRecord,
+  StoreCallOptions,
+  UsageCharge,
+  UsageRoute,
+  WebhookRecord,
+  WriteOptions,
+} from './model/types.js';
+export type { IpokitErrorOptions, WireErrorCode } from './model/errors.js';
+// Datasets one record at a time, for a streaming import (docs/spec.md#datasets).
+export { createDatasetChecker, type DatasetChecker, type DatasetItem, type DatasetRecordPlace } from './dataset/dataset.js';
+// Where webhooks may go (docs/spec.md#webhooks): what the transports and the CLI check.
+export {
+  isAddressAllowed,
+  isIpLiteral,
+  parseAllowedNetworks,
+  parseCidr,
+  refusedHost,
+  REFUSED_IPV4_NETWORKS,
+  REFUSED_IPV6_NETWORKS,
+  type AllowedNetworks,
+  type AllowedNetworksInput,
+  type Network,
+} from './events/address-policy.js';
+// The OpenAPI document's parts, for checking answers against it.
+export type {
+  JsonSchema,
+  JsonSchemaType,
+  JsonValue,
+  OpenApiApiKeyScheme,
+  OpenApiHeader,
+  OpenApiMediaType,
+  OpenApiOperation,
+  OpenApiParameter,
+  OpenApiPathItem,
+  OpenApiReference,
+  OpenApiResponse,
+  OpenApiSecurityRequirement,
+} from './http/openapi.js';

@@ -6,24 +6,9 @@
 // Env: PORT (default 5178), DASH_PLAN=free|paid|pro (default pro, with the GMP add-on), DASH_SIGNED_OUT=1,
 // DASH_PER_MINUTE (default 60).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import {
-  createAccount,
-  createAccountHandler,
-  createApiKey,
-  createIpoHandler,
-  getAccountWindows,
-  getUsage,
-  importDataset,
-  IpokitError,
-  listApiKeys,
-  revokeApiKey,
-  rotateApiKey,
-  type DatasetSnapshot,
-  type IpoRouterOptions,
-  type Plan,
-  type WireErrorCode,
-} from '@ipokit/core';
-import { errorBody } from '@ipokit/core/backend';
+import { createAccount, createApiKey, getAccountWindows, getUsage, importDataset, IpokitError, listApiKeys, revokeApiKey, rotateApiKey, type DatasetSnapshot, type IpoRouterOptions, type Plan } from '@ipokit/core';
+import { errorBody, type WireErrorCode } from '@ipokit/core/backend';
+import { createAccountHandler, createIpoHandler } from '@ipokit/core/adapter';
 import { FIXTURE_NOW, fixtureDataset } from '@ipokit/testing';
 import { memoryStore } from '@ipokit/storage-memory';
 import { dashboardAssets } from '../dist/index.js';

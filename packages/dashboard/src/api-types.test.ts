@@ -1,21 +1,6 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import type {
-  AccountWindow,
-  ApiKeyInfo,
-  DeliveryInfo,
-  DeliveryState as CoreDeliveryState,
-  EventType as CoreEventType,
-  GmpSeries as CoreGmpSeries,
-  GmpSnapshot as CoreGmpSnapshot,
-  Ipo as CoreIpo,
-  IpoStatus as CoreIpoStatus,
-  ListResponse,
-  Plan as CorePlan,
-  RateWindowName,
-  UsageRow as CoreUsageRow,
-  WebhookInfo,
-} from '@ipokit/core';
-import { EVENT_TYPES as CORE_EVENT_TYPES, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS } from '@ipokit/core';
+import { type AccountWindow, type ApiKeyInfo, type DeliveryInfo, EVENT_TYPES as CORE_EVENT_TYPES, type EventType as CoreEventType, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS, type GmpSeries as CoreGmpSeries, type GmpSnapshot as CoreGmpSnapshot, type Ipo as CoreIpo, type IpoStatus as CoreIpoStatus, type ListResponse, type Plan as CorePlan, type RateWindowName, type UsageRow as CoreUsageRow, type WebhookInfo } from '@ipokit/core';
+import type { DeliveryState as CoreDeliveryState } from '@ipokit/core/backend';
 
 import type {
   Account,

@@ -11,16 +11,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import {
-  createAccount,
-  createApiKey,
-  createWebhook,
-  importDataset,
-  type DatasetIpo,
-  type DatasetSnapshot,
-  type IpoRouterOptions,
-  type Store,
-} from '@ipokit/core';
+import { createAccount, createApiKey, createWebhook, importDataset, type DatasetIpo, type DatasetSnapshot, type IpoRouterOptions, type Store } from '@ipokit/core';
 import { fixtureDataset } from '@ipokit/testing';
 import { accountRouter, ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';

@@ -2,8 +2,8 @@
  * @ipokit/express: the ipokit IPO API as Express middleware (Express 4.18+ and 5).
  */
 import type { NextFunction, Request, Response } from 'express';
-import { createIpoHandler, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs } from '@ipokit/core';
-import { accountHandlerOf, originForm, targetUnder, type AccountRouterOptions as SharedAccountRouterOptions } from '@ipokit/core/adapter';
+import { type AccountRouterArgs, type IpoRouterArgs } from '@ipokit/core';
+import { accountHandlerOf, type AccountRouterOptions as SharedAccountRouterOptions, createIpoHandler, type HandlerRequest, type HandlerResponse, originForm, targetUnder } from '@ipokit/core/adapter';
 import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
 
 export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';

@@ -3,8 +3,8 @@
  * for Hono (on Node with `@hono/node-server`), Bun, Deno, Cloudflare Workers and anything
  * else that speaks `Request` and `Response`.
  */
-import { createIpoHandler, IpokitError, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
-import { accountHandlerOf, normalizePrefix, outsideAnswer, targetOfUrl, targetUnder, type AccountRouterOptions } from '@ipokit/core/adapter';
+import { IpokitError, type AccountRouterArgs, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { accountHandlerOf, type AccountRouterOptions, createIpoHandler, type HandlerRequest, type HandlerResponse, normalizePrefix, outsideAnswer, targetOfUrl, targetUnder } from '@ipokit/core/adapter';
 import { readAccountBody } from '@ipokit/core/backend';
 
 export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';

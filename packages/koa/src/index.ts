@@ -2,8 +2,8 @@
  * @ipokit/koa: the ipokit IPO API as Koa middleware (Koa 2.13+ and 3).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { createIpoHandler, type AccountRouterArgs, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
-import { accountHandlerOf, normalizePrefix, originForm, targetUnder, type AccountRouterOptions } from '@ipokit/core/adapter';
+import { type AccountRouterArgs, type IpoRouterArgs, type IpoRouterOptions } from '@ipokit/core';
+import { accountHandlerOf, type AccountRouterOptions, createIpoHandler, type HandlerRequest, type HandlerResponse, normalizePrefix, originForm, targetUnder } from '@ipokit/core/adapter';
 import { parsedAccountBody, readAccountBody } from '@ipokit/core/backend';
 
 export type { AccountRouterArgs, IpoRouterArgs, IpoRouterOptions } from '@ipokit/core';

@@ -2,7 +2,7 @@ import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
-import type { RateLimitWindow, UsageCharge } from '@ipokit/core';
+import type { RateLimitWindow, UsageCharge } from '@ipokit/core/backend';
 import { redisLimiter, type IoredisClient, type NodeRedisClient } from './index.js';
 import { freePort, REDIS_URL, redisServerPath, throwawayRedis } from './test-redis.js';
 

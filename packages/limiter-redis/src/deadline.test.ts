@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError } from '@ipokit/core';
-import type { RateLimitWindow, UsageCharge } from '@ipokit/core';
+import type { RateLimitWindow, UsageCharge } from '@ipokit/core/backend';
 import { FIXTURE_NOW, FIXTURE_TODAY, seedFixture } from '@ipokit/testing';
 import { ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';

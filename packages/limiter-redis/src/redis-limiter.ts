@@ -5,9 +5,8 @@
  * (see script.ts), so that every app process sharing the server admits exactly as the
  * core's `rateLimitHit` would.
  */
-import { IpokitError } from '@ipokit/core';
-import { compareCodePoints, isCalendarDate, WINDOW_MS } from '@ipokit/core/backend';
-import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState, RateLimiter, StoreCallOptions, UsageCharge, UsageRoute, UsageRow } from '@ipokit/core';
+import { IpokitError, type RateLimiter, type UsageRow } from '@ipokit/core';
+import { compareCodePoints, isCalendarDate, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, type StoreCallOptions, type UsageCharge, type UsageRoute, WINDOW_MS } from '@ipokit/core/backend';
 import { scriptRunner, type IoredisClient, type NodeRedisClient } from './clients.js';
 
 /** Options of {@link redisLimiter}. */

@@ -7,9 +7,8 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Redis } from 'ioredis';
-import { importDataset } from '@ipokit/core';
-import { hashApiKey } from '@ipokit/core/backend';
-import type { AccountRecord, Plan } from '@ipokit/core';
+import { importDataset, type Plan } from '@ipokit/core';
+import { type AccountRecord, hashApiKey } from '@ipokit/core/backend';
 import { ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';
 import { redisLimiter } from './index.js';

@@ -4,8 +4,8 @@
  * synchronous step as the change (which makes them atomic); O(keys of the account), an
  * operator's call, never a request's.
  */
-import { compareCodePoints } from '@ipokit/core/backend';
-import type { AccountRecord, ActiveKeyLimits, ApiKeyRecord, KeyGrant, Plan } from '@ipokit/core';
+import { type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord, compareCodePoints, type KeyGrant } from '@ipokit/core/backend';
+import type { Plan } from '@ipokit/core';
 
 /**
  * The stored accounts and keys. Stored records are never mutated (a change stores a new

@@ -23,8 +23,8 @@
  * type and exchange bits, O(log^2 n + page). Otherwise one pass over the range checks the
  * derived status and the filters on numeric columns, keeping only the page's entries.
  */
-import { asciiLower, compareCodePoints, dayNumber } from '@ipokit/core/backend';
-import type { DatasetConflict, IpoRecord, IpoType, ListQuery } from '@ipokit/core';
+import { asciiLower, compareCodePoints, type DatasetConflict, dayNumber, type IpoRecord, type ListQuery } from '@ipokit/core/backend';
+import type { IpoType } from '@ipokit/core';
 import { lowerBound, upperBound } from './sorted.js';
 
 /**

@@ -6,35 +6,9 @@
  * awaits nothing, so JavaScript runs no other call of the store in between; each call is
  * one atomic step, and a reader sees a write whole or not at all.
  */
-import { IpokitError } from '@ipokit/core';
-import { eventsOfWrite, sameIpo, sameSnapshot } from '@ipokit/core/backend';
+import { type AccountStore, type IpoDates, IpokitError, type Store, type UsageRow, type WebhookStore } from '@ipokit/core';
+import { type AccountRecord, type ApiKeyRecord, type ClaimedDelivery, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, sameIpo, sameSnapshot, type SnapshotRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
 import { MemoryOutbox } from '@ipokit/webhooks';
-import type {
-  AccountRecord,
-  AccountStore,
-  ApiKeyRecord,
-  DatasetConflict,
-  GmpBucket,
-  GmpBucketQuery,
-  IpoRecord,
-  IpoRow,
-  KeyGrant,
-  ListQuery,
-  RateLimitOutcome,
-  RateLimitWindowState,
-  RateLimitWindow,
-  UsageCharge,
-  UsageRow,
-  SnapshotRecord,
-  Store,
-  WebhookRecord,
-  WebhookStore,
-  ClaimedDelivery,
-  DeliveryRecord,
-  DeliveryResult,
-  IpoDates,
-  WriteOptions,
-} from '@ipokit/core';
 import { AccountTable } from './account-table.js';
 import { IpoTable } from './ipo-table.js';
 import { DEFAULT_SWEEP_EVERY, RateWindows } from './rate-windows.js';

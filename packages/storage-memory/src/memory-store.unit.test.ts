@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { isIpokitError } from '@ipokit/core';
-import { addDays, asciiLower, deriveStatus, IPO_STATUSES, rateLimitHit } from '@ipokit/core/backend';
-import type { Exchange, IpoRecord, IpoStatus, IpoType, ListQuery, RateLimitOutcome, RateLimitWindow, SnapshotRecord, Store } from '@ipokit/core';
+import { type Exchange, type IpoStatus, type IpoType, isIpokitError, type Store } from '@ipokit/core';
+import { addDays, asciiLower, deriveStatus, IPO_STATUSES, type IpoRecord, type ListQuery, rateLimitHit, type RateLimitOutcome, type RateLimitWindow, type SnapshotRecord } from '@ipokit/core/backend';
 import { makeIpo, makeSnapshot, referenceBuckets, referenceFind, referenceList } from '@ipokit/testing';
 import { memoryStore } from './memory-store.js';
 import { RateWindows } from './rate-windows.js';

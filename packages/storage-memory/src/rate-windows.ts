@@ -7,7 +7,8 @@
  * suite checks it against a model built on that function. Windows whose hits have all left,
  * and periods that have ended, are forgotten by an amortised sweep, without a timer.
  */
-import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState, UsageCharge, UsageRow } from '@ipokit/core';
+import type { UsageRow } from '@ipokit/core';
+import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState, UsageCharge } from '@ipokit/core/backend';
 
 /**
  * Default fewest hits between two sweeps.

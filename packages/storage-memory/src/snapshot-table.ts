@@ -5,7 +5,8 @@
  * timestamps and one per aggregation field (NaN for null). A series or a latest-snapshot
  * query is then a binary search plus, for the series, one pass over the range.
  */
-import { GMP_FIELDS, type GmpBucket, type GmpBucketQuery, type GmpField, type SnapshotRecord } from '@ipokit/core';
+import { GMP_FIELDS, type GmpField } from '@ipokit/core';
+import { type GmpBucket, type GmpBucketQuery, type SnapshotRecord } from '@ipokit/core/backend';
 import { lowerBound, upperBound } from './sorted.js';
 
 /** The aggregation fields, in the order their columns are kept. */

@@ -2,7 +2,8 @@
  * The database client the store is given, and what the store needs from it: plain
  * queries, and transactions on one connection whatever the client is.
  */
-import { IpokitError, type StoreCallOptions } from '@ipokit/core';
+import { IpokitError } from '@ipokit/core';
+import { type StoreCallOptions } from '@ipokit/core/backend';
 
 /** What every client has: one statement with parameters, resolving to its rows. */
 export interface Queryable {

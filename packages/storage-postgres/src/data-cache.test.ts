@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isIpokitError, STATUS_VALUES, type DatasetItem, type GmpBucketQuery, type IpoRecord, type ListQuery, type SnapshotRecord, type Store } from '@ipokit/core';
+import { isIpokitError, STATUS_VALUES, type Store } from '@ipokit/core';
+import { type DatasetItem, type GmpBucketQuery, type IpoRecord, type ListQuery, type SnapshotRecord } from '@ipokit/core/backend';
 import { datasetArbitrary, instantArbitrary, ipoDatesArbitrary, isoDateArbitrary, makeIpo, makeSnapshot, snapshotRecordArbitrary, testIpoStore } from '@ipokit/testing';
 import type { PostgresClient } from './client.js';
 import { dataChannel } from './migrations.js';

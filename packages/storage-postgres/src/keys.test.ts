@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createApiKey, isIpokitError, listApiKeys, type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord, type Plan, type Store } from '@ipokit/core';
+import { createAccount, createApiKey, isIpokitError, listApiKeys, type Plan, type Store } from '@ipokit/core';
+import { type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord } from '@ipokit/core/backend';
 import { migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';

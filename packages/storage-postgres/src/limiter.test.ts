@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RateLimitOutcome, type RateLimitWindow, type Store } from '@ipokit/core';
-import { describeWindow, istDayStart } from '@ipokit/core/backend';
+import { type Store } from '@ipokit/core';
+import { describeWindow, istDayStart, type RateLimitOutcome, type RateLimitWindow } from '@ipokit/core/backend';
 import { migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import { openTestDatabase, type TestDatabase } from './test-database.js';

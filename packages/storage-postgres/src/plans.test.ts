@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IpoStatus, ListQuery, Store } from '@ipokit/core';
+import type { IpoStatus, Store } from '@ipokit/core';
+import type { ListQuery } from '@ipokit/core/backend';
 import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
 import { syntheticIpo } from './synthetic.js';

@@ -3,33 +3,8 @@
  * runs in SQL, so any number of app instances share one database with exact results.
  */
 import { createHash } from 'node:crypto';
-import { GMP_FIELDS, IpokitError } from '@ipokit/core';
-import { asciiLower, eventsOfWrite, rateLimitPeek, sameIpo, WINDOW_MS } from '@ipokit/core/backend';
-import type {
-  AccountRecord,
-  ActiveKeyLimits,
-  ApiKeyRecord,
-  DatasetConflict,
-  GmpBucket,
-  GmpBucketQuery,
-  GmpField,
-  IpoDates,
-  IpoRecord,
-  IpoRow,
-  IpoStatus,
-  KeyGrant,
-  ListQuery,
-  Plan,
-  RateLimitOutcome,
-  RateLimitWindowState,
-  RateLimitWindow,
-  SnapshotRecord,
-  Store,
-  StoreCallOptions,
-  UsageRoute,
-  UsageRow,
-  WebhookStore,
-} from '@ipokit/core';
+import { GMP_FIELDS, type GmpField, type IpoDates, IpokitError, type IpoStatus, type Plan, type Store, type UsageRow, type WebhookStore } from '@ipokit/core';
+import { type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord, asciiLower, type DatasetConflict, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, rateLimitPeek, type RateLimitWindow, type RateLimitWindowState, sameIpo, type SnapshotRecord, type StoreCallOptions, type UsageRoute, WINDOW_MS } from '@ipokit/core/backend';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import {
   DataCache,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importDataset, IpokitError, isIpokitError, type DatasetItem } from '@ipokit/core';
+import { importDataset, IpokitError, isIpokitError } from '@ipokit/core';
+import { type DatasetItem } from '@ipokit/core/backend';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
 import type { PostgresClient } from './client.js';
 import { migrate } from './migrations.js';

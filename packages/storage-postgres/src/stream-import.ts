@@ -7,15 +7,8 @@
  * webhook events of the import (docs/spec.md#webhooks) are recorded in the same transaction,
  * batch by batch, as `writeDataset` records them.
  */
-import {
-  createDatasetChecker,
-  IpokitError,
-  type DatasetConflict,
-  type DatasetItem,
-  type IpoRecord,
-  type SnapshotRecord,
-} from '@ipokit/core';
-import { datasetConflictError } from '@ipokit/core/backend';
+import { IpokitError } from '@ipokit/core';
+import { createDatasetChecker, type DatasetConflict, datasetConflictError, type DatasetItem, type IpoRecord, type SnapshotRecord } from '@ipokit/core/backend';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import { noteDataWrite } from './data-cache.js';
 import { schemaIdentifier, type SchemaOptions } from './migrations.js';

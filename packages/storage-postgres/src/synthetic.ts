@@ -1,5 +1,5 @@
 /** Synthetic IPO records at scale (not published). */
-import type { IpoRecord } from '@ipokit/core';
+import type { IpoRecord } from '@ipokit/core/backend';
 
 /**
  * Synthetic IPO `i` of `total`, for benchmarks and plan tests: opening days spread evenly

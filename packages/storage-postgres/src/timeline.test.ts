@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { GmpBucket, GmpBucketQuery, GmpField, SnapshotRecord } from '@ipokit/core';
+import type { GmpField } from '@ipokit/core';
+import type { GmpBucket, GmpBucketQuery, SnapshotRecord } from '@ipokit/core/backend';
 import { referenceBuckets } from '@ipokit/testing';
 import { timelineBuckets, timelineFits, toTimeline, TIMELINE_LIMIT } from './timeline.js';
 

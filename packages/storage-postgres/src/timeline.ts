@@ -4,7 +4,7 @@
  * by default), so its buckets are never asked for twice, but the snapshots they are made
  * of change only with the data. Buckets made here equal the SQL's, bit for bit.
  */
-import type { GmpBucket, GmpBucketQuery } from '@ipokit/core';
+import type { GmpBucket, GmpBucketQuery } from '@ipokit/core/backend';
 
 /** Instants ascending (unique) and the field's paise at each, NaN where it is null. */
 export interface Timeline {

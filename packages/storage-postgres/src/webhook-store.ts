@@ -23,21 +23,8 @@
  * cursor moved to the head never passes an event still to be owed. A replay takes the next
  * place too (it owes nothing through the log: its delivery is made at once).
  */
-import { GMP_FIELDS, IpokitError, todayInIst } from '@ipokit/core';
-import { addDays, DISABLED_ERROR, dueStatusChanges, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt, randomBase62 } from '@ipokit/core/backend';
-import type {
-  ClaimedDelivery,
-  DeliveryRecord,
-  DeliveryResult,
-  DeliveryState,
-  EventRecord,
-  EventType,
-  GmpField,
-  IpoDates,
-  SnapshotRecord,
-  WebhookRecord,
-  WebhookStore,
-} from '@ipokit/core';
+import { type EventType, GMP_FIELDS, type GmpField, type IpoDates, IpokitError, todayInIst, type WebhookStore } from '@ipokit/core';
+import { addDays, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type DeliveryState, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt, randomBase62, type SnapshotRecord, type WebhookRecord } from '@ipokit/core/backend';
 import type { Database, Transaction } from './client.js';
 import { listenTo } from './data-cache.js';
 import { advisoryKey, deliveriesChannel } from './migrations.js';

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importDataset, isIpokitError, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type EventType, type Store, type WebhookRecord, type WebhookStore } from '@ipokit/core';
+import { importDataset, isIpokitError, type EventType, type Store, type WebhookStore } from '@ipokit/core';
+import { type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type WebhookRecord } from '@ipokit/core/backend';
 import { makeIpo, makeSnapshot, referenceStore, toDataset } from '@ipokit/testing';
 import type { PostgresClient } from './client.js';
 import { advisoryKey, deliveriesChannel, migrate, migrateUpTo, SCHEMA_VERSION } from './migrations.js';

@@ -5,16 +5,9 @@
  * `x-test-account` names (no header: nobody), as an app's login would.
  */
 import { describe, expect, it } from 'vitest';
-import { createApiKey, getUsage, importDataset, listApiKeys, revokeApiKey } from '@ipokit/core';
-import { listWebhooks, type DeliveryInfo, type WebhookInfo } from '@ipokit/core';
-import { DASHBOARD_KEY_ID, MAX_ACCOUNT_BODY_BYTES } from '@ipokit/core';
-import { todayInIst } from '@ipokit/core';
+import { type AccountWindow, type ApiKeyInfo, createApiKey, type DeliveryInfo, getUsage, importDataset, type IpoRouterOptions, listApiKeys, listWebhooks, type RateLimiter, revokeApiKey, type Store, todayInIst, type UsageRow, type WebhookInfo, type WebhookStore } from '@ipokit/core';
+import { createIpoHandler, DASHBOARD_KEY_ID, MAX_ACCOUNT_BODY_BYTES } from '@ipokit/core/adapter';
 import { addDays } from '@ipokit/core/backend';
-import { createIpoHandler } from '@ipokit/core';
-import type { IpoRouterOptions } from '@ipokit/core';
-import type { ApiKeyInfo } from '@ipokit/core';
-import type { AccountWindow } from '@ipokit/core';
-import type { RateLimiter, Store, UsageRow, WebhookStore } from '@ipokit/core';
 import { FIXTURE_NOW, seedFixture, type SeededFixture } from './http-fixture.js';
 import { toResult, type HttpResult, type StartedTarget } from './http-suite.js';
 import { SPEC_CODES, SPEC_TITLES } from './spec-error-tables.js';

@@ -7,12 +7,8 @@
  * IPO's symbol or slug, and symbols that differ only in case come up often.
  */
 import fc from 'fast-check';
-import { aggregatePaise } from '@ipokit/core/backend';
-import { addDays, DAY_MS, toIsoUtc } from '@ipokit/core/backend';
-import { MAX_GMP_PAISE, paiseToRupees } from '@ipokit/core/backend';
-import { asciiLower } from '@ipokit/core/backend';
-import { compareCodePoints } from '@ipokit/core/backend';
-import type { Dataset, Exchange, IpoDates, IpoRecord, IpoType, ScheduleEvent, SnapshotRecord } from '@ipokit/core';
+import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, toIsoUtc } from '@ipokit/core/backend';
+import type { Dataset, Exchange, IpoDates, IpoType, ScheduleEvent } from '@ipokit/core';
 
 /** The first day the date arbitraries draw from by default. */
 export const ARBITRARY_FIRST_DAY = '2026-12-10';

@@ -5,19 +5,7 @@
  * order, the IPO object, the latest GMP snapshot, the GMP series). The reference uses no
  * code of the core: it is the second opinion the suite compares the routers with.
  */
-import { createAccount, createApiKey, importDataset, revokeApiKey } from '@ipokit/core';
-import type {
-  Dataset,
-  DatasetIpo,
-  DatasetSnapshot,
-  GmpField,
-  GmpInterval,
-  GmpSeries,
-  GmpSnapshot,
-  Ipo,
-  IpoStatus,
-  Store,
-} from '@ipokit/core';
+import { createAccount, createApiKey, type Dataset, type DatasetIpo, type DatasetSnapshot, type GmpField, type GmpInterval, type GmpSeries, type GmpSnapshot, importDataset, type Ipo, type IpoStatus, revokeApiKey, type Store } from '@ipokit/core';
 
 /** The suite's "now": 2026-11-22T06:30:00.000Z, 12:00 in India. */
 export const FIXTURE_NOW = Date.UTC(2026, 10, 22, 6, 30);

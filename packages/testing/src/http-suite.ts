@@ -8,11 +8,8 @@ import http from 'node:http';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createApiKey, getUsage, importDataset, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from '@ipokit/core';
-import { openApiDocument, type OpenApiDocument, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core';
-import type { IpoRouterOptions, RateLimitHeaders } from '@ipokit/core';
-import { decodeComponent, isOpenApiPath } from '@ipokit/core/backend';
-import type { ErrorBody, GmpField, GmpInterval, GmpSeries, Ipo, IpoResponse, IpoStatus, ListResponse, RateLimiter, RateWindowName, Store } from '@ipokit/core';
+import { createApiKey, type ErrorBody, getUsage, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, updateAccount } from '@ipokit/core';
+import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core/backend';
 import {
   EXPECTED_ORDER,
   FIXTURE_NOW,

@@ -1,8 +1,8 @@
 /**
  * The reference rate limiter of the conformance suites: the spec's rule run on plain lists.
  */
-import { rateLimitHit, rateLimitPeek } from '@ipokit/core/backend';
-import type { RateLimitOutcome, RateLimitWindow, RateLimitWindowState, UsageCharge, UsageRow } from '@ipokit/core';
+import { rateLimitHit, type RateLimitOutcome, rateLimitPeek, type RateLimitWindow, type RateLimitWindowState, type UsageCharge } from '@ipokit/core/backend';
+import type { UsageRow } from '@ipokit/core';
 
 /**
  * The rate limiter as the spec defines it: per-window hit lists run through the core's

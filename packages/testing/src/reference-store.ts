@@ -6,37 +6,11 @@
  * Every method does all its work synchronously inside one `async` function body, so
  * each call is atomic: JavaScript runs no other code until the body returns.
  */
-import { asciiLower } from '@ipokit/core/backend';
+import { type AccountRecord, type ApiKeyRecord, asciiLower, type ClaimedDelivery, compareCodePoints, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, sameIpo, sameSnapshot, type SnapshotRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
 import { referenceBuckets, referenceFind, referenceList } from './reference.js';
 import { rateLimitModel } from './limiter-model.js';
-import { compareCodePoints } from '@ipokit/core/backend';
-import { eventsOfWrite, sameIpo, sameSnapshot } from '@ipokit/core/backend';
 import { MemoryOutbox } from '@ipokit/webhooks';
-import type {
-  AccountRecord,
-  AccountStore,
-  ApiKeyRecord,
-  DatasetConflict,
-  GmpBucket,
-  GmpBucketQuery,
-  IpoRecord,
-  IpoRow,
-  KeyGrant,
-  ListQuery,
-  RateLimitOutcome,
-  RateLimitWindowState,
-  RateLimitWindow,
-  SnapshotRecord,
-  Store,
-  UsageCharge,
-  UsageRow,
-  WebhookRecord,
-  WebhookStore,
-  WriteOptions,
-  ClaimedDelivery,
-  DeliveryRecord,
-  DeliveryResult,
-} from '@ipokit/core';
+import type { AccountStore, Store, UsageRow, WebhookStore } from '@ipokit/core';
 
 /**
  * A fresh, empty reference store. Records are copied in and out, so callers can never

@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { asciiLower } from '@ipokit/core/backend';
+import { asciiLower, type ListQuery } from '@ipokit/core/backend';
 import { latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
 import { makeIpo, makeSnapshot } from './arbitraries.js';
-import type { ListQuery } from '@ipokit/core';
 
 const query = (over: Partial<ListQuery> & Pick<ListQuery, 'status'>): ListQuery => ({
   today: '2026-11-20',

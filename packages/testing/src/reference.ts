@@ -3,9 +3,7 @@
  * the semantics every backend must reproduce and are what the property tests compare
  * against: plain array scans, no indexes, clarity over speed.
  */
-import { asciiLower } from '@ipokit/core/backend';
-import { compareForStatus, deriveStatus } from '@ipokit/core/backend';
-import type { GmpBucket, GmpBucketQuery, IpoRecord, IpoRow, ListQuery, SnapshotRecord } from '@ipokit/core';
+import { asciiLower, compareForStatus, deriveStatus, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type ListQuery, type SnapshotRecord } from '@ipokit/core/backend';
 
 /**
  * The latest snapshot of an IPO whose timestamp is at or before `at`, or null.

@@ -6,38 +6,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createAccount, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from '@ipokit/core';
-import { addDays } from '@ipokit/core/backend';
-import { isIpokitError } from '@ipokit/core';
+import { type AccountStore, createAccount, createApiKey, type Exchange, type GmpField, type IpoStatus, type IpoStore, type IpoType, isIpokitError, listApiKeys, type Plan, type RateLimiter, revokeApiKey, rotateApiKey, type Store, updateAccount, type UsageRow } from '@ipokit/core';
+import { type AccountRecord, type ActiveKeyLimits, addDays, type ApiKeyRecord, type DatasetConflict, type GmpBucket, type GmpBucketQuery, IPO_STATUSES, type IpoRecord, type IpoRow, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, type SnapshotRecord, type UsageCharge, type UsageRoute } from '@ipokit/core/backend';
 import { referenceBuckets, referenceFind, referenceList } from './reference.js';
-import { IPO_STATUSES } from '@ipokit/core/backend';
-import type {
-  AccountRecord,
-  ActiveKeyLimits,
-  ApiKeyRecord,
-  DatasetConflict,
-  Exchange,
-  GmpBucket,
-  GmpBucketQuery,
-  GmpField,
-  IpoRecord,
-  IpoRow,
-  IpoStatus,
-  IpoType,
-  ListQuery,
-  Plan,
-  RateLimitOutcome,
-  RateLimitWindowState,
-  AccountStore,
-  IpoStore,
-  RateLimiter,
-  RateLimitWindow,
-  SnapshotRecord,
-  Store,
-  UsageCharge,
-  UsageRoute,
-  UsageRow,
-} from '@ipokit/core';
 import { rateLimitModel } from './limiter-model.js';
 import { referenceStore } from './reference-store.js';
 import {

@@ -6,13 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { todayInIst } from '@ipokit/core';
-import { toIsoUtc } from '@ipokit/core/backend';
-import { statusChangeEventId } from '@ipokit/core/backend';
-import { toGmpSnapshot } from '@ipokit/core/backend';
-import { DISABLED_ERROR } from '@ipokit/core/backend';
-import { toWireIpo } from '@ipokit/core/backend';
-import type { AccountStore, ClaimedDelivery, DeliveryResult, EventType, IpoRecord, IpoStore, SnapshotRecord, WebhookRecord, WebhookStore } from '@ipokit/core';
+import { type AccountStore, type EventType, type IpoStore, todayInIst, type WebhookStore } from '@ipokit/core';
+import { type ClaimedDelivery, type DeliveryResult, DISABLED_ERROR, type IpoRecord, type SnapshotRecord, statusChangeEventId, toGmpSnapshot, toIsoUtc, toWireIpo, type WebhookRecord } from '@ipokit/core/backend';
 import { makeIpo, makeSnapshot } from './arbitraries.js';
 import { referenceStore } from './reference-store.js';
 

@@ -9,11 +9,9 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { toIsoUtc } from '@ipokit/core/backend';
-import { WEBHOOK_RETRY_DELAYS_MS } from '@ipokit/core/backend';
-import type { WebhookTransport } from '@ipokit/webhooks';
-import type { DeliveryRecord, EventType, WebhookRecord } from '@ipokit/core';
-import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/webhooks';
+import { type DeliveryRecord, toIsoUtc, WEBHOOK_RETRY_DELAYS_MS, type WebhookRecord } from '@ipokit/core/backend';
+import { startWebhookWorker, type WebhookTransport, type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/webhooks';
+import type { EventType } from '@ipokit/core';
 import { makeIpo } from './arbitraries.js';
 import type { WebhookTestStore } from './webhook-suite.js';
 

@@ -7,8 +7,7 @@
  * schedules attempts builds on it.
  */
 import { LRUCache } from 'lru-cache';
-import { parseAllowedNetworks, refusedHost, type AllowedNetworks, type AllowedNetworksInput } from '@ipokit/core';
-import { webhookSignature } from '@ipokit/core/backend';
+import { type AllowedNetworks, type AllowedNetworksInput, parseAllowedNetworks, refusedHost, webhookSignature } from '@ipokit/core/backend';
 
 /** How long an endpoint has to answer: 15 s. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;

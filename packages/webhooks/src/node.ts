@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { startWebhookWorker } from '@ipokit/core';
+ * import { startWebhookWorker } from '@ipokit/webhooks';
  * import { nodeWebhookTransport } from '@ipokit/webhooks/node';
  *
  * const worker = startWebhookWorker(store, { transport: nodeWebhookTransport({ maxSockets: 128 }) });
@@ -17,7 +17,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { buildConnector, Pool, type Dispatcher } from 'undici';
-import { isAddressAllowed, parseAllowedNetworks, type AllowedNetworks } from '@ipokit/core';
+import { isAddressAllowed, parseAllowedNetworks, type AllowedNetworks } from '@ipokit/core/backend';
 import { addressNotAllowedError, MAX_ANSWER_KEPT_BYTES, MAX_ANSWER_READ_BYTES, type WebhookRequest, type WebhookTransport } from './delivery.js';
 import { EarliestTimer } from './earliest-timer.js';
 

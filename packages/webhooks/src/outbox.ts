@@ -10,20 +10,8 @@
  * linear in its events, and one endpoint's backlog costs nothing to another's claims or
  * listings (docs/spec.md#webhooks, fairness).
  */
-import { DELIVERIES_KEPT_PER_WEBHOOK, DISABLED_ERROR, istDayStart, toIsoUtc } from '@ipokit/core/backend';
-import { dueStatusChanges, eventsOfStatusChanges, nextStatusChangeAt } from '@ipokit/core/backend';
-import { randomBase62 } from '@ipokit/core/backend';
-import { compareCodePoints } from '@ipokit/core/backend';
-import type {
-  ClaimedDelivery,
-  DeliveryRecord,
-  DeliveryResult,
-  EventRecord,
-  EventType,
-  IpoDates,
-  WebhookRecord,
-  WebhookStore,
-} from '@ipokit/core';
+import { type ClaimedDelivery, compareCodePoints, DELIVERIES_KEPT_PER_WEBHOOK, type DeliveryRecord, type DeliveryResult, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, istDayStart, nextStatusChangeAt, randomBase62, toIsoUtc, type WebhookRecord } from '@ipokit/core/backend';
+import type { EventType, IpoDates, WebhookStore } from '@ipokit/core';
 
 /**
  * How many deliveries of one endpoint are made and pending at once; what it is owed beyond

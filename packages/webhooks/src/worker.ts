@@ -6,14 +6,11 @@
  * when the lease runs out. On timers and a transport (the `#platform` import's: undici's on
  * Node, `fetch` elsewhere), so it runs wherever the core does.
  */
-import { parseAllowedNetworks } from '@ipokit/core';
+import { type ClaimedDelivery, DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS, type DeliveryResult, nextAttemptAt, parseAllowedNetworks, WEBHOOK_DISABLE_AFTER_MS } from '@ipokit/core/backend';
 import { deliverWebhook, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './delivery.js';
 import { EarliestTimer } from './earliest-timer.js';
 import { platformTransport } from '#platform';
-import { IpokitError } from '@ipokit/core';
-import { nextAttemptAt, WEBHOOK_DISABLE_AFTER_MS } from '@ipokit/core/backend';
-import { DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS } from '@ipokit/core/backend';
-import type { ClaimedDelivery, DeliveryResult, WebhookStore } from '@ipokit/core';
+import { IpokitError, type WebhookStore } from '@ipokit/core';
 
 /** Options of {@link startWebhookWorker}. */
 export interface WebhookWorkerOptions {

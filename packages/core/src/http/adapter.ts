@@ -1,24 +1,4 @@
-/**
- * `@ipokit/core/adapter`: what every framework adapter (`@ipokit/express`, `@ipokit/koa`,
- * `@ipokit/fetch`, or yours) needs beside {@link createIpoHandler} and
- * {@link createAccountHandler}, written once: the request-target as the core reads it, the
- * `prefix` option and its matching, the answer outside the prefix, and the account router's
- * options with the dashboard loaded on demand. An adapter is then the translation only:
- * its framework's request into a {@link HandlerRequest}, a {@link HandlerResponse} into its
- * framework's answer. Runtime-neutral, like the rest of the core.
- *
- * @example
- * ```ts
- * import { createIpoHandler } from '@ipokit/core';
- * import { normalizePrefix, originForm, targetUnder } from '@ipokit/core/adapter';
- *
- * const mount = normalizePrefix('/ipos', 'ipoRouter');
- * const handle = createIpoHandler(memoryStore());
- * const target = targetUnder(originForm(req.url), mount); // null: not the API's
- * if (target !== null) await handle({ method: req.method, url: req.url, ...target, headers: req.headers, clientAddress: req.ip });
- * ```
- */
-import { createAccountHandler, type AccountHandler, type AccountHandlerOptions, type AccountRouterArgs, type DashboardAssets } from './account-handler.js';
+/** The framework adapters' shared plumbing; the `@ipokit/core/adapter` entry (src/adapter.ts) lists it. */import { createAccountHandler, type AccountHandler, type AccountHandlerOptions, type AccountRouterArgs, type DashboardAssets } from './account-handler.js';
 import { IpokitError } from '../model/errors.js';
 import type { HandlerResponse, IpoRouterArgs } from './handler.js';
 import { originForm } from './request.js';

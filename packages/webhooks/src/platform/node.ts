@@ -2,7 +2,7 @@
  * The `#platform` import on Node (package.json `imports`): the worker's default transport is
  * undici's, which resolves names itself and checks the addresses it connects to.
  */
-import type { AllowedNetworks } from '@ipokit/core';
+import type { AllowedNetworks } from '@ipokit/core/backend';
 import type { WebhookTransport } from '../delivery.js';
 import { nodeWebhookTransport } from '../node.js';
 

@@ -3,7 +3,7 @@
  * transport is `fetch`, which resolves names itself, so only address literals and
  * `localhost` are checked (by deliverWebhook) there.
  */
-import type { AllowedNetworks } from '@ipokit/core';
+import type { AllowedNetworks } from '@ipokit/core/backend';
 import { fetchTransport, type WebhookTransport } from '../delivery.js';
 
 export { fetchTransport };
