@@ -8,8 +8,11 @@
  * always give a deep-equal dataset.
  */
 import type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource, Exchange, IpoType, ScheduleEvent } from '@ipokit/core';
+import { DateTime } from 'luxon';
 
 const DAY = 86_400_000;
+/** The exchanges' zone: market hours are wall-clock times there. */
+const MARKET_ZONE = 'Asia/Kolkata';
 
 /**
  * The seed {@link generateDataset} uses when none is given.
@@ -522,16 +525,18 @@ function schedule(d: Draft): ScheduleEvent[] {
 
 const GMP_SOURCES = ['chittorgarh', 'investorgain', 'ipocentral', 'ipoji', 'ipoplatform', 'ipowatch'] as const;
 const MINUTE = 60_000;
-/** Indian market hours in UTC minutes of the day: 09:15-15:30 IST. */
-const OPEN_MIN = 3 * 60 + 45;
-const CLOSE_MIN = 10 * 60;
+/** Indian market hours in UTC minutes of the day: 09:15-15:30 IST (03:45-10:00 UTC). */
+const OPEN_MIN = marketMinute(9, 15);
+const CLOSE_MIN = marketMinute(15, 30);
+/** When a listed issue's grey market stops quoting: 10:00 IST on its listing day. */
+const LISTING_END_MIN = marketMinute(10, 0);
 /** How many snapshots an issue marked `future` gets after `now`. */
 const FUTURE_SNAPSHOTS = 3;
 
 function appendSnapshots(out: DatasetSnapshot[], rng: Rng, d: Draft, nowMs: number): void {
   if (d.start === null) return;
   const firstDay = d.start - rng.int(10, 15);
-  const listingEnd = d.listing === null ? Infinity : d.listing * DAY + (4 * 60 + 30) * MINUTE;
+  const listingEnd = d.listing === null ? Infinity : d.listing * DAY + LISTING_END_MIN * MINUTE;
   const stop = Math.min(listingEnd, nowMs);
   const lastDay = Math.floor((d.future ? nowMs + 7 * DAY : stop) / DAY);
   if (lastDay < firstDay) return;
@@ -815,27 +820,32 @@ function roundStep(x: number, step: number): number {
   return r === 0 ? 0 : r;
 }
 
-/** Days since 1970-01-01 of a `YYYY-MM-DD` date, or null. */
+// The generator counts days as whole UTC days since 1970-01-01 (trading days are the same
+// dates in India); luxon converts them to and from calendar dates.
+
+/** Days since 1970-01-01 of a `YYYY-MM-DD` date, or null when it is not a real date. */
 function parseDay(text: string): number | null {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (m === null) return null;
-  const y = Number(m[1]);
-  const mo = Number(m[2]);
-  const d = Number(m[3]);
-  const day = dayOf(y, mo, d);
-  return formatDay(day) === text ? day : null;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return null;
+  const date = DateTime.fromISO(text, { zone: 'utc' });
+  return date.isValid ? date.toMillis() / DAY : null;
 }
 
 function dayOf(year: number, month: number, day: number): number {
-  return Math.floor(Date.UTC(year, month - 1, day) / DAY);
+  return DateTime.utc(year, month, day).toMillis() / DAY;
 }
 
 function formatDay(day: number): string {
-  return new Date(day * DAY).toISOString().slice(0, 10);
+  return DateTime.fromMillis(day * DAY, { zone: 'utc' }).toISODate() as string;
 }
 
 function yearOf(day: number): number {
-  return new Date(day * DAY).getUTCFullYear();
+  return DateTime.fromMillis(day * DAY, { zone: 'utc' }).year;
+}
+
+/** Minutes after 00:00 UTC at which the wall clock in India reads `hour:minute` (same date). */
+function marketMinute(hour: number, minute: number): number {
+  const utc = DateTime.fromObject({ year: 2026, month: 1, day: 5, hour, minute }, { zone: MARKET_ZONE }).toUTC();
+  return utc.hour * 60 + utc.minute;
 }
 
 function isWeekday(day: number): boolean {

@@ -1,5 +1,5 @@
 /** Synthetic IPO records at scale (not published). */
-import type { IpoRecord } from '@ipokit/core/backend';
+import { addDays, type IpoRecord } from '@ipokit/core/backend';
 
 /**
  * Synthetic IPO `i` of `total`, for benchmarks and plan tests: opening days spread evenly
@@ -12,7 +12,7 @@ import type { IpoRecord } from '@ipokit/core/backend';
  * ```
  */
 export function syntheticIpo(i: number, total: number, today: string): IpoRecord {
-  const day = (offset: number): string => new Date(Date.parse(`${today}T00:00:00Z`) + offset * 86_400_000).toISOString().slice(0, 10);
+  const day = (offset: number): string => addDays(today, offset);
   const start = Math.round(-2500 + (i / total) * 2530); // days from today: -2500 .. +30
   const announced = i % 50 === 0;
   const end = start + 3;

@@ -7,6 +7,7 @@
  * HMAC-SHA256: node:crypto on Node, @noble/hashes elsewhere).
  */
 import { hmacSha256, sha256Hex } from '#crypto';
+import { LRUCache } from 'lru-cache';
 import { addDays, DAY_MS, istMidnight, todayInIst, toIsoUtc } from '../model/dates.js';
 import { toGmpSnapshot } from '../model/gmp.js';
 import { randomId } from '../accounts/keys.js';
@@ -285,16 +286,14 @@ export function webhookSignature(input: { id: string; timestamp: number; body: s
  * and over. At most this many.
  */
 const SIGNING_KEYS = 256;
-const signingKeys = new Map<string, Uint8Array>();
+const signingKeys = new LRUCache<string, Uint8Array>({ max: SIGNING_KEYS });
 
 function signingKey(secret: string): Uint8Array {
   let key = signingKeys.get(secret);
-  // (the oldest is forgotten first, used lately or not: decoding it again is cheap)
   if (key !== undefined) return key;
   if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) throw new TypeError('A webhook secret starts with whsec_.');
   key = fromBase64(secret.slice(WEBHOOK_SECRET_PREFIX.length));
   signingKeys.set(secret, key);
-  if (signingKeys.size > SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value!);
   return key;
 }
 

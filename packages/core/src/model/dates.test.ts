@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { addDays, dateToEpochMs, dayNumber, istDayStart, istMidnight, isCalendarDate, parseInstant, todayInIst, toIsoUtc } from './dates.js';
 
@@ -61,6 +62,30 @@ describe('calendar dates', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('agree with the zone database (luxon, Asia/Kolkata) for every instant and day from 1946 to 2100 (property)', () => {
+    // The request path uses the fixed offset; the zone database is the reference it is pinned to.
+    const zone = 'Asia/Kolkata';
+    const instant = fc.oneof(
+      fc.integer({ min: Date.UTC(1946, 0, 1), max: Date.UTC(2101, 0, 1) - 1 }),
+      // around IST midnights, to the millisecond
+      fc.tuple(fc.integer({ min: 0, max: 56_000 }), fc.integer({ min: -2, max: 1 })).map(([d, e]) => Date.UTC(1945, 11, 31, 18, 30) + d * 86_400_000 + e),
+    );
+    fc.assert(
+      fc.property(instant, (ms) => {
+        const local = DateTime.fromMillis(ms, { zone });
+        expect(todayInIst(ms)).toBe(local.toISODate());
+        expect(istDayStart(ms)).toBe(local.startOf('day').toMillis());
+        expect(istMidnight(todayInIst(ms))).toBe(local.startOf('day').toMillis());
+      }),
+      { numRuns: 2_000 },
+    );
+    // The reference is a real zone database: in 1943 India kept UTC+06:30 (war time), where the
+    // fixed offset, which the contract takes from 1946 on, does not hold.
+    const wartime = Date.UTC(1943, 5, 1, 17, 45);
+    expect(DateTime.fromMillis(wartime, { zone }).toISODate()).toBe('1943-06-02');
+    expect(todayInIst(wartime)).toBe('1943-06-01');
   });
 
   it('a day starts at 00:00 IST, 18:30 UTC the day before, and the next starts exactly a day later', () => {

@@ -1,10 +1,12 @@
 /**
- * Calendar dates (`YYYY-MM-DD`), "today" in India, and UTC instants.
+ * Calendar dates (`YYYY-MM-DD`), "today" in India, and UTC instants: the one definition of
+ * the day arithmetic every request, store and event uses.
+ *
+ * India keeps UTC+05:30 all year (docs/spec.md#conventions; so since 1945-10-15), so an IST
+ * day is a fixed offset from a UTC one: no zone database on the request path. A property
+ * test (dates.test.ts) pins every function here to luxon's Asia/Kolkata zone for every
+ * instant from 1946 to 2100.
  */
-import { DateTime } from 'luxon';
-
-/** The zone whose calendar day decides an IPO's status. */
-export const IST_ZONE = 'Asia/Kolkata';
 
 /** Milliseconds in one day. */
 export const DAY_MS = 86_400_000;
@@ -70,6 +72,9 @@ function daysFromCivil(y: number, m: number, d: number): number {
   return era * 146_097 + doe - 719_468;
 }
 
+/** Asia/Kolkata's offset from UTC, ms: India keeps UTC+05:30 all year (docs/spec.md#conventions). */
+const IST_OFFSET_MS = 19_800_000;
+
 /**
  * Today's calendar day in Asia/Kolkata at `now`, as `YYYY-MM-DD`.
  *
@@ -79,16 +84,13 @@ function daysFromCivil(y: number, m: number, d: number): number {
  * ```
  */
 export function todayInIst(now: Date | number): string {
-  return istDayAt(typeof now === 'number' ? now : now.getTime()).day;
+  const ms = typeof now === 'number' ? now : now.getTime();
+  if (!Number.isFinite(ms)) throw new RangeError('todayInIst: the clock gave an invalid time');
+  return epochMsToDate(ms + IST_OFFSET_MS);
 }
-
-/** Asia/Kolkata's offset from UTC, ms: India keeps UTC+05:30 all year (docs/spec.md#conventions). */
-const IST_OFFSET_MS = 19_800_000;
 
 /**
  * The instant 00:00 IST of a real `YYYY-MM-DD` date: its UTC midnight less 5 h 30 min.
- * (Asking the zone database, as `todayInIst` does for an instant it has not seen the day
- * of, costs about 100 us; the webhook scheduler asks for every date of every IPO.)
  *
  * @example
  * ```ts
@@ -108,33 +110,7 @@ export function istMidnight(day: string): number {
  * ```
  */
 export function istDayStart(now: number): number {
-  return istDayAt(now).start;
-}
-
-/** An IST day: its date, its bounds in epoch ms as the zone database gives them, [from, to), and `istMidnight` of it. */
-interface IstDay {
-  from: number;
-  to: number;
-  day: string;
-  start: number;
-}
-
-/** The IST day last answered, when its bounds bracket the instant it was asked for. */
-let lastIstDay: IstDay | null = null;
-
-function istDayAt(ms: number): IstDay {
-  // Every request asks (its status, its day windows); the answer changes once a day. The
-  // last day, found by luxon, answers every instant inside its bounds without asking the
-  // zone database again, or parsing its date.
-  const last = lastIstDay;
-  if (last !== null && ms >= last.from && ms < last.to) return last;
-  const local = DateTime.fromMillis(ms, { zone: IST_ZONE });
-  const day = local.toISODate();
-  if (day === null) throw new RangeError('todayInIst: the clock gave an invalid time');
-  const found: IstDay = { from: local.startOf('day').toMillis(), to: local.plus({ days: 1 }).startOf('day').toMillis(), day, start: istMidnight(day) };
-  // Only a day whose bounds bracket the instant is remembered (guards odd zone data).
-  if (found.from <= ms && ms < found.to) lastIstDay = found;
-  return found;
+  return Math.floor((now + IST_OFFSET_MS) / DAY_MS) * DAY_MS - IST_OFFSET_MS;
 }
 
 /**

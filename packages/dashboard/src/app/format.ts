@@ -57,7 +57,7 @@ export function formatSeconds(total: number): string {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
-/** Today as the API counts days: the calendar day in India (IST, UTC+05:30). */
+/** Today as the API counts days: the calendar day in India (IST, UTC+05:30); pinned to the core's by format.test.ts. */
 export function todayInIst(now = Date.now()): string {
   return new Date(now + IST_OFFSET_MS).toISOString().slice(0, 10);
 }
