@@ -30,7 +30,7 @@ import { createAccount, createWebhook, importDataset, type AccountStore, type Ip
 import { startWebhookWorker, type WebhookTransport } from '@ipokit/webhooks';
 import { nodeWebhookTransport } from '@ipokit/webhooks/node';
 
-/** The receivers are local: loopback is opened explicitly (CONTRACT 15). */
+/** The receivers are local: loopback is opened explicitly (docs/spec.md#webhooks). */
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';

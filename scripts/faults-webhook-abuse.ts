@@ -1,5 +1,5 @@
 /**
- * The webhooks-abuse phase of `npm run faults` (issue #29, CONTRACT 15 "Bounds" and
+ * The webhooks-abuse phase of `npm run faults` (issue #29, docs/spec.md#webhooks "Bounds" and
  * "Fairness"): one account does what it can to the worker and the store, and another
  * account's deliveries must stay on time while memory and descriptors stay bounded.
  *

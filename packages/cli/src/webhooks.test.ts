@@ -214,7 +214,7 @@ describe('ipokit webhooks create', () => {
     ] as const) {
       expect(await create(pro, url), url).toEqual({ code: 1, stdout: '', stderr: `ipokit webhooks create: ${message}\n` });
     }
-    // The operator's own network (CONTRACT 15): refused unless --webhook-allow-network opens it.
+    // The operator's own network (docs/spec.md#webhooks): refused unless --webhook-allow-network opens it.
     for (const url of ['http://127.0.0.1:9/hook', 'http://2130706433:9/hook', 'http://[::1]:9/hook', 'http://localhost:9/hook', 'http://10.0.0.5/hook', 'http://169.254.169.254/']) {
       const r = await create(pro, url);
       expect(r.code, url).toBe(1);
@@ -386,7 +386,7 @@ describe('ipokit webhooks deliveries and replay', () => {
     const [original] = await deliveriesOf(hook.id);
     const [ofOther] = await deliveriesOf(other.id);
 
-    // Still pending: a replay adds nothing (CONTRACT 15: replays are bounded).
+    // Still pending: a replay adds nothing (docs/spec.md#webhooks: replays are bounded).
     const pending = await run(['webhooks', 'replay', hook.id, original!.id]);
     expect(pending).toEqual({
       code: 0,

@@ -43,7 +43,7 @@ afterAll(async () => {
 
 const { ok } = cliRunner(() => db);
 
-/** The receivers are local: the workers and servers here open loopback explicitly (CONTRACT 15). */
+/** The receivers are local: the workers and servers here open loopback explicitly (docs/spec.md#webhooks). */
 const LOCAL_ENV = { IPOKIT_WEBHOOK_ALLOW_NETWORKS: '127.0.0.0/8,::1/128' };
 
 interface Received {

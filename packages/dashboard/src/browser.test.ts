@@ -475,7 +475,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await page.locator('.create-hook').screenshot({ path: `${OUT}webhooks-error-360-light.png`, animations: 'disabled' });
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
 
-      // A URL aimed at the operator's own network (CONTRACT 15) is refused the same way.
+      // A URL aimed at the operator's own network (docs/spec.md#webhooks) is refused the same way.
       await field.fill('http://169.254.169.254/latest/meta-data/');
       const inside = page.waitForResponse((r) => r.url().endsWith('/account/webhooks') && r.request().method() === 'POST');
       await page.getByRole('button', { name: 'Add endpoint' }).click();

@@ -1,5 +1,5 @@
 /**
- * CONTRACT 15's bounds on the memory store (#29 defect 3): a write's fan-out is not made in
+ * The bounds of docs/spec.md#webhooks on the memory store (#29 defect 3): a write's fan-out is not made in
  * the write's step, so an account with many endpoints and a large import cannot block the
  * event loop or fill the heap. Before: 1,000 endpoints x 2,000 snapshots made 2,000,000
  * deliveries inside the write (8-19 s, +1,071 MB of heap); 8,000 snapshots ran out of memory.

@@ -21,7 +21,7 @@ import type { WorkerAppStats } from './webhook-worker-app.js';
 const url = process.env.DATABASE_URL;
 const APP = fileURLToPath(new URL('./webhook-worker-app.ts', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** The receivers are local: loopback is opened explicitly (CONTRACT 15). */
+/** The receivers are local: loopback is opened explicitly (docs/spec.md#webhooks). */
 const LOOPBACK = ['127.0.0.0/8', '::1/128'];
 
 /** One request as the receiver saw it. */

@@ -45,7 +45,7 @@ const message = () => ({
 });
 
 // Every check runs on both transports: fetch (every runtime) and Node's own (@ipokit/webhooks/node).
-/** The receivers are local: loopback is opened explicitly (CONTRACT 15). */
+/** The receivers are local: loopback is opened explicitly (docs/spec.md#webhooks). */
 const LOCAL = ['127.0.0.0/8', '::1/128'];
 const node = nodeWebhookTransport({ allowedNetworks: LOCAL });
 afterAll(() => node.close());

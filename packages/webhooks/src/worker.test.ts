@@ -34,7 +34,7 @@ describe('startWebhookWorker on a failing store', () => {
   });
 });
 
-// CONTRACT 15 "Only the public internet": an endpoint stored with a loopback URL (created
+// docs/spec.md#webhooks, only the public internet: an endpoint stored with a loopback URL (created
 // before the rule, or written to the store directly) is never connected to by the worker,
 // through its default transport, unless the operator opens loopback.
 describe('startWebhookWorker and the operator\'s network', () => {

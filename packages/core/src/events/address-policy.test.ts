@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isAddressAllowed, isIpLiteral, parseAllowedNetworks, parseCidr, refusedHost } from './address-policy.js';
 import { IpokitError } from '../model/errors.js';
 
-// The rules of CONTRACT 15 "Only the public internet", checked against a naive reference
+// The rules of docs/spec.md#webhooks, only the public internet, checked against a naive reference
 // written on plain numbers (IPv4) and hex strings (IPv6), independent of the module's bigints.
 
 /** [first, last] of each refused IPv4 network, as unsigned 32-bit numbers. */
@@ -61,7 +61,7 @@ const v4 = fc.integer({ min: 0, max: 2 ** 32 - 1 });
 const refusedV4 = fc.constantFrom(...REFUSED_V4).chain(([a, b]) => fc.integer({ min: a, max: b }));
 const publicV4 = v4.filter((n) => !v4Refused(n));
 
-describe('address policy (CONTRACT 15, only the public internet)', () => {
+describe('address policy (docs/spec.md#webhooks, only the public internet)', () => {
   it('refuses every address of a refused IPv4 network in every spelling a URL parser accepts', () => {
     fc.assert(
       fc.property(refusedV4, (n) => {

@@ -98,7 +98,7 @@ const INSIDE_LITERALS = [
   'https://api.localhost/hook',
 ] as const;
 
-describe('createWebhook and the operator\'s network (CONTRACT 15, only the public internet)', () => {
+describe('createWebhook and the operator\'s network (docs/spec.md#webhooks, only the public internet)', () => {
   it('refuses URLs aimed inside (address literals in any form, localhost, credentials): ERR:BADPARAM on url, nothing stored', async () => {
     const store = referenceStore();
     const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });

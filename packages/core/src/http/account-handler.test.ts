@@ -88,7 +88,7 @@ describe('parsedAccountBody', () => {
   });
 });
 
-// POST /webhooks (CONTRACT 15, only the public internet): URLs aimed inside are 400 on url;
+// POST /webhooks (docs/spec.md#webhooks, only the public internet): URLs aimed inside are 400 on url;
 // the router option webhookAllowedNetworks opens the operator's networks.
 describe('POST /webhooks and webhookAllowedNetworks', () => {
   const post = (accountId: string, url: string): AccountRequest => ({
