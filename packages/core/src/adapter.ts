@@ -45,4 +45,4 @@ export {
   type DashboardAssets,
 } from './http/account-handler.js';
 // The settings as the handlers resolve them (docs/spec.md#settings).
-export { DEFAULT_OPTIONS, resolveOptions, type ResolvedOptions } from './http/options.js';
+export { DEFAULT_OPTIONS, resolveOptions, type ResolvedOptions } from './model/options.js';

@@ -6,7 +6,7 @@ import { DAY_MS, dateToEpochMs, isCalendarDate } from '../model/dates.js';
 import { IpokitError, storeCall } from '../model/errors.js';
 import { invalidateKeyCache } from './key-cache.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, randomId } from './keys.js';
-import { DEFAULT_OPTIONS, isKeyCap, KEY_CAP_RULE, resolveOptions, type IpoRouterOptions } from '../http/options.js';
+import { DEFAULT_OPTIONS, isKeyCap, KEY_CAP_RULE, resolveOptions, type IpoRouterOptions } from '../model/options.js';
 import { describeWindowsNow, drawnWindows, type AccountWindow } from '../limits/rate-limit.js';
 import type { AccountRecord, AccountStore, ActiveKeyLimits, ApiKeyRecord, Plan, RateLimiter, UsageRow } from '../model/types.js';
 

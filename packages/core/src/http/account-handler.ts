@@ -8,7 +8,7 @@ import { createApiKey, getAccountWindows, getUsage, listApiKeys, revokeApiKey, r
 import { addDays, DAY_MS, isCalendarDate, todayInIst } from '../model/dates.js';
 import { IpokitError, isIpokitError } from '../model/errors.js';
 import { error, guard, handle, json, openApiCache, respond, StoreFailure, type HandlerRequest, type HandlerResponse, type IpoRouterArgs } from './handler.js';
-import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
+import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from '../model/options.js';
 import { decodeComponent, parseQuery } from './request.js';
 import type { AccountRecord, AccountStore, IpoStore, KeyGrant, Plan, RateLimiter, Store, WebhookStore } from '../model/types.js';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, replayDelivery } from '../events/webhooks.js';

@@ -4,7 +4,7 @@ import { createAccount, createApiKey, getAccountWindows } from '../accounts/admi
 import { isIpokitError } from '../model/errors.js';
 import { compareCodePoints, deriveStatus } from '../model/status.js';
 import { createIpoHandler, openApiCache, type HandlerRequest } from './handler.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions } from '../model/options.js';
 import { datasetArbitrary, ARBITRARY_FIRST_DAY, ARBITRARY_DAYS } from '@ipokit/testing';
 import { referenceStore } from '@ipokit/testing';
 import { makeIpo, makeSnapshot } from '@ipokit/testing';

@@ -9,7 +9,7 @@ import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from '.
 import { cachedKey, keyUseWrite, readKey } from '../accounts/key-cache.js';
 import { hashApiKey } from '../accounts/keys.js';
 import { openApiDocument } from './openapi.js';
-import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from './options.js';
+import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from '../model/options.js';
 import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
 import { drawnWindows, reportRateLimit, type DrawnWindow } from '../limits/rate-limit.js';
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';

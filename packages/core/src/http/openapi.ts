@@ -10,7 +10,7 @@
  * validation failure instead of a silent change of the document.
  */
 import { IpokitError, KEYLESS_INFO } from '../model/errors.js';
-import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from './options.js';
+import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from '../model/options.js';
 import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, RATE_WINDOWS, STATUS_VALUES } from '../model/types.js';
 
 // ---------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  */
 import { asciiLower } from '../model/ascii.js';
 import { dateToEpochMs } from '../model/dates.js';
-import { IpokitError } from '../model/errors.js';
+import { badParam, IpokitError } from '../model/errors.js';
 import { decodeComponent, decodeQueryComponent } from './request.js';
 import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES, type Exchange, type GmpField, type GmpInterval, type IpoStatus, type IpoType } from '../model/types.js';
 
@@ -192,14 +192,3 @@ export function quote(value: string): string {
   return JSON.stringify(chars.length > 50 ? `${chars.slice(0, 50).join('')}...` : value);
 }
 
-/**
- * A 400 error naming a parameter.
- *
- * @example
- * ```ts
- * throw badParam('from', 'from must not be after to.');
- * ```
- */
-export function badParam(parameter: string, detail: string): IpokitError {
-  return new IpokitError('ERR:BADPARAM', detail, { parameter });
-}

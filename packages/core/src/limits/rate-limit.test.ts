@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveOptions } from '../http/options.js';
+import { resolveOptions } from '../model/options.js';
 import { drawnWindows, reportRateLimit, type DrawnWindow } from './rate-limit.js';
 
 const limits = resolveOptions().limits;

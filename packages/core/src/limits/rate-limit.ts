@@ -4,7 +4,7 @@
  */
 import { DAY_MS, istDayStart } from '../model/dates.js';
 import { WINDOW_MS } from './sliding-window.js';
-import type { LimitSettings, RateLimitHeaders } from '../http/options.js';
+import type { LimitSettings, RateLimitHeaders } from '../model/options.js';
 import type { Plan, RateLimitOutcome, RateLimitWindow, RateLimitWindowState, RateWindowName } from '../model/types.js';
 
 /** The length of the hour window. */

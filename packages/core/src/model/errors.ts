@@ -116,3 +116,15 @@ export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
     throw new IpokitError('ERR:UNAVAILABLE', 'The store failed.', { cause: err });
   }
 }
+
+/**
+ * A 400 error naming a parameter.
+ *
+ * @example
+ * ```ts
+ * throw badParam('from', 'from must not be after to.');
+ * ```
+ */
+export function badParam(parameter: string, detail: string): IpokitError {
+  return new IpokitError('ERR:BADPARAM', detail, { parameter });
+}

@@ -4,7 +4,7 @@
  */
 import { DAY_MS, dateToEpochMs, toIsoUtc } from './dates.js';
 import { paiseToRupees, roundDiv } from './numbers.js';
-import { badParam } from '../http/params.js';
+import { badParam } from './errors.js';
 import type { GmpBucket, GmpInterval, GmpSeries, GmpSnapshot, SnapshotRecord } from './types.js';
 
 /** A bucket grid: buckets start at `origin + k * size` (ms). */

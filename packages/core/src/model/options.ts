@@ -1,9 +1,9 @@
 /**
  * Router settings (docs/spec.md#settings): defaults, merging of partial objects, and validation.
  */
-import { dateToEpochMs } from '../model/dates.js';
-import { IpokitError } from '../model/errors.js';
-import type { Plan, RateLimiter } from '../model/types.js';
+import { dateToEpochMs } from './dates.js';
+import { IpokitError } from './errors.js';
+import type { Plan, RateLimiter } from './types.js';
 
 /**
  * Quotas of one plan's windows (docs/spec.md#limits). `Infinity` turns a window off.
