@@ -188,7 +188,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
     async () => {
       const page = await open(await newContext(), '#/keys', 'table.keys');
       const expiry = new Date(Date.now() + 30 * DAY);
-      // datetime-local, read in the browser's zone (Asia/Kolkata): the local date and time there.
+      // datetime-local, read in IST whatever the browser's zone: the date and time in India.
       const local = new Date(expiry.getTime() + 330 * 60_000).toISOString().slice(0, 16);
       await page.getByLabel('Label').fill('ci runner');
       await page.getByLabel('Expires (optional)').fill(local);

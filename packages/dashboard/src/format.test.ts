@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { todayInIst } from '@ipokit/core';
 import { addDays } from '@ipokit/core/backend';
 import { describe, expect, it } from 'vitest';
-import { addDays as dashboardAddDays, todayInIst as dashboardTodayInIst } from './app/format.js';
+import { addDays as dashboardAddDays, formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatIstShortDay, formatIstTime, formatPriceBand, formatRupees, formatShortDay, todayInIst as dashboardTodayInIst } from './app/format.js';
 
 describe("the dashboard's day arithmetic is the core's", () => {
   it('todayInIst: the same IST day for any instant from 1946 to 2100 (property)', () => {
@@ -24,5 +24,48 @@ describe("the dashboard's day arithmetic is the core's", () => {
       }),
       { numRuns: 1_000 },
     );
+  });
+});
+
+describe("Indian formatting, whatever the browser's locale and zone", () => {
+  it('groups amounts en-IN: lakhs and crores', () => {
+    expect(formatRupees(123456)).toBe('₹1,23,456');
+    expect(formatRupees(12345678.5)).toBe('₹1,23,45,678.5');
+    expect(formatRupees(-12)).toBe('-₹12');
+    expect(formatCount(1234567)).toBe('12,34,567');
+  });
+
+  it('writes a price band in rupees, one price when both ends agree, else as given', () => {
+    expect(formatPriceBand('1610-1675')).toBe('₹1,610 – ₹1,675');
+    expect(formatPriceBand('95.5-100')).toBe('₹95.5 – ₹100');
+    expect(formatPriceBand('100-100')).toBe('₹100');
+    expect(formatPriceBand('120')).toBe('₹120');
+    expect(formatPriceBand('to be announced')).toBe('to be announced');
+  });
+
+  it('writes an issue size in ₹ crore when it reads "<decimal> cr|crore", else as given', () => {
+    expect(formatIssueSize('4480cr')).toBe('₹4,480 Cr');
+    expect(formatIssueSize('1,200.5cr')).toBe('₹1,200.5 Cr');
+    expect(formatIssueSize('12345 Crore')).toBe('₹12,345 Cr');
+    expect(formatIssueSize('50 lakh')).toBe('50 lakh');
+    expect(formatIssueSize('cr')).toBe('cr');
+  });
+
+  it('writes days as "27 Nov 2026" (never "Sept") and instants in IST', () => {
+    expect(formatDay('2026-11-27')).toBe('27 Nov 2026');
+    expect(formatDay('2026-09-03')).toBe('3 Sep 2026');
+    expect(formatShortDay('2026-09-03')).toBe('3 Sep');
+    // 18:50 UTC is 00:20 the next day in India
+    expect(formatInstant('2026-11-26T18:50:00.000Z')).toBe('27 Nov 2026, 00:20 IST');
+    expect(formatIstTime(Date.parse('2026-11-27T04:45:00Z'))).toBe('10:15');
+    expect(formatIstShortDay(Date.parse('2026-11-26T18:30:00Z'))).toBe('27 Nov');
+    expect(formatInstant('soon')).toBe('soon');
+  });
+
+  it('writes a listing gain with its sign', () => {
+    expect(formatGain('15.5')).toBe('+15.5%');
+    expect(formatGain('-2.75')).toBe('-2.75%');
+    expect(formatGain('0')).toBe('0%');
+    expect(formatGain('n/a')).toBe('n/a');
   });
 });

@@ -1,38 +1,109 @@
-/** Formatting for people: dates in the reader's own zone and locale, IST days as the API counts them. */
+/**
+ * Formatting for people, the way Indian IPO pages write it, the same in every browser: amounts
+ * grouped `en-IN` (₹1,23,456), issue sizes in ₹ crore, days as `27 Nov 2026`, instants in India's
+ * time (IST, UTC+05:30, no daylight saving) with "IST" after the time. Every page formats through
+ * this module: nothing here reads the browser's locale or zone. Month names are written here, not
+ * asked of Intl, whose en-IN says "Sept".
+ */
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
-const shortDay = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', timeZone: 'UTC' });
-const whole = new Intl.NumberFormat(undefined);
-const money = new Intl.NumberFormat(undefined, { minimumFractionDigits: 0, maximumFractionDigits: 2 });
+const whole = new Intl.NumberFormat('en-IN');
+const money = new Intl.NumberFormat('en-IN', { minimumFractionDigits: 0, maximumFractionDigits: 2 });
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 const IST_OFFSET_MS = 330 * 60_000;
 const DAY_MS = 86_400_000;
 
-/** An ISO instant as a local date and time, e.g. "24 Nov 2026, 14:05". */
+/** The fields of an instant as a wall clock in India shows them. */
+export interface IstParts {
+  year: number;
+  /** 0 to 11 */
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+}
+
+export function istParts(ms: number): IstParts {
+  const d = new Date(ms + IST_OFFSET_MS);
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth(), day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes() };
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** The IST time of an instant (ms), 24-hour, e.g. "10:15". */
+export function formatIstTime(ms: number): string {
+  const p = istParts(ms);
+  return `${two(p.hour)}:${two(p.minute)}`;
+}
+
+/** The IST day of an instant (ms) without its year, e.g. "27 Nov". */
+export function formatIstShortDay(ms: number): string {
+  const p = istParts(ms);
+  return `${p.day} ${MONTHS[p.month]}`;
+}
+
+/** An instant (ms) in India, e.g. "27 Nov 2026, 10:15 IST". */
+export function formatIstInstant(ms: number): string {
+  const p = istParts(ms);
+  return `${p.day} ${MONTHS[p.month]} ${p.year}, ${two(p.hour)}:${two(p.minute)} IST`;
+}
+
+/** An ISO instant in India, e.g. "24 Nov 2026, 14:05 IST" (the text itself when it is no instant). */
 export function formatInstant(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : dateTime.format(d);
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : formatIstInstant(ms);
 }
 
 /** A calendar day (`YYYY-MM-DD`) as e.g. "24 Nov 2026", the same in every zone. */
 export function formatDay(day: string): string {
-  const d = new Date(`${day}T00:00:00Z`);
-  return Number.isNaN(d.getTime()) ? day : dateOnly.format(d);
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  if (Number.isNaN(ms)) return day;
+  const d = new Date(ms);
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 }
 
 /** A calendar day without its year, e.g. "24 Nov". */
 export function formatShortDay(day: string): string {
-  const d = new Date(`${day}T00:00:00Z`);
-  return Number.isNaN(d.getTime()) ? day : shortDay.format(d);
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  if (Number.isNaN(ms)) return day;
+  const d = new Date(ms);
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
 }
 
+/** A count grouped the Indian way, e.g. "1,23,456". */
 export function formatCount(n: number): string {
   return whole.format(n);
 }
 
+/** Rupees grouped the Indian way, paise only when there are any: "₹1,23,456", "₹95.5", "-₹12". */
 export function formatRupees(n: number): string {
-  return `₹${money.format(n)}`;
+  return n < 0 ? `-₹${money.format(-n)}` : `₹${money.format(n)}`;
+}
+
+/**
+ * A price band as the API writes it (`"1610-1675"`, `"95.5-100"`, `"100-100"`) in rupees:
+ * "₹1,610 – ₹1,675", "₹100" when both ends are one price; anything else as given.
+ */
+export function formatPriceBand(band: string): string {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(?:-\s*(\d+(?:\.\d+)?))?\s*$/.exec(band);
+  if (m === null) return band;
+  const low = Number(m[1]);
+  const high = m[2] === undefined ? low : Number(m[2]);
+  return low === high ? formatRupees(low) : `${formatRupees(low)} – ${formatRupees(high)}`;
+}
+
+/** An issue size as the API writes it (`"4480cr"`, `"1,200.5 crore"`) in ₹ crore: "₹4,480 Cr"; anything else (`"50 lakh"`) as given. */
+export function formatIssueSize(size: string): string {
+  const m = /^\s*(\d{1,3}(?:,\d{2,3})*(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?:cr|crore)\s*$/i.exec(size);
+  return m === null ? size : `${formatRupees(Number(m[1]!.replace(/,/g, '')))} Cr`;
+}
+
+/** A listing gain as the API writes it (a percentage as text, e.g. `"15.5"`, `"-2"`): "+15.5%", "-2%", "0%"; anything else as given. */
+export function formatGain(gain: string): string {
+  const n = Number(gain);
+  if (gain.trim() === '' || !Number.isFinite(n)) return gain;
+  const text = `${money.format(Math.abs(n))}%`;
+  return n > 0 ? `+${text}` : n < 0 ? `-${text}` : text;
 }
 
 /**

@@ -148,7 +148,6 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
   const [expiry, setExpiry] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
-  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const submit = async (event: Event) => {
     event.preventDefault();
     // aria-disabled rather than disabled while busy: a disabled button drops focus, and the new key's dialog hands focus back to it.
@@ -160,8 +159,8 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
     }
     let expiresAt: string | undefined;
     if (expiry !== '') {
-      // A datetime-local value has no zone: `Date` reads it in the browser's own, which the hint names.
-      const at = new Date(expiry);
+      // A datetime-local value has no zone: it is read in IST, as every time on these pages is shown (the hint says so).
+      const at = new Date(`${expiry.length === 16 ? `${expiry}:00` : expiry}+05:30`);
       if (Number.isNaN(at.getTime()) || at.getTime() <= Date.now()) {
         setError(new ApiError(400, 'ERR:BADPARAM', 'The expiry must be a date and time in the future, or empty for a key that never expires.'));
         return;
@@ -205,7 +204,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (key: CreatedKey) => void }) 
           <label for="key-expiry">Expires (optional)</label>
           <input id="key-expiry" name="expiresAt" type="datetime-local" aria-describedby="key-expiry-hint" value={expiry} onInput={(e) => setExpiry(e.currentTarget.value)} />
           <p id="key-expiry-hint" class="hint">
-            In your time zone ({zone}). Empty: the key never expires.
+            In India's time (IST). Empty: the key never expires.
           </p>
         </div>
         <div class="form-actions">
