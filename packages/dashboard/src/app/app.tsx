@@ -86,7 +86,7 @@ function CurrentPage({ route, overview }: { route: Route; overview: Loaded<Overv
     case 'usage':
       return <UsagePage route={route} keys={overview.data?.keys ?? []} />;
     case 'ipos':
-      return <IposPage route={route} />;
+      return <IposPage route={route} gmpAllowed={gmpAllowed(overview)} />;
     case 'ipo':
       return <IpoPage key={route.id} route={route} gmpAllowed={gmpAllowed(overview)} />;
     case 'webhooks':

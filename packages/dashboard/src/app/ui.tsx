@@ -38,11 +38,15 @@ export function Time({ iso, empty = '—' }: { iso: string | null; empty?: strin
   return iso === null ? <span class="muted">{empty}</span> : <time dateTime={iso}>{formatInstant(iso)}</time>;
 }
 
-/** A table that scrolls inside its own box on narrow screens; the box is focusable so the keyboard can scroll it. */
-export function TableBox({ label, children }: { label: string; children: ComponentChildren }) {
+/**
+ * A table that scrolls inside its own box on narrow screens; the box is focusable so the keyboard
+ * can scroll it. `cards`: its table turns into cards on a phone (`table.stack`), so the box drops
+ * its frame there.
+ */
+export function TableBox({ label, children, cards = false }: { label: string; children: ComponentChildren; cards?: boolean }) {
   return (
     // A focusable region is how keyboard users scroll a box without controls in it.
-    <div class="table-box" role="region" aria-label={label} tabIndex={0}>
+    <div class={cards ? 'table-box cards' : 'table-box'} role="region" aria-label={label} tabIndex={0}>
       {children}
     </div>
   );

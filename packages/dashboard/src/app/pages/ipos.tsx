@@ -1,6 +1,7 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { call, type Ipo, type IpoList, type IpoStatus } from '../api.js';
-import { formatCount, formatDay } from '../format.js';
+import { ApiError, call, type Ipo, type IpoList, type IpoStatus } from '../api.js';
+import { formatCount, formatDay, formatGain, formatIssueSize, formatPriceBand, formatRupees } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { href, navigate, type Route } from '../route.js';
 import { ErrorNote, Loading, PageTitle, TableBox } from '../ui.js';
@@ -52,11 +53,31 @@ function queryOf(f: Filters): Record<string, string> {
   return { ...f };
 }
 
-export function IposPage({ route }: { route: Route }) {
+/** The list as loaded: with each IPO's latest GMP snapshot when the plan allows it. */
+interface Loaded {
+  list: IpoList;
+  gmp: boolean;
+}
+
+export function IposPage({ route, gmpAllowed }: { route: Route; gmpAllowed: boolean | undefined }) {
   const filters = filtersOf(route.query);
   const search = new URLSearchParams(Object.entries(queryOf(filters)).filter(([, v]) => v !== '')).toString();
   lastListHash = href('/ipos', queryOf(filters));
-  const list = useLoad((signal) => call<IpoList>(`ipos?${search}`, { signal }), [search]);
+  const list = useLoad(
+    async (signal): Promise<Loaded> => {
+      // Wait for the plan: asking for GMP without it would only earn a 403 and a second request.
+      if (gmpAllowed === undefined) return new Promise(() => undefined);
+      if (gmpAllowed) {
+        try {
+          return { list: await call<IpoList>(`ipos?${search}&includeGmp=true`, { signal }), gmp: true };
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 'ERR:PLAN')) throw err;
+        }
+      }
+      return { list: await call<IpoList>(`ipos?${search}`, { signal }), gmp: false };
+    },
+    [search, gmpAllowed],
+  );
   return (
     <>
       <PageTitle>IPOs</PageTitle>
@@ -65,7 +86,7 @@ export function IposPage({ route }: { route: Route }) {
       {list.data === undefined ? (
         list.error === undefined && <Loading />
       ) : (
-        <Results list={list.data} filters={filters} loading={list.loading} />
+        <Results list={list.data.list} gmp={list.data.gmp} filters={filters} loading={list.loading} />
       )}
     </>
   );
@@ -152,7 +173,7 @@ function FilterForm({ filters }: { filters: Filters }) {
   );
 }
 
-function Results({ list, filters, loading }: { list: IpoList; filters: Filters; loading: boolean }) {
+function Results({ list, gmp, filters, loading }: { list: IpoList; gmp: boolean; filters: Filters; loading: boolean }) {
   const { meta, ipos } = list;
   const page = meta.page;
   const go = (n: number) => navigate('/ipos', queryOf({ ...filters, page: String(n) }));
@@ -162,7 +183,8 @@ function Results({ list, filters, loading }: { list: IpoList; filters: Filters; 
         {formatCount(meta.count)} {meta.count === 1 ? 'IPO' : 'IPOs'}
       </h2>
       {meta.limit < Number(filters.limit) && <p class="muted small">The plan shows at most {meta.limit} per page.</p>}
-      {ipos.length === 0 ? <p>{meta.count === 0 ? 'No IPO matches these filters.' : 'This page is past the last one.'}</p> : <IpoTable ipos={ipos} />}
+      {!gmp && <p class="muted small">GMP needs the pro plan with the GMP add-on: this account's list leaves it out.</p>}
+      {ipos.length === 0 ? <p>{meta.count === 0 ? 'No IPO matches these filters.' : 'This page is past the last one.'}</p> : <IpoTable ipos={ipos} gmp={gmp} />}
       {meta.totalPages > 1 && (
         <nav class="pager" aria-label="Pages">
           <button type="button" class="button" disabled={page <= 1} onClick={() => go(Math.min(page - 1, meta.totalPages))}>
@@ -180,21 +202,69 @@ function Results({ list, filters, loading }: { list: IpoList; filters: Filters; 
   );
 }
 
-function IpoTable({ ipos }: { ipos: Ipo[] }) {
+/** One column of the IPO table: its heading, whether it holds numbers (right-aligned), and its cell. */
+interface Column {
+  label: string;
+  numeric?: boolean;
+  cell: (ipo: Ipo) => ComponentChildren;
+}
+
+const dash = '—';
+const day = (d: string | null) => (d === null ? dash : <time dateTime={d}>{formatDay(d)}</time>);
+const signed = (n: number, text: string) => <span class={n > 0 ? 'up' : n < 0 ? 'down' : undefined}>{text}</span>;
+
+/**
+ * The table's columns, in the order Indian IPO pages use: what it is, its state, its price,
+ * the grey market's view, then the dates and the size. GMP % (of the issue price), the
+ * estimated listing price and the subscription (total x) go right after GMP once the API
+ * serves them (#31 item 1): they are not shown, nor worked out here, until then.
+ */
+function columns(gmp: boolean): Column[] {
+  return [
+    { label: 'Status', cell: (ipo) => <span class={`badge status-${ipo.status}`}>{ipo.status}</span> },
+    { label: 'Price band', numeric: true, cell: (ipo) => (ipo.priceRange === null ? dash : formatPriceBand(ipo.priceRange)) },
+    ...(gmp
+      ? [
+          {
+            label: 'GMP',
+            numeric: true,
+            cell: (ipo: Ipo) => {
+              const mean = ipo.gmp?.aggregations.mean ?? null;
+              return mean === null ? dash : signed(mean, formatRupees(mean));
+            },
+          },
+        ]
+      : []),
+    // Here: GMP %, Est. listing, Subscription (x), when the API has them.
+    {
+      label: 'Listing gain',
+      numeric: true,
+      cell: (ipo) => {
+        if (ipo.status !== 'listed' || ipo.listingGain === null) return dash;
+        return signed(Number(ipo.listingGain), formatGain(ipo.listingGain));
+      },
+    },
+    { label: 'Opens', cell: (ipo) => day(ipo.startDate) },
+    { label: 'Closes', cell: (ipo) => day(ipo.endDate) },
+    { label: 'Listing', cell: (ipo) => day(ipo.listingDate) },
+    { label: 'Issue size', numeric: true, cell: (ipo) => (ipo.issueSize === null ? dash : formatIssueSize(ipo.issueSize)) },
+  ];
+}
+
+/** A table on wide screens; one card per IPO on a phone (styles.css, `table.stack`). */
+function IpoTable({ ipos, gmp }: { ipos: Ipo[]; gmp: boolean }) {
+  const cols = columns(gmp);
   return (
-    <TableBox label="IPOs">
-      <table>
+    <TableBox label="IPOs" cards>
+      <table class="stack ipo-table">
         <thead>
           <tr>
             <th scope="col">Name</th>
-            <th scope="col">Symbol</th>
-            <th scope="col">Type</th>
-            <th scope="col">Exchanges</th>
-            <th scope="col">Opens</th>
-            <th scope="col">Closes</th>
-            <th scope="col">Listing</th>
-            <th scope="col">Price band (₹)</th>
-            <th scope="col">Issue size</th>
+            {cols.map((c) => (
+              <th key={c.label} scope="col" class={c.numeric === true ? 'num' : undefined}>
+                {c.label}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
@@ -202,15 +272,18 @@ function IpoTable({ ipos }: { ipos: Ipo[] }) {
             <tr key={ipo.id}>
               <th scope="row">
                 <a href={href(`/ipos/${encodeURIComponent(ipo.id)}`)}>{ipo.name}</a>
+                <span class="ipo-meta">{[ipo.symbol, ipo.type === 'EQ' ? 'Mainboard' : ipo.type, ipo.exchanges.map((e) => e.toUpperCase()).join(', ')].filter((t) => t !== null && t !== '').join(' · ')}</span>
               </th>
-              <td>{ipo.symbol ?? '—'}</td>
-              <td>{ipo.type}</td>
-              <td>{ipo.exchanges.map((e) => e.toUpperCase()).join(', ') || '—'}</td>
-              <td class="nowrap">{ipo.startDate === null ? '—' : formatDay(ipo.startDate)}</td>
-              <td class="nowrap">{ipo.endDate === null ? '—' : formatDay(ipo.endDate)}</td>
-              <td class="nowrap">{ipo.listingDate === null ? '—' : formatDay(ipo.listingDate)}</td>
-              <td class="nowrap">{ipo.priceRange?.replace('-', ' – ') ?? '—'}</td>
-              <td>{ipo.issueSize ?? '—'}</td>
+              {cols.map((c) => {
+                const content = c.cell(ipo);
+                // An empty cell is left out of a phone's card (styles.css): "Listing gain —" on an open IPO says nothing.
+                const cls = [c.numeric === true ? 'num' : '', content === dash ? 'empty' : ''].filter((x) => x !== '').join(' ');
+                return (
+                  <td key={c.label} data-label={c.label} class={cls === '' ? undefined : cls}>
+                    {content}
+                  </td>
+                );
+              })}
             </tr>
           ))}
         </tbody>
