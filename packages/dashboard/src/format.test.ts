@@ -30,14 +30,15 @@ describe("the dashboard's day arithmetic is the core's", () => {
 describe("Indian formatting, whatever the browser's locale and zone", () => {
   it('groups amounts en-IN: lakhs and crores', () => {
     expect(formatRupees(123456)).toBe('₹1,23,456');
-    expect(formatRupees(12345678.5)).toBe('₹1,23,45,678.5');
+    expect(formatRupees(12345678.5)).toBe('₹1,23,45,678.50');
+    expect(formatRupees(30.456)).toBe('₹30.46');
     expect(formatRupees(-12)).toBe('-₹12');
     expect(formatCount(1234567)).toBe('12,34,567');
   });
 
   it('writes a price band in rupees, one price when both ends agree, else as given', () => {
     expect(formatPriceBand('1610-1675')).toBe('₹1,610 – ₹1,675');
-    expect(formatPriceBand('95.5-100')).toBe('₹95.5 – ₹100');
+    expect(formatPriceBand('95.5-100')).toBe('₹95.50 – ₹100');
     expect(formatPriceBand('100-100')).toBe('₹100');
     expect(formatPriceBand('120')).toBe('₹120');
     expect(formatPriceBand('to be announced')).toBe('to be announced');
@@ -45,7 +46,7 @@ describe("Indian formatting, whatever the browser's locale and zone", () => {
 
   it('writes an issue size in ₹ crore when it reads "<decimal> cr|crore", else as given', () => {
     expect(formatIssueSize('4480cr')).toBe('₹4,480 Cr');
-    expect(formatIssueSize('1,200.5cr')).toBe('₹1,200.5 Cr');
+    expect(formatIssueSize('1,200.5cr')).toBe('₹1,200.50 Cr');
     expect(formatIssueSize('12345 Crore')).toBe('₹12,345 Cr');
     expect(formatIssueSize('50 lakh')).toBe('50 lakh');
     expect(formatIssueSize('cr')).toBe('cr');

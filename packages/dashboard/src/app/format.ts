@@ -7,7 +7,9 @@
  */
 
 const whole = new Intl.NumberFormat('en-IN');
-const money = new Intl.NumberFormat('en-IN', { minimumFractionDigits: 0, maximumFractionDigits: 2 });
+const rupees = new Intl.NumberFormat('en-IN', { maximumFractionDigits: 0 });
+const paise = new Intl.NumberFormat('en-IN', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const percent = new Intl.NumberFormat('en-IN', { maximumFractionDigits: 2 });
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 const IST_OFFSET_MS = 330 * 60_000;
@@ -75,9 +77,11 @@ export function formatCount(n: number): string {
   return whole.format(n);
 }
 
-/** Rupees grouped the Indian way, paise only when there are any: "₹1,23,456", "₹95.5", "-₹12". */
+/** Rupees grouped the Indian way, with both digits of the paise when there are any: "₹1,23,456", "₹95.50", "-₹12". */
 export function formatRupees(n: number): string {
-  return n < 0 ? `-₹${money.format(-n)}` : `₹${money.format(n)}`;
+  const abs = Math.abs(n);
+  const text = Number.isInteger(abs) ? rupees.format(abs) : paise.format(abs);
+  return n < 0 ? `-₹${text}` : `₹${text}`;
 }
 
 /**
@@ -102,7 +106,7 @@ export function formatIssueSize(size: string): string {
 export function formatGain(gain: string): string {
   const n = Number(gain);
   if (gain.trim() === '' || !Number.isFinite(n)) return gain;
-  const text = `${money.format(Math.abs(n))}%`;
+  const text = `${percent.format(Math.abs(n))}%`;
   return n > 0 ? `+${text}` : n < 0 ? `-${text}` : text;
 }
 

@@ -1,7 +1,6 @@
-import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, call, GMP_FIELDS, GMP_INTERVALS, type GmpSeries, type GmpSnapshot, type Ipo } from '../api.js';
-import { formatCount, formatDay, formatInstant, formatRupees, intervalName, isDay, safeUrl } from '../format.js';
+import { formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatPriceBand, formatRupees, intervalName, isDay, safeUrl } from '../format.js';
 import { GmpChart } from '../gmp-chart.js';
 import { useLoad } from '../hooks.js';
 import { navigate, type Route } from '../route.js';
@@ -91,21 +90,35 @@ function Details({ ipo }: { ipo: Ipo }) {
         <dt>Listing</dt>
         <dd>{day(ipo.listingDate)}</dd>
         <dt>Price band</dt>
-        <dd>{ipo.priceRange === null ? '—' : `₹${ipo.priceRange.replace('-', ' – ₹')}`}</dd>
+        <dd class="num">{ipo.priceRange === null ? '—' : formatPriceBand(ipo.priceRange)}</dd>
         <dt>Lot</dt>
-        <dd>{ipo.minQty === null ? '—' : `${formatCount(ipo.minQty)} shares`}</dd>
+        <dd class="num">{ipo.minQty === null ? '—' : `${formatCount(ipo.minQty)} shares`}</dd>
         <dt>Minimum amount</dt>
-        <dd>{ipo.minAmount === null ? '—' : formatRupees(ipo.minAmount)}</dd>
+        <dd class="num">{ipo.minAmount === null ? '—' : formatRupees(ipo.minAmount)}</dd>
         <dt>Issue size</dt>
-        <dd>{text(ipo.issueSize)}</dd>
+        <dd class="num">{ipo.issueSize === null ? '—' : formatIssueSize(ipo.issueSize)}</dd>
         <dt>Listing gain</dt>
-        <dd>{ipo.listingGain === null ? '—' : `${ipo.listingGain}%`}</dd>
+        <dd class="num">{ipo.listingGain === null ? '—' : formatGain(ipo.listingGain)}</dd>
       </dl>
     </section>
   );
 }
 
+/** The other figures of the snapshot, under the one the page leads with (the mean, as the IPO list shows it). */
+const OTHER_FIGURES = [
+  { field: 'median', label: 'Median' },
+  { field: 'min', label: 'Lowest' },
+  { field: 'max', label: 'Highest' },
+  { field: 'mode', label: 'Mode' },
+] as const;
+
+/**
+ * The latest GMP: one figure (the mean of the sources' prices at the latest snapshot, the list's
+ * GMP column), its time in IST, then how the sources spread. GMP % of the issue price and the
+ * estimated listing price go under the figure once the API serves them (#31 item 1).
+ */
 function Snapshot({ access, snapshot }: { access: SnapshotAccess; snapshot: GmpSnapshot | null | undefined }) {
+  const mean = snapshot?.aggregations.mean ?? null;
   return (
     <section aria-labelledby="snapshot-heading" class="card">
       <h2 id="snapshot-heading">Latest GMP</h2>
@@ -115,24 +128,30 @@ function Snapshot({ access, snapshot }: { access: SnapshotAccess; snapshot: GmpS
         <p>No GMP has been reported for this IPO yet.</p>
       ) : (
         <>
+          <p class="headline">
+            <strong class={mean === null ? 'figure' : mean > 0 ? 'figure up' : mean < 0 ? 'figure down' : 'figure'}>{mean === null ? '—' : formatRupees(mean)}</strong>{' '}
+            <span class="muted">
+              mean of {snapshot.sources.length} {snapshot.sources.length === 1 ? 'source' : 'sources'}
+            </span>
+          </p>
           <p class="muted small">
             As of <Time iso={snapshot.lastUpdatedAt} />
           </p>
           <dl class="facts compact">
-            {GMP_FIELDS.map((f) => {
-              const value = snapshot.aggregations[f];
+            {OTHER_FIGURES.map(({ field, label }) => {
+              const value = snapshot.aggregations[field];
               return (
-                <Fragment key={f}>
-                  <dt>{f}</dt>
-                  <dd>{value === null ? '—' : formatRupees(value)}</dd>
-                </Fragment>
+                <div key={field} class="fact">
+                  <dt>{label}</dt>
+                  <dd class="num">{value === null ? '—' : formatRupees(value)}</dd>
+                </div>
               );
             })}
           </dl>
           {snapshot.sources.length > 0 && (
             <TableBox label="GMP sources">
               <table class="numbers">
-                <caption>Sources of the latest snapshot</caption>
+                <caption>The sources of the latest snapshot</caption>
                 <thead>
                   <tr>
                     <th scope="col">Source</th>
@@ -309,7 +328,7 @@ function SeriesForm({ routeId, query }: { routeId: string; query: SeriesQuery })
         </button>
       </div>
       <p id="gmp-range-hint" class="hint wide">
-        Days in UTC, both included; empty: the last 30 days.
+        Days in UTC, as the API counts them, both included; empty: the last 30 days. The chart's times are IST.
       </p>
       {problem !== '' && (
         <p class="note error" role="alert">
