@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium as playwright, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { createApiKey, importDataset, listApiKeys, listDeliveries, listWebhooks, type DatasetSnapshot } from '@ipokit/core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { formatInstant, formatIssueSize, formatIstInstant, formatPriceBand, formatRupees } from './app/format.js';
 import { ACCOUNT_COOKIE, findChromium, HOOK_IPO, istDay, LONG_IPO, startDashboardServer, utcDay, type DashboardServer } from './browser-fixture.js';
 
 const chromium = findChromium();
@@ -617,12 +618,9 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await expect(box.getAttribute('data-first')).resolves.toBe(text(api.series[0]!));
       await expect(box.getAttribute('data-last')).resolves.toBe(text(api.series[api.series.length - 1]!));
 
-      // Points in between, as the chart's own read-out shows them under the pointer.
-      const expected = await page.evaluate((series) => {
-        const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-        const money = new Intl.NumberFormat(undefined, { minimumFractionDigits: 0, maximumFractionDigits: 2 });
-        return series.map((p) => `${when.format(new Date(p.timestamp))}: ${p.price === null ? 'no value' : `₹${money.format(p.price)}`}`);
-      }, api.series);
+      // Points in between, as the chart's own read-out shows them under the pointer (IST, en-IN amounts).
+      const expected = api.series.map((p) => `${formatIstInstant(Date.parse(p.timestamp))}: ${p.price === null ? 'no GMP reported' : formatRupees(p.price)}`);
+      expect(expected[0]).toMatch(/^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} IST: /);
       const plot = page.locator('.chart-box .u-over');
       await plot.scrollIntoViewIfNeeded();
       const over = await plot.boundingBox();
@@ -635,7 +633,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
         const previous = readout;
         const moved = async () => {
           readout = ((await page.locator('.gmp-chart .readout').textContent()) ?? '').trim();
-          return !readout.startsWith('Latest: ') && readout !== previous;
+          return !readout.startsWith('Point at the chart') && readout !== previous;
         };
         await expect.poll(moved, { timeout: 5000 }).toBe(true);
         const index = expected.indexOf(readout);
@@ -648,6 +646,81 @@ describe.skipIf(chromium === null)(TITLE, () => {
       }
       expect(new Set(seen).size).toBe(seen.length);
       expect([...seen].sort((a, b) => a - b)).toEqual(seen);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'lists IPOs as a GMP table: ₹ price band, the latest GMP (mean), listing gain, ₹ crore, figures right-aligned',
+    async () => {
+      const context = await newContext();
+      const page = await newPage(context);
+      const asked = page.waitForRequest((r) => r.url().includes('/account/ipos?'));
+      await page.goto(`${server.dashboardUrl}#/ipos?status=listed`);
+      expect(new URL((await asked).url()).searchParams.get('includeGmp')).toBe('true');
+      await page.locator('table.ipo-table').waitFor({ timeout: 15_000 });
+      const res = await fetch(`${server.baseUrl}/ipos?status=listed&limit=25&page=1&includeGmp=true`, { headers: { 'x-api-key': server.pro.apiKey } });
+      expect(res.status).toBe(200);
+      type Listed = { name: string; status: string; priceRange: string | null; issueSize: string | null; listingGain: string | null; gmp?: { aggregations: { mean: number | null } } | null };
+      const api = ((await res.json()) as { ipos: Listed[] }).ipos;
+      expect(api.filter((i) => (i.gmp?.aggregations.mean ?? null) !== null).length, 'listed IPOs with a GMP').toBeGreaterThan(0);
+      expect(api.filter((i) => i.listingGain !== null).length, 'listed IPOs with a listing gain').toBeGreaterThan(0);
+      await expect(page.locator('table.ipo-table thead th').allInnerTexts()).resolves.toEqual(['Name', 'Status', 'Price band', 'GMP', 'Listing gain', 'Opens', 'Closes', 'Listing', 'Issue size']);
+      const rows = page.locator('table.ipo-table tbody tr');
+      await expect(rows.count()).resolves.toBe(api.length);
+      for (const [i, ipo] of api.entries()) {
+        const row = rows.nth(i);
+        const cell = (label: string) => row.locator(`td[data-label="${label}"]`).innerText();
+        const mean = ipo.gmp?.aggregations.mean ?? null;
+        await expect(row.locator('th a').innerText()).resolves.toBe(ipo.name);
+        await expect(cell('Status')).resolves.toBe(ipo.status);
+        await expect(cell('Price band')).resolves.toBe(ipo.priceRange === null ? '—' : formatPriceBand(ipo.priceRange));
+        await expect(cell('GMP')).resolves.toBe(mean === null ? '—' : formatRupees(mean));
+        await expect(cell('Listing gain')).resolves.toBe(ipo.listingGain === null ? '—' : `${Number(ipo.listingGain) > 0 ? '+' : ''}${ipo.listingGain}%`);
+        await expect(cell('Issue size')).resolves.toBe(ipo.issueSize === null ? '—' : formatIssueSize(ipo.issueSize));
+      }
+      // Indian grouping, crore and rupees as the fixture has them.
+      expect(await page.locator('table.ipo-table').innerText()).toContain('₹1,000 Cr');
+      const style = await page.locator('td[data-label="GMP"]').first().evaluate((el) => [getComputedStyle(el).textAlign, getComputedStyle(el).fontVariantNumeric]);
+      expect(style).toEqual(['right', 'tabular-nums']);
+
+      // A plan without GMP: no GMP column, and no request the API would refuse.
+      const free = await newPage(await newContext('free'));
+      const freeAsked: string[] = [];
+      free.on('request', (r) => freeAsked.push(r.url()));
+      await free.goto(`${server.dashboardUrl}#/ipos?status=listed`);
+      await free.locator('table.ipo-table').waitFor({ timeout: 15_000 });
+      await expect(free.locator('table.ipo-table thead th').allInnerTexts()).resolves.not.toContain('GMP');
+      await expect(free.getByText('GMP needs the pro plan').isVisible()).resolves.toBe(true);
+      expect(freeAsked.filter((u) => u.includes('includeGmp'))).toEqual([]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'breaks the GMP line where buckets are missing, and writes its axis in IST',
+    async () => {
+      const query = 'interval=hourly&field=mean&from=2026-10-20&to=2026-11-27';
+      const api = await (async () => {
+        const res = await fetch(`${server.baseUrl}/ipos/ORBIT/gmp?${query}`, { headers: { 'x-api-key': server.pro.apiKey } });
+        expect(res.status).toBe(200);
+        return (await res.json()) as GmpSeries;
+      })();
+      const t = api.series.map((p) => Date.parse(p.timestamp));
+      const missing = t.filter((v, i) => i > 0 && v - t[i - 1]! > 3_600_000).length;
+      expect(missing, "the fixture's ORBIT series has hours without a snapshot").toBeGreaterThan(0);
+      // A browser in California: the axis must still be India's.
+      const page = await open(await newContext('pro', { locale: 'en-US', timezoneId: 'America/Los_Angeles' }), `#/ipos/ORBIT?${query}`, '.chart-box[data-render-ms]');
+      const box = page.locator('.chart-box');
+      await expect(box.getAttribute('data-points')).resolves.toBe(String(api.series.length));
+      await expect(box.getAttribute('data-gaps')).resolves.toBe(String(missing));
+      await expect(box.getAttribute('aria-label')).resolves.toContain(`from ${formatInstant(api.series[0]!.timestamp)}`);
+      // uPlot draws its axes on the canvas: the box keeps the time axis' labels as drawn.
+      const labels = (await box.getAttribute('data-x-ticks')) ?? '';
+      expect(labels).toMatch(/\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b/);
+      expect(labels).not.toMatch(/\d{1,2}\/\d{1,2}/);
+      // The latest snapshot's time, in IST, on the page whatever the browser's zone.
+      await expect(page.locator('#snapshot-heading').locator('xpath=..').innerText()).resolves.toMatch(/As of \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} IST/);
     },
     TEST_MS,
   );
@@ -763,6 +836,34 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const box = (await plot.boundingBox())!;
       await plot.hover({ position: { x: box.width * 0.68, y: box.height / 2 } });
       await page.screenshot({ path: `${OUT}readme.png`, animations: 'disabled' });
+    },
+    VIEWS_MS,
+  );
+
+  it(
+    'fits a 360 px screen: no page wider, no element past its right edge but inside a box that scrolls',
+    async () => {
+      const page = await newPage(await newContext('pro', { viewport: { width: 360, height: 800 } }));
+      const found: string[] = [];
+      for (const view of [...views(), { name: 'ipos-listed', hash: '#/ipos?status=listed', ready: 'table.ipo-table' }]) {
+        await visit(page, view);
+        const { scrollWidth, wide } = await page.evaluate(() => {
+          const edge = document.documentElement.clientWidth + 0.5;
+          const clips = (el: Element) => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+          const out: string[] = [];
+          for (const el of document.querySelectorAll('body *')) {
+            const r = el.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0 || r.right <= edge) continue;
+            let inBox = false;
+            for (let up = el.parentElement; up !== null && up !== document.body; up = up.parentElement) if (clips(up)) inBox = true;
+            if (!inBox) out.push(`<${el.tagName.toLowerCase()} class="${el.getAttribute('class') ?? ''}"> ends at ${Math.round(r.right)} px`);
+          }
+          return { scrollWidth: document.documentElement.scrollWidth, wide: out };
+        });
+        if (scrollWidth > 360) found.push(`${view.name}: the page is ${scrollWidth} px wide`);
+        for (const w of wide.slice(0, 5)) found.push(`${view.name}: ${w}`);
+      }
+      expect(found, 'wider than a 360 px screen').toEqual([]);
     },
     VIEWS_MS,
   );

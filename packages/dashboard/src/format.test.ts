@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { todayInIst } from '@ipokit/core';
 import { addDays } from '@ipokit/core/backend';
 import { describe, expect, it } from 'vitest';
-import { addDays as dashboardAddDays, formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatIstShortDay, formatIstTime, formatPriceBand, formatRupees, formatShortDay, todayInIst as dashboardTodayInIst } from './app/format.js';
+import { addDays as dashboardAddDays, formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatIstShortDay, formatIstTime, formatPriceBand, formatRupees, formatShortDay, istAxisLabels, todayInIst as dashboardTodayInIst } from './app/format.js';
 
 describe("the dashboard's day arithmetic is the core's", () => {
   it('todayInIst: the same IST day for any instant from 1946 to 2100 (property)', () => {
@@ -61,6 +61,17 @@ describe("Indian formatting, whatever the browser's locale and zone", () => {
     expect(formatIstTime(Date.parse('2026-11-27T04:45:00Z'))).toBe('10:15');
     expect(formatIstShortDay(Date.parse('2026-11-26T18:30:00Z'))).toBe('27 Nov');
     expect(formatInstant('soon')).toBe('soon');
+  });
+
+  it("labels a chart's time axis in IST: days, or times with the day under each day's first", () => {
+    const at = (iso: string) => Date.parse(iso) / 1000;
+    expect(istAxisLabels([at('2026-11-26T18:30:00Z'), at('2026-11-27T18:30:00Z')], 86_400)).toEqual(['27 Nov', '28 Nov']);
+    expect(istAxisLabels([at('2026-11-27T16:30:00Z'), at('2026-11-27T17:30:00Z'), at('2026-11-27T18:30:00Z'), at('2026-11-27T19:30:00Z')], 3600)).toEqual([
+      '22:00\n27 Nov',
+      '23:00',
+      '00:00\n28 Nov',
+      '01:00',
+    ]);
   });
 
   it('writes a listing gain with its sign', () => {

@@ -44,6 +44,22 @@ export function formatIstShortDay(ms: number): string {
   return `${p.day} ${MONTHS[p.month]}`;
 }
 
+/**
+ * A time axis' labels in IST, for ticks `splits` (seconds) `incr` seconds apart: "27 Nov" when
+ * the ticks are a day or more apart, else "10:15", with the day on a second line under the
+ * first tick of each day ("00:00\n27 Nov").
+ */
+export function istAxisLabels(splits: readonly number[], incr: number): string[] {
+  let last = '';
+  return splits.map((t) => {
+    const day = formatIstShortDay(t * 1000);
+    if (incr >= 86_400) return day;
+    const label = day === last ? formatIstTime(t * 1000) : `${formatIstTime(t * 1000)}\n${day}`;
+    last = day;
+    return label;
+  });
+}
+
 /** An instant (ms) in India, e.g. "27 Nov 2026, 10:15 IST". */
 export function formatIstInstant(ms: number): string {
   const p = istParts(ms);

@@ -8,13 +8,13 @@
  * drawing them as a straight line (`spanGaps: false`).
  * The time from `new uPlot` to its first drawn frame is left in `data-render-ms` (removed while a
  * new chart is built), and the box carries the API's points' count (`data-points`), the nulls put
- * in (`data-gaps`) and its first and last point (`data-first`, `data-last`:
+ * in (`data-gaps`), the time axis' labels as drawn (`data-x-ticks`) and its first and last point (`data-first`, `data-last`:
  * `<ISO instant> <price|null>`), read from the columns uPlot is given, for the browser tests.
  */
 import { useEffect, useMemo, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { GmpSeries } from './api.js';
-import { formatInstant, formatIstInstant, formatIstShortDay, formatIstTime, formatRupees, intervalName } from './format.js';
+import { formatInstant, formatIstInstant, formatRupees, intervalName, istAxisLabels } from './format.js';
 import { useDark, useWidth } from './hooks.js';
 
 const HEIGHT = 300;
@@ -22,18 +22,6 @@ const HEIGHT = 300;
 const BUCKET_S: Record<string, number> = { '5m': 300, '10m': 600, '15m': 900, '30m': 1800, hourly: 3600, daily: 86_400, weekly: 604_800 };
 /** What the read-out says while the pointer is off the chart. */
 export const READOUT_IDLE = 'Point at the chart (or touch it) to read the GMP of one moment.';
-
-/** The time axis' labels, in IST: "27 Nov" a day, else "10:15" with the day under the first time of each day. */
-function timeLabels(_u: uPlot, splits: number[], _axis: number, _space: number, incr: number): string[] {
-  let last = '';
-  return splits.map((t) => {
-    const day = formatIstShortDay(t * 1000);
-    if (incr >= 86_400) return day;
-    const label = day === last ? formatIstTime(t * 1000) : `${formatIstTime(t * 1000)}\n${day}`;
-    last = day;
-    return label;
-  });
-}
 
 export function GmpChart({ series }: { series: GmpSeries }) {
   const data = useMemo(() => toColumns(series), [series]);
@@ -80,7 +68,16 @@ export function GmpChart({ series }: { series: GmpSeries }) {
             points: { size: 5, fill: color('--chart-line'), filter: (_u, _i, shown) => (shown || data.lone.length === 0 ? null : data.lone) },
           },
         ],
-        axes: [{ ...axis, size: 56, values: timeLabels }, { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => formatRupees(t)) }],
+        axes: [
+          {
+            ...axis,
+            size: 56,
+            values: (_u, splits, _axis, _space, incr) => {
+              const labels = istAxisLabels(splits, incr);
+              box.dataset['xTicks'] = labels.join(' | ').replace(/\n/g, ' ');
+              return labels;
+            },
+          }, { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => formatRupees(t)) }],
         hooks: {
           draw: [
             () => {
