@@ -124,7 +124,9 @@ function DayTable({ days }: { days: DayUsage[] }) {
         <tbody>
           {used.length === 0 && (
             <tr>
-              <td colSpan={6}>No requests on these days.</td>
+              <td colSpan={6} class="none">
+                No requests on these days.
+              </td>
             </tr>
           )}
           {used.map((d) => (
