@@ -921,7 +921,7 @@ function checkPriceRange(scope: RecordScope, value: unknown): string | null {
     scope.add('priceRange', `priceRange ${quote(text)} is not "<low>-<high>" with prices such as "95" or "99.50"`);
     return null;
   }
-  if (compareDecimals(m[1] ?? '', m[2] ?? '', m[3] ?? '', m[4] ?? '') > 0) {
+  if (compareDecimals(m[1] ?? '', m[3] ?? '', m[4] ?? '', m[6] ?? '') > 0) {
     scope.add('priceRange', `priceRange ${quote(text)} has its low price above its high price`);
     return null;
   }

@@ -28,8 +28,11 @@ export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 export const SYMBOL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9&._-]{0,31}$';
 /** A slug: lowercase letters and digits in parts joined by single `-` (at most {@link MAX_SLUG_LENGTH}). */
 export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
-/** A price band `<low>-<high>`; groups 1 to 4 are the low's digits and decimals, the high's digits and decimals. */
-export const PRICE_RANGE_PATTERN = '^([0-9]+)(?:\\.([0-9]{1,2}))?-([0-9]+)(?:\\.([0-9]{1,2}))?$';
+/**
+ * A price band `<low>-<high>`, each with at most 2 decimals. Groups 1 and 3 are the low's
+ * digits and decimals, 4 and 6 the high's (plain groups only: JSON Schema's portable subset).
+ */
+export const PRICE_RANGE_PATTERN = '^([0-9]+)(\\.([0-9]{1,2}))?-([0-9]+)(\\.([0-9]{1,2}))?$';
 /** A listing gain: a decimal number as text, e.g. `15.5` or `-2`. */
 export const LISTING_GAIN_PATTERN = '^-?[0-9]+(\\.[0-9]+)?$';
 /** A calendar day's form, `YYYY-MM-DD` (whether it is a real date is checked apart). */
