@@ -9,7 +9,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createApiKey, getUsage, importDataset, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from '@ipokit/core';
-import { openApiDocument, type OpenApiDocument, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core';
+import { GMP_FIELDS, openApiDocument, type OpenApiDocument, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core';
 import type { IpoRouterOptions, RateLimitHeaders } from '@ipokit/core';
 import { decodeComponent, isOpenApiPath } from '@ipokit/core/backend';
 import type { ErrorBody, GmpField, GmpInterval, GmpSeries, Ipo, IpoResponse, IpoStatus, ListResponse, RateLimiter, RateWindowName, Store } from '@ipokit/core';
@@ -611,7 +611,7 @@ const T0 = FIXTURE_NOW;
 const DAY = 86_400_000;
 const STATUSES: readonly IpoStatus[] = ['open', 'upcoming', 'listed', 'closed', 'announced'];
 const INTERVALS: readonly GmpInterval[] = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
-const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
+const FIELDS: readonly GmpField[] = GMP_FIELDS;
 const LIST_PARAMS = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp'] as const;
 const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'ratelimit', 'retry-after'] as const;
 

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAccount, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateAccount } from '@ipokit/core';
 import { addDays } from '@ipokit/core/backend';
-import { isIpokitError } from '@ipokit/core';
+import { GMP_FIELDS, isIpokitError } from '@ipokit/core';
 import { referenceBuckets, referenceFind, referenceList } from './reference.js';
 import { IPO_STATUSES } from '@ipokit/core/backend';
 import type {
@@ -217,7 +217,7 @@ const DAY = 86_400_000;
 const WEEK = 7 * DAY;
 /** 9999-12-31T23:59:59.999Z: every stored snapshot is at or before it. */
 const FAR_FUTURE = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
+const FIELDS: readonly GmpField[] = GMP_FIELDS;
 /** The bucket grids of the core (docs/spec.md#gmp-series): weekly buckets start on Monday 1970-01-05. */
 const GRIDS: ReadonlyArray<{ name: string; size: number; origin: number }> = [
   { name: '5m', size: 5 * MINUTE, origin: 0 },

@@ -4,16 +4,12 @@
  */
 import { max, median, min, modeSorted } from 'simple-statistics';
 import { roundDiv } from './numbers.js';
-import type { GmpAggregationsPaise } from './types.js';
+import { GMP_FIELDS, type GmpAggregationsPaise } from './types.js';
 
 /** Aggregations of a snapshot without any numeric source. */
-export const NULL_AGGREGATIONS: Readonly<GmpAggregationsPaise> = Object.freeze({
-  mean: null,
-  median: null,
-  min: null,
-  max: null,
-  mode: null,
-});
+export const NULL_AGGREGATIONS: Readonly<GmpAggregationsPaise> = Object.freeze(
+  Object.fromEntries(GMP_FIELDS.map((field) => [field, null])) as GmpAggregationsPaise,
+);
 
 /**
  * Mean, median, min, max and mode of integer paise values, each rounded half away from
