@@ -9,7 +9,7 @@
  * A new nullable text field is one line here (its place in the table is its place on the
  * wire); the stores keep IPO records whole, so they need nothing.
  */
-import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import { Type, type Static, type TObject, type TOptional, type TSchema } from 'typebox';
 import { EXCHANGES, IPO_TYPES, STATUS_VALUES } from './types.js';
 import type { Exchange, GmpSnapshot, IpoStatus, IpoType, ScheduleEvent } from './types.js';
 
@@ -162,10 +162,23 @@ export const IPO_RECORD_SCHEMA = objectOf(
 /** Every field's schema, as one TypeBox object: its static type is `Ipo`. */
 export const IPO_SCHEMA = objectOf(Object.keys(IPO_FIELDS) as IpoFieldName[]);
 
+type Fields = typeof IPO_FIELDS;
+type Optional<K extends IpoFieldName> = Fields[K]['schema'] extends TOptional<TSchema> ? K : never;
+
+// The static types of the schemas above (as TypeBox's `Static` gives them), field by field in
+// the table's order, so that editors and the API report list them in wire order.
+
 /** The TypeScript type of {@link IPO_RECORD_SCHEMA}: an IPO as stores keep it. */
-export type IpoRecordShape = Static<typeof IPO_RECORD_SCHEMA>;
+export type IpoRecordShape = { -readonly [K in keyof Fields as K extends StoredIpoFieldName ? K : never]: Static<Fields[K]['schema']> };
 /** The TypeScript type of {@link IPO_SCHEMA}: the IPO object of the wire. */
-export type IpoShape = Static<typeof IPO_SCHEMA>;
+export type IpoShape = Flatten<
+  { -readonly [K in keyof Fields as K extends Optional<K> ? never : K]: Static<Fields[K]['schema']> } & {
+    -readonly [K in keyof Fields as K extends Optional<K> ? K : never]?: Fields[K]['schema'] extends TOptional<infer S> ? Static<S> : never;
+  }
+>;
+
+/** One object type from an intersection (the required fields and the optional ones), its keys in order. */
+type Flatten<T> = { [K in keyof T]: T[K] };
 
 // ---------------------------------------------------------------------------------------
 // Builders of the table's entries (each ties a check to the schema it needs)
