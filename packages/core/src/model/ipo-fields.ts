@@ -154,12 +154,7 @@ export type IpoFieldName = keyof typeof IPO_FIELDS;
 /** The fields of {@link IPO_FIELDS} that stores keep (all but the derived ones). */
 export type StoredIpoFieldName = { [K in IpoFieldName]: (typeof IPO_FIELDS)[K]['check'] extends 'derived' ? never : K }[IpoFieldName];
 
-/** The stored fields' schemas, as one TypeBox object: its static type is `IpoRecord`. */
-export const IPO_RECORD_SCHEMA = objectOf(
-  (Object.keys(IPO_FIELDS) as IpoFieldName[]).filter((name) => IPO_FIELDS[name].check !== 'derived') as StoredIpoFieldName[],
-);
-
-/** Every field's schema, as one TypeBox object: its static type is `Ipo`. */
+/** Every field's schema, as one TypeBox object (the OpenAPI `Ipo` component is made from it). */
 export const IPO_SCHEMA = objectOf(Object.keys(IPO_FIELDS) as IpoFieldName[]);
 
 type Fields = typeof IPO_FIELDS;
@@ -168,9 +163,9 @@ type Optional<K extends IpoFieldName> = Fields[K]['schema'] extends TOptional<TS
 // The static types of the schemas above (as TypeBox's `Static` gives them), field by field in
 // the table's order, so that editors and the API report list them in wire order.
 
-/** The TypeScript type of {@link IPO_RECORD_SCHEMA}: an IPO as stores keep it. */
+/** The static types of the stored fields' schemas: an IPO as stores keep it (`IpoRecord`). */
 export type IpoRecordShape = { -readonly [K in keyof Fields as K extends StoredIpoFieldName ? K : never]: Static<Fields[K]['schema']> };
-/** The TypeScript type of {@link IPO_SCHEMA}: the IPO object of the wire. */
+/** The static type of {@link IPO_SCHEMA}: the IPO object of the wire (`Ipo`). */
 export type IpoShape = Flatten<
   { -readonly [K in keyof Fields as K extends Optional<K> ? never : K]: Static<Fields[K]['schema']> } & {
     -readonly [K in keyof Fields as K extends Optional<K> ? K : never]?: Fields[K]['schema'] extends TOptional<infer S> ? Static<S> : never;
