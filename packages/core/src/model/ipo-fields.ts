@@ -9,7 +9,7 @@
  * A new nullable text field is one line here (its place in the table is its place on the
  * wire); the stores keep IPO records whole, so they need nothing.
  */
-import { Type, type Static, type TObject, type TOptional, type TSchema } from 'typebox';
+import { Type, type Static, type TObject, type TOptional, type TSchema } from '@sinclair/typebox';
 import { EXCHANGES, IPO_TYPES, STATUS_VALUES } from './types.js';
 import type { Exchange, GmpSnapshot, IpoStatus, IpoType, ScheduleEvent } from './types.js';
 
