@@ -68,6 +68,8 @@ function report(program: ts.Program, entry: EntryPoint): string {
         shapes.push(`const ${symbol.getName()}: ${checker.typeToString(checker.getTypeOfSymbolAtLocation(target, decl), undefined, flags)}`);
       } else if (ts.isClassDeclaration(decl)) {
         shapes.push(classShape(checker, decl, symbol.getName(), flags));
+      } else if (ts.isInterfaceDeclaration(decl) && decl.members.length === 0 && (decl.heritageClauses ?? []).length > 0) {
+        shapes.push(resolvedInterface(checker, decl, symbol.getName(), flags));
       } else if (ts.isInterfaceDeclaration(decl) || ts.isTypeAliasDeclaration(decl) || ts.isEnumDeclaration(decl)) {
         shapes.push(printer.printNode(ts.EmitHint.Unspecified, stripModifiers(decl), decl.getSourceFile()).replace(/^export /, ''));
       }
@@ -103,6 +105,23 @@ function classShape(checker: ts.TypeChecker, decl: ts.ClassDeclaration, name: st
     }
   }
   return `class ${name}${heritage} {\n${members.join('\n')}\n}`;
+}
+
+/**
+ * An interface declared only by what it extends (`interface Ipo extends IpoShape {}`, a shape
+ * derived from a schema): its heritage as written, then its members as the compiler resolves
+ * them, so that the report still shows every field and a field's change shows in its diff.
+ */
+function resolvedInterface(checker: ts.TypeChecker, decl: ts.InterfaceDeclaration, name: string, flags: ts.TypeFormatFlags): string {
+  const heritage = (decl.heritageClauses ?? []).map((h) => ` ${h.getText()}`).join('');
+  const type = checker.getTypeAtLocation(decl.name);
+  const members = checker.getPropertiesOfType(type).map((property) => {
+    const optional = property.flags & ts.SymbolFlags.Optional ? '?' : '';
+    const shown = checker.typeToString(checker.getTypeOfSymbolAtLocation(property, decl), undefined, flags);
+    // An optional property's type as read includes undefined; the declaration does not.
+    return `    ${property.getName()}${optional}: ${optional ? shown.replace(/ \| undefined$/, '') : shown};`;
+  });
+  return `interface ${name}${heritage} {\n    // resolved:\n${members.join('\n')}\n}`;
 }
 
 /** The declaration without `export`/`declare`, so re-exports and local ones print alike. */

@@ -22,6 +22,8 @@ export { aggregatePaise } from './model/aggregate.js';
 export { MAX_GMP_PAISE, paiseToRupees, roundDiv } from './model/numbers.js';
 // GMP buckets.
 export { BUCKET_GRIDS, toGmpSnapshot, toSeriesPoints } from './model/gmp.js';
+// The IPO fields, written once: their order, JSON Schemas and dataset checks.
+export { IPO_FIELDS } from './model/ipo-fields.js';
 // The windows: the decision every limiter is pinned to, and IST day periods.
 export { describeWindow, rateLimitHit, rateLimitPeek, WINDOW_MS, type RateLimitHitResult, type WindowHits } from './limits/sliding-window.js';
 export { istDayStart } from './model/dates.js';

@@ -684,18 +684,14 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-interface PageRow {
+/** A row of a page: the IPO's doc and, with GMP, its latest snapshot's columns (one per `GMP_FIELDS` field). */
+interface PageRow extends Partial<Record<GmpField, number | null>> {
   n?: number;
   dv?: string | null;
   next_ts?: number | null;
   doc: IpoRecord | string | null;
   ts: number | null;
   sources?: Array<{ name: string; paise: number }> | string;
-  mean?: number | null;
-  median?: number | null;
-  min?: number | null;
-  max?: number | null;
-  mode?: number | null;
 }
 
 interface AccountRow {

@@ -1,5 +1,6 @@
 /** Synthetic IPO records at scale (not published). */
 import { addDays, type IpoRecord } from '@ipokit/core/backend';
+import { makeIpo } from '@ipokit/testing';
 
 /**
  * Synthetic IPO `i` of `total`, for benchmarks and plan tests: opening days spread evenly
@@ -17,7 +18,7 @@ export function syntheticIpo(i: number, total: number, today: string): IpoRecord
   const announced = i % 50 === 0;
   const end = start + 3;
   const listing = i % 10 === 0 ? null : end + 3;
-  return {
+  return makeIpo({
     id: `B${String(i).padStart(7, '0')}`,
     name: `Bench Company ${(i * 7919) % total} Ltd`,
     symbol: `BENCH${i}`,
@@ -25,9 +26,6 @@ export function syntheticIpo(i: number, total: number, today: string): IpoRecord
     type: (['EQ', 'SME', 'DEBT'] as const)[i % 3]!,
     exchanges: i % 3 === 1 ? ['nse'] : ['nse', 'bse'],
     infoUrl: `https://example.com/ipo/${i}`,
-    nseInfoUrl: null,
-    prospectusUrl: null,
-    logo: null,
     startDate: announced ? null : day(start),
     endDate: announced ? null : day(end),
     listingDate: announced || listing === null ? null : day(listing),
@@ -35,11 +33,8 @@ export function syntheticIpo(i: number, total: number, today: string): IpoRecord
     minQty: 150,
     minAmount: 15000,
     issueSize: '120cr',
-    listingGain: null,
-    schedule: [],
     about: 'A benchmark company.',
     strengths: ['one', 'two'],
     risks: ['three'],
-    mediaCoverageLinks: [],
-  };
+  });
 }

@@ -7,7 +7,7 @@
  * IPO's symbol or slug, and symbols that differ only in case come up often.
  */
 import fc from 'fast-check';
-import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, toIsoUtc } from '@ipokit/core/backend';
+import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, IPO_FIELDS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, toIsoUtc } from '@ipokit/core/backend';
 import type { Dataset, Exchange, IpoDates, IpoType, ScheduleEvent } from '@ipokit/core';
 
 /** The first day the date arbitraries draw from by default. */
@@ -49,9 +49,9 @@ export interface RecordDataset {
 
 /**
  * A valid IPO record from the fields that matter to a test: every other field is null
- * or empty, `name` defaults to the id, `slug` to `ipo-` and the hex of the id's code
- * points (unique per ASCII id; pass `slug` explicitly for ids over 62 characters), `type`
- * to EQ, `symbol` to null.
+ * or empty (as `IPO_FIELDS` declares it: `[]` for a list, else `null`), `name` defaults to
+ * the id, `slug` to `ipo-` and the hex of the id's code points (unique per ASCII id; pass
+ * `slug` explicitly for ids over 62 characters), `type` to EQ.
  *
  * @example
  * ```ts
@@ -59,32 +59,21 @@ export interface RecordDataset {
  * ```
  */
 export function makeIpo(fields: Partial<IpoRecord> & Pick<IpoRecord, 'id'>): IpoRecord {
-  return {
-    id: fields.id,
-    name: fields.name ?? fields.id,
-    symbol: fields.symbol ?? null,
-    slug: fields.slug ?? `ipo-${[...fields.id].map((c) => (c.codePointAt(0) ?? 0).toString(16)).join('')}`,
-    type: fields.type ?? 'EQ',
-    exchanges: fields.exchanges ?? [],
-    infoUrl: fields.infoUrl ?? null,
-    nseInfoUrl: fields.nseInfoUrl ?? null,
-    prospectusUrl: fields.prospectusUrl ?? null,
-    logo: fields.logo ?? null,
-    startDate: fields.startDate ?? null,
-    endDate: fields.endDate ?? null,
-    listingDate: fields.listingDate ?? null,
-    priceRange: fields.priceRange ?? null,
-    minQty: fields.minQty ?? null,
-    minAmount: fields.minAmount ?? null,
-    issueSize: fields.issueSize ?? null,
-    listingGain: fields.listingGain ?? null,
-    schedule: fields.schedule ?? [],
-    about: fields.about ?? null,
-    strengths: fields.strengths ?? [],
-    risks: fields.risks ?? [],
-    mediaCoverageLinks: fields.mediaCoverageLinks ?? [],
-  };
+  const given = fields as Partial<Record<string, unknown>>;
+  const record: Record<string, unknown> = {};
+  for (const name of STORED_FIELDS) {
+    const value = given[name];
+    if (value !== undefined && value !== null) record[name] = value;
+    else if (name === 'name') record[name] = fields.id;
+    else if (name === 'slug') record[name] = `ipo-${[...fields.id].map((c) => (c.codePointAt(0) ?? 0).toString(16)).join('')}`;
+    else if (name === 'type') record[name] = 'EQ';
+    else record[name] = (IPO_FIELDS[name].schema as { type?: unknown }).type === 'array' ? [] : null;
+  }
+  return record as unknown as IpoRecord;
 }
+
+/** The fields of an IPO record, in order: those of `IPO_FIELDS` that are not derived. */
+const STORED_FIELDS = (Object.keys(IPO_FIELDS) as Array<keyof typeof IPO_FIELDS>).filter((name) => IPO_FIELDS[name].check !== 'derived');
 
 /**
  * A snapshot record from its prices in paise by source name (a name with a `null`

@@ -41,6 +41,8 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import fc from 'fast-check';
 import type { IpoRouterOptions } from '@ipokit/core';
+import { GMP_FIELDS } from '@ipokit/core';
+import { IPO_FIELDS } from '@ipokit/core/backend';
 import type { GmpField, GmpInterval, Store } from '@ipokit/core';
 import { EXPECTED_ORDER, FIXTURE_NOW, FIXTURE_TODAY, expectedIpo, expectedSeries, fixtureDataset, seedFixture, type FixtureKeys } from './http-fixture.js';
 import type { HttpTarget, StartedTarget } from './http-suite.js';
@@ -534,12 +536,9 @@ const IPO_PARAMS = ['identifier', 'includeGmp'];
 const GMP_PARAMS = ['identifier', 'interval', 'field', 'from', 'to'];
 const STATUSES = ['open', 'upcoming', 'listed', 'closed', 'announced'];
 const INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
-const FIELDS = ['mean', 'median', 'min', 'max', 'mode'];
-const IPO_KEYS = [
-  'id', 'name', 'symbol', 'slug', 'type', 'isSme', 'exchanges', 'infoUrl', 'nseInfoUrl', 'prospectusUrl', 'logo', 'startDate', 'endDate',
-  'listingDate', 'priceRange', 'minQty', 'lotSize', 'minAmount', 'issueSize', 'listingGain', 'status', 'schedule', 'about', 'strengths',
-  'risks', 'mediaCoverageLinks',
-];
+const FIELDS: readonly string[] = GMP_FIELDS;
+/** The IPO object's keys but `gmp`, in wire order: the one definition's (the serializer is checked against it). */
+const IPO_KEYS = Object.keys(IPO_FIELDS).filter((key) => key !== 'gmp');
 const PLAN_OF: Readonly<Record<FixtureKeyName, Plan | null>> = {
   free: 'free',
   paid: 'paid',

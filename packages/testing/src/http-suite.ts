@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createApiKey, type ErrorBody, getUsage, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, updateAccount } from '@ipokit/core';
+import { createApiKey, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, updateAccount } from '@ipokit/core';
 import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core/backend';
 import {
   EXPECTED_ORDER,
@@ -608,7 +608,7 @@ const T0 = FIXTURE_NOW;
 const DAY = 86_400_000;
 const STATUSES: readonly IpoStatus[] = ['open', 'upcoming', 'listed', 'closed', 'announced'];
 const INTERVALS: readonly GmpInterval[] = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
-const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
+const FIELDS: readonly GmpField[] = GMP_FIELDS;
 const LIST_PARAMS = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp'] as const;
 const RATE_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'ratelimit-policy', 'ratelimit', 'retry-after'] as const;
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type AccountStore, createAccount, createApiKey, type Exchange, type GmpField, type IpoStatus, type IpoStore, type IpoType, isIpokitError, listApiKeys, type Plan, type RateLimiter, revokeApiKey, rotateApiKey, type Store, updateAccount, type UsageRow } from '@ipokit/core';
+import { type AccountStore, createAccount, createApiKey, type Exchange, GMP_FIELDS, type GmpField, type IpoStatus, type IpoStore, type IpoType, isIpokitError, listApiKeys, type Plan, type RateLimiter, revokeApiKey, rotateApiKey, type Store, updateAccount, type UsageRow } from '@ipokit/core';
 import { type AccountRecord, type ActiveKeyLimits, addDays, type ApiKeyRecord, type DatasetConflict, type GmpBucket, type GmpBucketQuery, IPO_STATUSES, type IpoRecord, type IpoRow, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, type SnapshotRecord, type UsageCharge, type UsageRoute } from '@ipokit/core/backend';
 import { referenceBuckets, referenceFind, referenceList } from './reference.js';
 import { rateLimitModel } from './limiter-model.js';
@@ -188,7 +188,7 @@ const DAY = 86_400_000;
 const WEEK = 7 * DAY;
 /** 9999-12-31T23:59:59.999Z: every stored snapshot is at or before it. */
 const FAR_FUTURE = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-const FIELDS: readonly GmpField[] = ['mean', 'median', 'min', 'max', 'mode'];
+const FIELDS: readonly GmpField[] = GMP_FIELDS;
 /** The bucket grids of the core (docs/spec.md#gmp-series): weekly buckets start on Monday 1970-01-05. */
 const GRIDS: ReadonlyArray<{ name: string; size: number; origin: number }> = [
   { name: '5m', size: 5 * MINUTE, origin: 0 },

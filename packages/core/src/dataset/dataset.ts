@@ -12,12 +12,23 @@ import { IpokitError, type DatasetProblem } from '../model/errors.js';
 import { toPaise } from '../model/numbers.js';
 import { compareCodePoints } from '../model/status.js';
 import type { Exchange, IpoRecord, IpoType, ScheduleEvent, SnapshotRecord, Store } from '../model/types.js';
+import {
+  ID_PATTERN,
+  IPO_FIELDS,
+  LISTING_GAIN_PATTERN,
+  MAX_INT32,
+  MAX_SLUG_LENGTH,
+  MAX_TEXT_LENGTH,
+  PRICE_RANGE_PATTERN,
+  SLUG_PATTERN,
+  SYMBOL_PATTERN,
+  type IpoFieldCheck,
+  type IpoFieldName,
+} from '../model/ipo-fields.js';
 
 /** How many problems an `ERR:DATASET` error lists at most (`problemCount` gives the total). */
 export const MAX_DATASET_PROBLEMS = 1000;
 
-/** The longest string a dataset may hold, in code points. */
-const MAX_DATASET_STRING_LENGTH = 10_000;
 
 /** Earliest snapshot instant accepted: 2000-01-01T00:00:00.000Z. */
 const MIN_SNAPSHOT_INSTANT = Date.UTC(2000, 0, 1);
@@ -25,54 +36,37 @@ const MIN_SNAPSHOT_INSTANT = Date.UTC(2000, 0, 1);
 /** Latest snapshot instant accepted: 9999-12-31T23:59:59.999Z. */
 const MAX_SNAPSHOT_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-const MAX_SLUG_LENGTH = 128;
-const MAX_INT32 = 2_147_483_647;
 /** How much of a bad value a message quotes, in code points. */
 const QUOTE_LENGTH = 50;
 /** How much of a key a problem's path shows, in code points: a key can be megabytes long. */
 const PATH_KEY_LENGTH = 100;
 
-const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const SYMBOL_RE = /^[A-Za-z0-9][A-Za-z0-9&._-]{0,31}$/;
-const SLUG_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const PRICE_RANGE_RE = /^(\d+)(?:\.(\d{1,2}))?-(\d+)(?:\.(\d{1,2}))?$/;
-const LISTING_GAIN_RE = /^-?\d+(?:\.\d+)?$/;
+// The forms of docs/spec.md#ipo-object, as the OpenAPI document states them (model/ipo-fields.ts).
+const ID_RE = new RegExp(ID_PATTERN);
+const SYMBOL_RE = new RegExp(SYMBOL_PATTERN);
+const SLUG_RE = new RegExp(SLUG_PATTERN);
+const PRICE_RANGE_RE = new RegExp(PRICE_RANGE_PATTERN);
+const LISTING_GAIN_RE = new RegExp(LISTING_GAIN_PATTERN);
 const LEADING_ZEROS_RE = /^0+(?=\d)/;
 
 const ID_FORM = 'an id is 1 to 64 of A-Z, a-z, 0-9, ".", "_" and "-", starting with a letter or digit';
+const SYMBOL_FORM = 'a symbol is 1 to 32 of A-Z, a-z, 0-9, "&", ".", "_" and "-", starting with a letter or digit';
+const SLUG_FORM = 'a slug is lowercase letters and digits in parts joined by single "-"';
 
 const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(['ipos', 'gmp']);
 
 /** Fields an IPO record may carry: those of IpoRecord plus the derived ones, which are ignored. */
-const IPO_KEYS: ReadonlySet<string> = new Set([
-  'id',
-  'name',
-  'symbol',
-  'slug',
-  'type',
-  'isSme',
-  'exchanges',
-  'infoUrl',
-  'nseInfoUrl',
-  'prospectusUrl',
-  'logo',
-  'startDate',
-  'endDate',
-  'listingDate',
-  'priceRange',
-  'minQty',
-  'lotSize',
-  'minAmount',
-  'issueSize',
-  'listingGain',
-  'status',
-  'schedule',
-  'about',
-  'strengths',
-  'risks',
-  'mediaCoverageLinks',
-  'gmp',
-]);
+const IPO_KEYS: ReadonlySet<string> = new Set(Object.keys(IPO_FIELDS));
+
+/** The checks of an IPO record's fields, in wire order (the order problems are reported in), made once from IPO_FIELDS. */
+const IPO_CHECKS: ReadonlyArray<{ name: IpoFieldName; check: Exclude<IpoFieldCheck, 'derived'>; minimum: number; maximum: number }> = (
+  Object.keys(IPO_FIELDS) as IpoFieldName[]
+).flatMap((name) => {
+  const { check, schema } = IPO_FIELDS[name];
+  if (check === 'derived') return [];
+  const bounds = schema as { minimum?: number; maximum?: number };
+  return [{ name, check, minimum: bounds.minimum ?? 0, maximum: bounds.maximum ?? MAX_INT32 }];
+});
 const SCHEDULE_KEYS: ReadonlySet<string> = new Set(['event', 'date']);
 const SNAPSHOT_KEYS: ReadonlySet<string> = new Set(['ipoId', 'timestamp', 'sources']);
 const SOURCE_KEYS: ReadonlySet<string> = new Set(['name', 'gmpPrice']);
@@ -774,41 +768,83 @@ function checkIpo(value: unknown, index: number, problems: Problems, seen: Seen)
   const before = problems.count;
   unknownKeys(scope, value, IPO_KEYS, 'an IPO record');
 
-  const id = requiredText(scope, 'id', own(value, 'id'));
-  const idOk = id !== null && matches(scope, 'id', id, ID_RE, ID_FORM);
-  const name = requiredText(scope, 'name', own(value, 'name'));
-  const symbol = optionalText(scope, 'symbol', own(value, 'symbol'));
-  const symbolOk =
-    symbol !== null &&
-    matches(scope, 'symbol', symbol, SYMBOL_RE, 'a symbol is 1 to 32 of A-Z, a-z, 0-9, "&", ".", "_" and "-", starting with a letter or digit');
-  const slug = requiredText(scope, 'slug', own(value, 'slug'));
+  // Each field in wire order: the simple kinds straight from IPO_FIELDS, the others with
+  // their own code (docs/spec.md#datasets).
+  const record: Record<string, unknown> = {};
+  let idOk = false;
+  let symbolOk = false;
   let slugOk = false;
-  if (slug !== null && matches(scope, 'slug', slug, SLUG_RE, 'a slug is lowercase letters and digits in parts joined by single "-"')) {
-    if (slug.length > MAX_SLUG_LENGTH) scope.add('slug', `slug ${quote(slug)} is longer than ${MAX_SLUG_LENGTH} characters (${slug.length})`);
-    else slugOk = true;
+  let startDate: string | null | typeof INVALID = null;
+  let endDate: string | null | typeof INVALID = null;
+  let listingDate: string | null | typeof INVALID = null;
+  for (const { name, check, minimum, maximum } of IPO_CHECKS) {
+    const given = own(value, name);
+    switch (check) {
+      case 'required-text':
+        record[name] = requiredText(scope, name, given);
+        break;
+      case 'text':
+      case 'url':
+        record[name] = optionalText(scope, name, given);
+        break;
+      case 'date': {
+        const date = optionalDate(scope, name, given);
+        if (name === 'startDate') startDate = date;
+        else if (name === 'endDate') endDate = date;
+        else if (name === 'listingDate') listingDate = date;
+        record[name] = date === INVALID ? null : date;
+        break;
+      }
+      case 'integer':
+        record[name] = optionalInteger(scope, name, given, minimum, maximum);
+        break;
+      case 'texts':
+        record[name] = textList(scope, name, given);
+        break;
+      case 'id': {
+        const id = requiredText(scope, name, given);
+        idOk = id !== null && matches(scope, name, id, ID_RE, ID_FORM);
+        record[name] = id;
+        break;
+      }
+      case 'symbol': {
+        const symbol = optionalText(scope, name, given);
+        symbolOk = symbol !== null && matches(scope, name, symbol, SYMBOL_RE, SYMBOL_FORM);
+        record[name] = symbol;
+        break;
+      }
+      case 'slug': {
+        const slug = requiredText(scope, name, given);
+        if (slug !== null && matches(scope, name, slug, SLUG_RE, SLUG_FORM)) {
+          if (slug.length > MAX_SLUG_LENGTH) scope.add(name, `slug ${quote(slug)} is longer than ${MAX_SLUG_LENGTH} characters (${slug.length})`);
+          else slugOk = true;
+        }
+        record[name] = slug;
+        break;
+      }
+      case 'type':
+        record[name] = checkType(scope, given);
+        break;
+      case 'exchanges':
+        record[name] = checkExchanges(scope, given);
+        break;
+      case 'price-range':
+        record[name] = checkPriceRange(scope, given);
+        break;
+      case 'listing-gain': {
+        const listingGain = optionalText(scope, name, given);
+        if (listingGain !== null && !LISTING_GAIN_RE.test(listingGain)) {
+          scope.add(name, `listingGain ${quote(listingGain)} is not a decimal number such as "15.5" or "-2"`);
+        }
+        record[name] = listingGain;
+        break;
+      }
+      case 'schedule':
+        record[name] = checkSchedule(scope, given);
+        break;
+    }
   }
-  const type = checkType(scope, own(value, 'type'));
-  const exchanges = checkExchanges(scope, own(value, 'exchanges'));
-  const infoUrl = optionalText(scope, 'infoUrl', own(value, 'infoUrl'));
-  const nseInfoUrl = optionalText(scope, 'nseInfoUrl', own(value, 'nseInfoUrl'));
-  const prospectusUrl = optionalText(scope, 'prospectusUrl', own(value, 'prospectusUrl'));
-  const logo = optionalText(scope, 'logo', own(value, 'logo'));
-  const startDate = optionalDate(scope, 'startDate', own(value, 'startDate'));
-  const endDate = optionalDate(scope, 'endDate', own(value, 'endDate'));
-  const listingDate = optionalDate(scope, 'listingDate', own(value, 'listingDate'));
-  const priceRange = checkPriceRange(scope, own(value, 'priceRange'));
-  const minQty = optionalInteger(scope, 'minQty', own(value, 'minQty'), 1);
-  const minAmount = optionalInteger(scope, 'minAmount', own(value, 'minAmount'), 0);
-  const issueSize = optionalText(scope, 'issueSize', own(value, 'issueSize'));
-  const listingGain = optionalText(scope, 'listingGain', own(value, 'listingGain'));
-  if (listingGain !== null && !LISTING_GAIN_RE.test(listingGain)) {
-    scope.add('listingGain', `listingGain ${quote(listingGain)} is not a decimal number such as "15.5" or "-2"`);
-  }
-  const schedule = checkSchedule(scope, own(value, 'schedule'));
-  const about = optionalText(scope, 'about', own(value, 'about'));
-  const strengths = textList(scope, 'strengths', own(value, 'strengths'));
-  const risks = textList(scope, 'risks', own(value, 'risks'));
-  const mediaCoverageLinks = textList(scope, 'mediaCoverageLinks', own(value, 'mediaCoverageLinks'));
+  const { id, symbol, slug } = record as Partial<Pick<IpoRecord, 'id' | 'symbol' | 'slug'>>;
 
   // Status transitions (docs/spec.md#status), only between dates that are themselves valid.
   if (startDate !== INVALID && endDate !== INVALID && endDate !== null) {
@@ -824,38 +860,15 @@ function checkIpo(value: unknown, index: number, problems: Problems, seen: Seen)
   }
 
   // Duplicates within the dataset, reported on the later record.
-  if (idOk && id !== null) firstOrDuplicate(scope, seen.ids, id, index, 'id', `id ${quote(id)}`);
-  if (symbolOk && symbol !== null) {
+  if (idOk && typeof id === 'string') firstOrDuplicate(scope, seen.ids, id, index, 'id', `id ${quote(id)}`);
+  if (symbolOk && typeof symbol === 'string') {
     firstOrDuplicate(scope, seen.symbols, asciiLower(symbol), index, 'symbol', `symbol ${quote(symbol)} (ignoring ASCII case)`);
   }
-  if (slugOk && slug !== null) firstOrDuplicate(scope, seen.slugs, slug, index, 'slug', `slug ${quote(slug)}`);
+  if (slugOk && typeof slug === 'string') firstOrDuplicate(scope, seen.slugs, slug, index, 'slug', `slug ${quote(slug)}`);
 
-  if (problems.count !== before || id === null || name === null || slug === null || type === null) return null;
-  return {
-    id,
-    name,
-    symbol,
-    slug,
-    type,
-    exchanges,
-    infoUrl,
-    nseInfoUrl,
-    prospectusUrl,
-    logo,
-    startDate: startDate === INVALID ? null : startDate,
-    endDate: endDate === INVALID ? null : endDate,
-    listingDate: listingDate === INVALID ? null : listingDate,
-    priceRange,
-    minQty,
-    minAmount,
-    issueSize,
-    listingGain,
-    schedule,
-    about,
-    strengths,
-    risks,
-    mediaCoverageLinks,
-  };
+  // A record with a problem is dropped; the required fields are non-null when there is none.
+  if (problems.count !== before) return null;
+  return record as unknown as IpoRecord;
 }
 
 function firstOrDuplicate(scope: RecordScope, seen: Map<string, number>, key: string, index: number, label: string, what: string): void {
@@ -908,7 +921,7 @@ function checkPriceRange(scope: RecordScope, value: unknown): string | null {
     scope.add('priceRange', `priceRange ${quote(text)} is not "<low>-<high>" with prices such as "95" or "99.50"`);
     return null;
   }
-  if (compareDecimals(m[1] ?? '', m[2] ?? '', m[3] ?? '', m[4] ?? '') > 0) {
+  if (compareDecimals(m[1] ?? '', m[3] ?? '', m[4] ?? '', m[6] ?? '') > 0) {
     scope.add('priceRange', `priceRange ${quote(text)} has its low price above its high price`);
     return null;
   }
@@ -926,7 +939,7 @@ function compareDecimals(aInt: string, aFrac: string, bInt: string, bFrac: strin
   return af === bf ? 0 : af < bf ? -1 : 1;
 }
 
-function optionalInteger(scope: RecordScope, label: string, value: unknown, min: number): number | null {
+function optionalInteger(scope: RecordScope, label: string, value: unknown, min: number, max: number): number | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'number') {
     scope.add(label, `${label} must be an integer or null, got ${describe(value)}`);
@@ -936,8 +949,8 @@ function optionalInteger(scope: RecordScope, label: string, value: unknown, min:
     scope.add(label, `${label} ${String(value)} is not an integer`);
     return null;
   }
-  if (value < min || value > MAX_INT32) {
-    scope.add(label, `${label} ${String(value)} is outside ${min} to ${MAX_INT32}`);
+  if (value < min || value > max) {
+    scope.add(label, `${label} ${String(value)} is outside ${min} to ${max}`);
     return null;
   }
   return value + 0; // -0 becomes 0
@@ -1162,11 +1175,11 @@ function checkedText(scope: RecordScope, label: string, text: string, nullable: 
     scope.add(label, `${label} ${quote(text)} holds a NUL character`);
     return null;
   }
-  if (text.length > MAX_DATASET_STRING_LENGTH) {
+  if (text.length > MAX_TEXT_LENGTH) {
     const length = codePointLength(text);
-    if (length > MAX_DATASET_STRING_LENGTH) {
+    if (length > MAX_TEXT_LENGTH) {
       // Without the length: a streaming reader keeps only the start of a longer string.
-      scope.add(label, `${label} ${quote(text)} is longer than 10,000 characters`);
+      scope.add(label, `${label} ${quote(text)} is longer than ${thousands(MAX_TEXT_LENGTH)} characters`);
       return null;
     }
   }
@@ -1241,4 +1254,9 @@ function describe(value: unknown): string {
     default:
       return `a ${typeof value}`;
   }
+}
+
+/** A whole number with thousands separators, `10,000` (as messages write limits). */
+function thousands(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }

@@ -5,13 +5,16 @@
  * response it receives against this document (with a JSON Schema 2020-12 validator), so
  * the document cannot drift from the code.
  *
- * Values are written out here rather than imported from the code that produces them
- * (enumerations, bounds, the keyless message): a change on either side is then a
- * validation failure instead of a silent change of the document.
+ * The IPO object's schema, its limits and patterns come from the one definition of the IPO
+ * fields (model/ipo-fields.ts), which the dataset checker enforces. Other values are written
+ * out here rather than imported from the code that produces them (bounds of parameters, the
+ * keyless message): a change on either side is then a validation failure instead of a silent
+ * change of the document.
  */
 import { IpokitError, KEYLESS_INFO } from '../model/errors.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from '../model/options.js';
 import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, RATE_WINDOWS, STATUS_VALUES } from '../model/types.js';
+import { DATE_PATTERN, ID_PATTERN, IPO_SCHEMA, MAX_TEXT_LENGTH, SYMBOL_PATTERN } from '../model/ipo-fields.js';
 
 // ---------------------------------------------------------------------------------------
 // Types: the subset of OpenAPI 3.1 and JSON Schema 2020-12 this document uses
@@ -246,18 +249,9 @@ const FIELDS = [...GMP_FIELDS];
 const WINDOW_NAMES = `(${RATE_WINDOWS.join('|')})`;
 const POLICY_ITEM = `"${WINDOW_NAMES}";q=[0-9]+;w=[0-9]+`;
 const MAX_PAGE = 1_000_000_000;
-const MAX_INT32 = 2_147_483_647;
-/** The longest text an imported string may be, in code points. */
-const MAX_TEXT = 10_000;
 /** GMP prices are below 10,000,000 rupees in magnitude. */
 const MAX_GMP = 10_000_000;
 
-const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
-const SYMBOL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9&._-]{0,31}$';
-const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
-const PRICE_RANGE_PATTERN = '^[0-9]+(\\.[0-9]{1,2})?-[0-9]+(\\.[0-9]{1,2})?$';
-const LISTING_GAIN_PATTERN = '^-?[0-9]+(\\.[0-9]+)?$';
-const DATE_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 const INSTANT_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$';
 /** An instant as `Date#toISOString` prints it, the expanded-year form (`-000001-...`) included. */
 const ANY_INSTANT_PATTERN = '^([0-9]{4}|[+-][0-9]{6})-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$';
@@ -650,10 +644,7 @@ function componentHeaders(): Record<string, OpenApiHeader> {
 }
 
 function schemas(): Record<string, JsonSchema> {
-  const text = (description: string): JsonSchema => ({ type: 'string', minLength: 1, maxLength: MAX_TEXT, description });
-  const nullableText = (description: string): JsonSchema => ({ type: ['string', 'null'], minLength: 1, maxLength: MAX_TEXT, description });
-  const nullableDate = (description: string): JsonSchema => ({ type: ['string', 'null'], format: 'date', pattern: DATE_PATTERN, description });
-  const texts = (description: string): JsonSchema => ({ type: 'array', items: { type: 'string', minLength: 1, maxLength: MAX_TEXT }, description });
+  const text = (description: string): JsonSchema => ({ type: 'string', minLength: 1, maxLength: MAX_TEXT_LENGTH, description });
   const gmpNumber = (description: string, nullable: boolean): JsonSchema => ({
     type: nullable ? ['number', 'null'] : 'number',
     exclusiveMinimum: -MAX_GMP,
@@ -681,59 +672,9 @@ function schemas(): Record<string, JsonSchema> {
       description:
         'An IPO. Keys in this order; an unknown value is `null` (never omitted), lists are `[]`. Text fields are as imported: 1 to 10,000 characters.',
       additionalProperties: false,
-      required: [
-        'id', 'name', 'symbol', 'slug', 'type', 'isSme', 'exchanges', 'infoUrl', 'nseInfoUrl', 'prospectusUrl', 'logo',
-        'startDate', 'endDate', 'listingDate', 'priceRange', 'minQty', 'lotSize', 'minAmount', 'issueSize', 'listingGain',
-        'status', 'schedule', 'about', 'strengths', 'risks', 'mediaCoverageLinks',
-      ],
-      properties: {
-        id: { type: 'string', pattern: ID_PATTERN, description: 'The canonical id: unique, opaque.', examples: ['2026000001'] },
-        name: text('Company or issue name.'),
-        symbol: { type: ['string', 'null'], pattern: SYMBOL_PATTERN, description: 'Ticker, unique ignoring ASCII case; DEBT issues may have none.' },
-        slug: { type: 'string', pattern: SLUG_PATTERN, maxLength: 128, description: 'URL-friendly name, unique.' },
-        type: { type: 'string', enum: TYPES, description: 'EQ (mainboard equity), SME or DEBT.' },
-        isSme: { type: 'boolean', description: '`type === "SME"`.' },
-        exchanges: {
-          type: 'array',
-          items: { type: 'string', enum: EXCHANGE_VALUES },
-          uniqueItems: true,
-          maxItems: 2,
-          not: { const: ['bse', 'nse'] },
-          description: 'Where it lists: `nse` before `bse`, no repeats. Drives the `source` filter.',
-        },
-        infoUrl: nullableText('Link to further information (a URL as imported).'),
-        nseInfoUrl: nullableText('The NSE issue page (a URL as imported).'),
-        prospectusUrl: nullableText('The prospectus (a URL as imported).'),
-        logo: nullableText('Logo URL (as imported).'),
-        startDate: nullableDate('Issue opens (an IST calendar day).'),
-        endDate: nullableDate('Issue closes.'),
-        listingDate: nullableDate('Listing day.'),
-        priceRange: {
-          type: ['string', 'null'],
-          pattern: PRICE_RANGE_PATTERN,
-          description: 'Price band `"<low>-<high>"` in rupees, each with at most 2 decimals, low <= high; a fixed price is `"100-100"`.',
-          examples: ['95-100'],
-        },
-        minQty: { type: ['integer', 'null'], minimum: 1, maximum: MAX_INT32, description: 'Shares in one lot (the minimum bid).' },
-        lotSize: { type: ['integer', 'null'], minimum: 1, maximum: MAX_INT32, description: 'The same value as `minQty`.' },
-        minAmount: { type: ['integer', 'null'], minimum: 0, maximum: MAX_INT32, description: 'Rupees for one lot at the upper band.' },
-        issueSize: nullableText('As published, e.g. `"192cr"`.'),
-        listingGain: {
-          type: ['string', 'null'],
-          pattern: LISTING_GAIN_PATTERN,
-          description: 'Listing gain in percent as decimal text, e.g. `"15.5"`, `"-2"`; null until listed.',
-        },
-        status: { type: 'string', enum: STATUSES, description: 'Derived from the dates and today in Asia/Kolkata.' },
-        schedule: { type: 'array', items: schemaRef('ScheduleEvent'), description: 'Ascending by date (same-day events keep their imported order).' },
-        about: nullableText('Description of the company.'),
-        strengths: texts('Strengths, as imported.'),
-        risks: texts('Risks, as imported.'),
-        mediaCoverageLinks: texts('Links to media coverage.'),
-        gmp: {
-          description: 'Present only when `includeGmp=true` was asked for and allowed: the latest snapshot at or before now, or null when the IPO has none yet.',
-          oneOf: [schemaRef('GmpSnapshot'), { type: 'null' }],
-        },
-      },
+      // From the one definition of the fields (model/ipo-fields.ts), as plain JSON: TypeBox's
+      // own (non-enumerable) keys stay behind.
+      ...(JSON.parse(JSON.stringify({ required: IPO_SCHEMA.required, properties: IPO_SCHEMA.properties })) as Pick<JsonSchema, 'required' | 'properties'>),
       if: { type: 'object', properties: { type: { const: 'SME' } } },
       then: { type: 'object', properties: { isSme: { const: true } } },
       else: { type: 'object', properties: { isSme: { const: false } } },

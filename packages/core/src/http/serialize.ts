@@ -4,6 +4,7 @@
  */
 import { WIRE_ERRORS, type WireErrorCode } from '../model/errors.js';
 import { toGmpSnapshot } from '../model/gmp.js';
+import { IPO_FIELDS, type IpoFieldName } from '../model/ipo-fields.js';
 import type { ErrorBody, Ipo, IpoRecord, IpoStatus, SnapshotRecord } from '../model/types.js';
 
 /**
@@ -16,37 +17,36 @@ import type { ErrorBody, Ipo, IpoRecord, IpoStatus, SnapshotRecord } from '../mo
  * ```
  */
 export function toWireIpo(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRecord | null): Ipo {
-  const ipo: Ipo = {
-    id: record.id,
-    name: record.name,
-    symbol: record.symbol,
-    slug: record.slug,
-    type: record.type,
-    isSme: record.type === 'SME',
-    exchanges: record.exchanges,
-    infoUrl: record.infoUrl,
-    nseInfoUrl: record.nseInfoUrl,
-    prospectusUrl: record.prospectusUrl,
-    logo: record.logo,
-    startDate: record.startDate,
-    endDate: record.endDate,
-    listingDate: record.listingDate,
-    priceRange: record.priceRange,
-    minQty: record.minQty,
-    lotSize: record.minQty,
-    minAmount: record.minAmount,
-    issueSize: record.issueSize,
-    listingGain: record.listingGain,
-    status,
-    schedule: record.schedule,
-    about: record.about,
-    strengths: record.strengths,
-    risks: record.risks,
-    mediaCoverageLinks: record.mediaCoverageLinks,
-  };
-  if (gmp !== undefined) ipo.gmp = gmp === null ? null : toGmpSnapshot(gmp);
-  return ipo;
+  // A copy of the template has every key in wire order: filling it stores into existing
+  // properties, so the key order never depends on the record's own.
+  const ipo: Record<string, unknown> = { ...WIRE_TEMPLATE };
+  const stored = record as unknown as Readonly<Record<string, unknown>>;
+  for (let i = 0; i < STORED_KEYS.length; i++) {
+    const key = STORED_KEYS[i]!;
+    ipo[key] = stored[key];
+  }
+  for (let i = 0; i < DERIVED_KEYS.length; i++) ipo[DERIVED_KEYS[i]!] = DERIVED_VALUES[i]!(record, status);
+  if (gmp !== undefined) ipo['gmp'] = gmp === null ? null : toGmpSnapshot(gmp);
+  return ipo as unknown as Ipo;
 }
+
+/** The fields of `IPO_FIELDS` computed for the wire, but `gmp` (which is given). */
+type DerivedName = Exclude<{ [K in IpoFieldName]: (typeof IPO_FIELDS)[K]['check'] extends 'derived' ? K : never }[IpoFieldName], 'gmp'>;
+
+/** How each derived field is computed: a derived field added to `IPO_FIELDS` is a type error here until it is. */
+const DERIVED: { readonly [K in DerivedName]: (record: IpoRecord, status: IpoStatus) => Ipo[K] } = {
+  isSme: (record) => record.type === 'SME',
+  lotSize: (record) => record.minQty,
+  status: (_, status) => status,
+};
+
+// Made once, at load, from IPO_FIELDS: the wire's keys (but gmp) in order, which of them are
+// stored and which derived, so that a request only walks arrays.
+const WIRE_KEYS = (Object.keys(IPO_FIELDS) as IpoFieldName[]).filter((key) => key !== 'gmp');
+const WIRE_TEMPLATE: Readonly<Record<string, unknown>> = Object.fromEntries(WIRE_KEYS.map((key) => [key, null]));
+const DERIVED_KEYS = WIRE_KEYS.filter((key): key is DerivedName => Object.hasOwn(DERIVED, key));
+const DERIVED_VALUES = DERIVED_KEYS.map((key) => DERIVED[key]);
+const STORED_KEYS = WIRE_KEYS.filter((key) => !Object.hasOwn(DERIVED, key));
 
 /**
  * The IPO object's JSON text: the bytes of `JSON.stringify(toWireIpo(record, status, gmp))`.

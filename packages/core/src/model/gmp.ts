@@ -5,7 +5,7 @@
 import { DAY_MS, dateToEpochMs, toIsoUtc } from './dates.js';
 import { paiseToRupees, roundDiv } from './numbers.js';
 import { badParam } from './errors.js';
-import type { GmpBucket, GmpInterval, GmpSeries, GmpSnapshot, SnapshotRecord } from './types.js';
+import { GMP_FIELDS, type GmpBucket, type GmpInterval, type GmpSeries, type GmpSnapshot, type SnapshotRecord } from './types.js';
 
 /** A bucket grid: buckets start at `origin + k * size` (ms). */
 export interface BucketGrid {
@@ -118,15 +118,11 @@ export function toSeriesPoints(buckets: readonly GmpBucket[]): GmpSeries['series
  */
 export function toGmpSnapshot(record: SnapshotRecord): GmpSnapshot {
   const a = record.aggregations;
+  const aggregations = {} as GmpSnapshot['aggregations'];
+  for (const field of GMP_FIELDS) aggregations[field] = rupeesOrNull(a[field]);
   return {
     lastUpdatedAt: toIsoUtc(record.timestamp),
-    aggregations: {
-      mean: rupeesOrNull(a.mean),
-      median: rupeesOrNull(a.median),
-      min: rupeesOrNull(a.min),
-      max: rupeesOrNull(a.max),
-      mode: rupeesOrNull(a.mode),
-    },
+    aggregations,
     sources: record.sources.map((s) => ({ name: s.name, gmpPrice: paiseToRupees(s.paise) })),
   };
 }

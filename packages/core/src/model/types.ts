@@ -3,6 +3,8 @@
  * and the Store interface every storage backend implements.
  */
 
+import type { IpoRecordShape, IpoShape } from './ipo-fields.js';
+
 // Each vocabulary is listed once, here; its type, the parameter parsers, the OpenAPI
 // document and the stores' columns are derived from the list.
 
@@ -50,30 +52,10 @@ export interface ScheduleEvent {
 /**
  * An IPO as stores keep it: every imported field present (unknown = `null`, lists = `[]`),
  * exchanges as `nse` before `bse`, the schedule stably sorted by date. The derived fields
- * (`status`, `isSme`, `lotSize`, `gmp`) are not stored.
+ * (`status`, `isSme`, `lotSize`, `gmp`) are not stored. Its fields are those of
+ * `IPO_FIELDS` (model/ipo-fields.ts) that are not derived, in that order.
  */
-export interface IpoRecord extends IpoDates {
-  id: string;
-  name: string;
-  symbol: string | null;
-  slug: string;
-  type: IpoType;
-  exchanges: Exchange[];
-  infoUrl: string | null;
-  nseInfoUrl: string | null;
-  prospectusUrl: string | null;
-  logo: string | null;
-  priceRange: string | null;
-  minQty: number | null;
-  minAmount: number | null;
-  issueSize: string | null;
-  listingGain: string | null;
-  schedule: ScheduleEvent[];
-  about: string | null;
-  strengths: string[];
-  risks: string[];
-  mediaCoverageLinks: string[];
-}
+export interface IpoRecord extends IpoRecordShape {}
 
 /** The five aggregations of one snapshot, in integer paise (already rounded), or null. */
 export type GmpAggregationsPaise = Record<GmpField, number | null>;
@@ -96,37 +78,12 @@ export interface GmpSnapshot {
   sources: Array<{ name: string; gmpPrice: number }>;
 }
 
-/** The IPO object of the wire, keys in this order (docs/spec.md#ipo-object). */
-export interface Ipo {
-  id: string;
-  name: string;
-  symbol: string | null;
-  slug: string;
-  type: IpoType;
-  isSme: boolean;
-  exchanges: Exchange[];
-  infoUrl: string | null;
-  nseInfoUrl: string | null;
-  prospectusUrl: string | null;
-  logo: string | null;
-  startDate: string | null;
-  endDate: string | null;
-  listingDate: string | null;
-  priceRange: string | null;
-  minQty: number | null;
-  lotSize: number | null;
-  minAmount: number | null;
-  issueSize: string | null;
-  listingGain: string | null;
-  status: IpoStatus;
-  schedule: ScheduleEvent[];
-  about: string | null;
-  strengths: string[];
-  risks: string[];
-  mediaCoverageLinks: string[];
-  /** Present only when includeGmp=true was asked for and allowed. */
-  gmp?: GmpSnapshot | null;
-}
+/**
+ * The IPO object of the wire, keys in the order of `IPO_FIELDS` (model/ipo-fields.ts;
+ * docs/spec.md#ipo-object). `gmp` is present only when includeGmp=true was asked for and
+ * allowed.
+ */
+export interface Ipo extends IpoShape {}
 
 /** Body of `GET /ipos`. */
 export interface ListResponse {

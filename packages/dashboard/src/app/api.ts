@@ -4,9 +4,11 @@
  * mount, and the host app's login cookie goes along as for any same-origin request.
  */
 
-export type Plan = 'free' | 'paid' | 'pro';
-export type WindowName = 'minute' | 'hour' | 'day' | 'gmp-minute' | 'gmp-day';
-export type IpoStatus = 'upcoming' | 'open' | 'closed' | 'listed' | 'announced';
+import type { GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, ListResponse, Plan, RateWindowName } from '@ipokit/core';
+
+// The wire types are the core's own, imported as types only: the bundle gains nothing.
+export type { GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, Plan };
+export type WindowName = RateWindowName;
 export type UsageRoute = 'list' | 'ipo' | 'gmp';
 
 export interface Account {
@@ -61,60 +63,12 @@ export interface UsageRow {
   refused: number;
 }
 
-export interface GmpSnapshot {
-  lastUpdatedAt: string;
-  aggregations: Record<GmpField, number | null>;
-  sources: Array<{ name: string; gmpPrice: number }>;
-}
+export type IpoList = ListResponse;
 
-export interface Ipo {
-  id: string;
-  name: string;
-  symbol: string | null;
-  slug: string;
-  type: 'EQ' | 'SME' | 'DEBT';
-  isSme: boolean;
-  exchanges: Array<'nse' | 'bse'>;
-  infoUrl: string | null;
-  nseInfoUrl: string | null;
-  prospectusUrl: string | null;
-  logo: string | null;
-  startDate: string | null;
-  endDate: string | null;
-  listingDate: string | null;
-  priceRange: string | null;
-  minQty: number | null;
-  lotSize: number | null;
-  minAmount: number | null;
-  issueSize: string | null;
-  listingGain: string | null;
-  status: IpoStatus;
-  schedule: Array<{ event: string; date: string }>;
-  about: string | null;
-  strengths: string[];
-  risks: string[];
-  mediaCoverageLinks: string[];
-  gmp?: GmpSnapshot | null;
-}
-
-export interface IpoList {
-  meta: { count: number; countOnPage: number; totalPages: number; page: number; limit: number; info?: string };
-  ipos: Ipo[];
-}
-
-export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'] as const;
-export const GMP_FIELDS = ['mean', 'median', 'min', 'max', 'mode'] as const;
-export type GmpInterval = (typeof GMP_INTERVALS)[number];
-export type GmpField = (typeof GMP_FIELDS)[number];
-
-export interface GmpSeries {
-  ipoId: string;
-  symbol: string | null;
-  interval: GmpInterval;
-  field: GmpField;
-  series: Array<{ timestamp: string; price: number | null }>;
-  meta: { from: string; to: string; count: number };
-}
+// Values the pages offer in their menus (a type import brings no values): pinned to the
+// core's lists by src/api-types.test.ts.
+export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'] as const satisfies readonly GmpInterval[];
+export const GMP_FIELDS = ['mean', 'median', 'min', 'max', 'mode'] as const satisfies readonly GmpField[];
 
 /** Webhook event types, in the contract's order. */
 export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const;
