@@ -3,7 +3,7 @@
  * and the Store interface every storage backend implements.
  */
 
-import type { IpoRecordShape, IpoShape } from './ipo-fields.js';
+import type { IpoRecordShape } from './ipo-fields.js';
 
 // Each vocabulary is listed once, here; its type, the parameter parsers, the OpenAPI
 // document and the stores' columns are derived from the list.
@@ -79,11 +79,42 @@ export interface GmpSnapshot {
 }
 
 /**
- * The IPO object of the wire, keys in the order of `IPO_FIELDS` (model/ipo-fields.ts;
- * docs/spec.md#ipo-object). `gmp` is present only when includeGmp=true was asked for and
- * allowed.
+ * The IPO object of the wire (docs/spec.md#ipo-object), keys in wire order. Written out, so
+ * that it reads as itself wherever it is shown (editors, the API reports, @ipokit/client's
+ * declarations, which carry no dependency); it is the static type of `IPO_FIELDS`
+ * (model/ipo-fields.ts), which a type test pins it to (ipo-fields.test.ts): a field added
+ * to the table and not here, or here and not there, fails the type check.
  */
-export interface Ipo extends IpoShape {}
+export interface Ipo {
+  id: string;
+  name: string;
+  symbol: string | null;
+  slug: string;
+  type: IpoType;
+  isSme: boolean;
+  exchanges: Exchange[];
+  infoUrl: string | null;
+  nseInfoUrl: string | null;
+  prospectusUrl: string | null;
+  logo: string | null;
+  startDate: string | null;
+  endDate: string | null;
+  listingDate: string | null;
+  priceRange: string | null;
+  minQty: number | null;
+  lotSize: number | null;
+  minAmount: number | null;
+  issueSize: string | null;
+  listingGain: string | null;
+  status: IpoStatus;
+  schedule: ScheduleEvent[];
+  about: string | null;
+  strengths: string[];
+  risks: string[];
+  mediaCoverageLinks: string[];
+  /** Present only when includeGmp=true was asked for and allowed. */
+  gmp?: GmpSnapshot | null;
+}
 
 /** Body of `GET /ipos`. */
 export interface ListResponse {
