@@ -4,39 +4,42 @@
  * mount, and the host app's login cookie goes along as for any same-origin request.
  */
 
-import type { GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, ListResponse, Plan, RateWindowName } from '@ipokit/core';
+import type {
+  AccountWindow,
+  ApiKeyInfo,
+  DeliveryInfo,
+  EventType,
+  GmpField,
+  GmpInterval,
+  GmpSeries,
+  GmpSnapshot,
+  Ipo,
+  IpoStatus,
+  ListResponse,
+  Plan,
+  RateWindowName,
+  UsageRow,
+  WebhookInfo,
+} from '@ipokit/core';
+import type { DeliveryState, UsageRoute } from '@ipokit/core/backend';
 
 // The wire types are the core's own, imported as types only: the bundle gains nothing.
-export type { GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, Plan };
+export type { DeliveryState, EventType, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, Plan, UsageRoute, UsageRow };
 export type WindowName = RateWindowName;
-export type UsageRoute = 'list' | 'ipo' | 'gmp';
+/** A rate window of the account, as `GET /` lists them. */
+export type RateWindow = AccountWindow;
+/** An API key as listed: never its text. */
+export type Key = ApiKeyInfo;
+/** A webhook endpoint as listed: never its secret. */
+export type Webhook = WebhookInfo;
+/** A delivery of an endpoint, as listed. */
+export type Delivery = DeliveryInfo;
 
 export interface Account {
   id: string;
   name: string;
   plan: Plan;
   gmpAddon: boolean;
-}
-
-export interface RateWindow {
-  name: WindowName;
-  quota: number;
-  seconds: number;
-  remaining: number;
-  /** Whole seconds until the window has room again (0 when it holds nothing). */
-  reset: number;
-}
-
-export interface Key {
-  id: string;
-  prefix: string;
-  label: string;
-  createdAt: string;
-  revokedAt: string | null;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-  /** The id of the key this one replaced by a rotation; null: created, not rotated. */
-  rotatedFrom: string | null;
 }
 
 export interface Overview {
@@ -55,14 +58,6 @@ export interface CreatedKey {
   expiresAt: string | null;
 }
 
-export interface UsageRow {
-  day: string;
-  keyId: string;
-  route: UsageRoute;
-  admitted: number;
-  refused: number;
-}
-
 export type IpoList = ListResponse;
 
 // Values the pages offer in their menus (a type import brings no values): pinned to the
@@ -71,37 +66,11 @@ export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'wee
 export const GMP_FIELDS = ['mean', 'median', 'min', 'max', 'mode'] as const satisfies readonly GmpField[];
 
 /** Webhook event types, in the contract's order. */
-export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-export type DeliveryState = 'pending' | 'delivered' | 'failed';
-
-/** A webhook endpoint as listed: never its secret. */
-export interface Webhook {
-  id: string;
-  url: string;
-  events: EventType[];
-  description: string | null;
-  createdAt: string;
-  /** Set when its deliveries failed for 5 days; null while it is enabled. */
-  disabledAt: string | null;
-}
+export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const satisfies readonly EventType[];
 
 /** An endpoint as created: the only time its signing secret (`whsec_...`) is seen. */
 export interface CreatedWebhook extends Webhook {
   secret: string;
-}
-
-export interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: EventType;
-  state: DeliveryState;
-  attempts: number;
-  createdAt: string;
-  nextAttemptAt: string | null;
-  lastAttemptAt: string | null;
-  lastStatus: number | null;
-  lastError: string | null;
 }
 
 /** An answer other than 2xx, with the error body of the contract (section 7) when there was one. */
