@@ -5,7 +5,7 @@
  * operator's call, never a request's.
  */
 import { type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord, compareCodePoints, type KeyGrant } from '@ipokit/core/backend';
-import type { Plan } from '@ipokit/core';
+import type { AccountStore, Plan } from '@ipokit/core';
 
 /**
  * The stored accounts and keys. Stored records are never mutated (a change stores a new
@@ -112,13 +112,7 @@ export class AccountTable {
    * table.rotateApiKey({ id: 'key_1', key: { id: 'key_2', hash, prefix, createdAt: now }, now, overlapEndsAt, maxActiveKeys }); // the new record
    * ```
    */
-  rotateApiKey(input: {
-    id: string;
-    key: Pick<ApiKeyRecord, 'id' | 'hash' | 'prefix' | 'createdAt'>;
-    now: string;
-    overlapEndsAt: string;
-    maxActiveKeys: ActiveKeyLimits;
-  }): ApiKeyRecord | 'not-found' | 'inactive' | 'too-many-keys' {
+  rotateApiKey(input: Parameters<AccountStore['rotateApiKey']>[0]): ApiKeyRecord | 'not-found' | 'inactive' | 'too-many-keys' {
     const old = this.keys.get(input.id);
     const account = old === undefined ? undefined : this.accounts.get(old.accountId);
     if (old === undefined || account === undefined) return 'not-found';
