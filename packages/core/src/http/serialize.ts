@@ -5,7 +5,9 @@
 import { WIRE_ERRORS, type WireErrorCode } from '../model/errors.js';
 import { toGmpSnapshot } from '../model/gmp.js';
 import { IPO_FIELDS, type IpoFieldName } from '../model/ipo-fields.js';
-import { issueSizeCrore, priceBandPaise, toPriceBand } from '../model/prices.js';
+import { toIsoUtc } from '../model/dates.js';
+import { paiseToRupees } from '../model/numbers.js';
+import { gmpFigures, issueSizeCrore, priceBandPaise, toPriceBand } from '../model/prices.js';
 import type { ErrorBody, Ipo, IpoRecord, IpoStatus, SnapshotRecord } from '../model/types.js';
 
 /**
@@ -78,8 +80,32 @@ export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotReco
   }
   const { head, tail } = parts;
   if (gmp === undefined) return head + status + tail;
-  const snapshot = gmp === null ? 'null' : JSON.stringify(toGmpSnapshot(gmp, parts.highPaise));
+  const snapshot = gmp === null ? 'null' : snapshotJson(gmp, parts.highPaise);
   return `${head}${status}${tail.slice(0, -1)},"gmp":${snapshot}}`;
+}
+
+/**
+ * The bytes of `JSON.stringify(toGmpSnapshot(record, highPaise))`, written directly (a list
+ * page writes one per IPO): numbers print as JSON prints them (`paiseToRupees` never gives
+ * -0), source names go through `JSON.stringify` for their escapes.
+ */
+function snapshotJson(record: SnapshotRecord, highPaise: number | null): string {
+  const a = record.aggregations;
+  const { estimatedListingPrice, gmpPercent } = gmpFigures(highPaise, a.mean);
+  let text =
+    `{"lastUpdatedAt":"${toIsoUtc(record.timestamp)}","aggregations":{"mean":${rupeesText(a.mean)},"median":${rupeesText(a.median)}` +
+    `,"min":${rupeesText(a.min)},"max":${rupeesText(a.max)},"mode":${rupeesText(a.mode)}},"estimatedListingPrice":${String(estimatedListingPrice)}` +
+    `,"gmpPercent":${String(gmpPercent)},"sources":[`;
+  const sources = record.sources;
+  for (let i = 0; i < sources.length; i++) {
+    const source = sources[i]!;
+    text += `${i === 0 ? '' : ','}{"name":${JSON.stringify(source.name)},"gmpPrice":${paiseToRupees(source.paise)}}`;
+  }
+  return `${text}]}`;
+}
+
+function rupeesText(paise: number | null): string {
+  return paise === null ? 'null' : String(paiseToRupees(paise));
 }
 
 /**
