@@ -8,7 +8,7 @@ import { IPO_FIELDS, type IpoFieldName } from '../model/ipo-fields.js';
 import { toIsoUtc } from '../model/dates.js';
 import { paiseToRupees } from '../model/numbers.js';
 import { gmpFigures, issueSizeCrore, priceBandPaise, toPriceBand } from '../model/prices.js';
-import type { ErrorBody, Ipo, IpoRecord, IpoStatus, SnapshotRecord } from '../model/types.js';
+import { GMP_FIELDS, type ErrorBody, type Ipo, type IpoRecord, type IpoStatus, type SnapshotRecord } from '../model/types.js';
 
 /**
  * The IPO object of the wire from a stored record, its status, and (when includeGmp was
@@ -92,10 +92,9 @@ export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotReco
 function snapshotJson(record: SnapshotRecord, highPaise: number | null): string {
   const a = record.aggregations;
   const { estimatedListingPrice, gmpPercent } = gmpFigures(highPaise, a.mean);
-  let text =
-    `{"lastUpdatedAt":"${toIsoUtc(record.timestamp)}","aggregations":{"mean":${rupeesText(a.mean)},"median":${rupeesText(a.median)}` +
-    `,"min":${rupeesText(a.min)},"max":${rupeesText(a.max)},"mode":${rupeesText(a.mode)}},"estimatedListingPrice":${String(estimatedListingPrice)}` +
-    `,"gmpPercent":${String(gmpPercent)},"sources":[`;
+  let text = `{"lastUpdatedAt":"${toIsoUtc(record.timestamp)}","aggregations":{`;
+  for (let i = 0; i < GMP_FIELDS.length; i++) text += AGGREGATION_KEYS[i]! + rupeesText(a[GMP_FIELDS[i]!]);
+  text += `},"estimatedListingPrice":${String(estimatedListingPrice)},"gmpPercent":${String(gmpPercent)},"sources":[`;
   const sources = record.sources;
   for (let i = 0; i < sources.length; i++) {
     const source = sources[i]!;
@@ -103,6 +102,9 @@ function snapshotJson(record: SnapshotRecord, highPaise: number | null): string 
   }
   return `${text}]}`;
 }
+
+/** `"mean":`, `,"median":`, ...: each GMP field's key as the snapshot's JSON writes it, in `GMP_FIELDS` order. */
+const AGGREGATION_KEYS = GMP_FIELDS.map((field, i) => `${i === 0 ? '' : ','}${JSON.stringify(field)}:`);
 
 function rupeesText(paise: number | null): string {
   return paise === null ? 'null' : String(paiseToRupees(paise));
