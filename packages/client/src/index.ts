@@ -14,9 +14,9 @@
  */
 // Types only: the built .d.ts inlines them (see tsup.config.ts), so the published client needs
 // @ipokit/core neither at run time nor for its types.
-import type { ErrorBody, ErrorCode, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListResponse, ScheduleEvent } from '@ipokit/core';
+import type { ErrorBody, ErrorCode, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListingPrice, ListResponse, PriceBand, ScheduleEvent } from '@ipokit/core';
 
-export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListResponse, ScheduleEvent };
+export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListingPrice, ListResponse, PriceBand, ScheduleEvent };
 
 /**
  * The `meta` of a 429 (`ERR:RATELIMIT`): the refusing window (`window`: `minute`, `hour`,

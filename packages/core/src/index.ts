@@ -33,8 +33,10 @@ export {
   type IpoResponse,
   type IpoStatus,
   type IpoType,
+  type ListingPrice,
   type ListResponse,
   type Plan,
+  type PriceBand,
   type RateWindowName,
   type ScheduleEvent,
 } from './model/types.js';

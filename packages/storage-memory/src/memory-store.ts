@@ -302,8 +302,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
 const IDLE_SWEEP_MS = 60_000;
 
 /**
- * A deep, frozen copy of an IPO record (its arrays and schedule events are the only nested
- * values). Frozen, so that nothing can change a stored record and the core may keep the
+ * A deep, frozen copy of an IPO record (its arrays, schedule events and listing prices are
+ * the only nested values). Frozen, so that nothing can change a stored record and the core may keep the
  * record's JSON text for as long as the record lives.
  */
 function copyIpo(ipo: IpoRecord): IpoRecord {
@@ -314,6 +314,8 @@ function copyIpo(ipo: IpoRecord): IpoRecord {
     strengths: Object.freeze([...ipo.strengths]),
     risks: Object.freeze([...ipo.risks]),
     mediaCoverageLinks: Object.freeze([...ipo.mediaCoverageLinks]),
+    leadManagers: Object.freeze([...ipo.leadManagers]),
+    listingPrices: Object.freeze(ipo.listingPrices.map((prices) => Object.freeze({ ...prices }))),
   }) as IpoRecord;
 }
 

@@ -538,3 +538,27 @@ describe('helpers', () => {
     }
   });
 });
+
+describe('memoryStore: stored IPOs are its own, frozen copies', () => {
+  it('keeps no reference to what was written, nested values (schedule, lead managers, listing prices) included', async () => {
+    const store = memoryStore();
+    const ipo = makeIpo({
+      id: 'a1',
+      schedule: [{ event: 'Open', date: '2026-11-20' }],
+      leadManagers: ['Axis Capital'],
+      listingPrices: [{ exchange: 'nse', open: 100, high: 110, low: 95, close: 105 }],
+    });
+    const copy = structuredClone(ipo);
+    expect(await store.writeDataset({ ipos: [ipo], snapshots: [] })).toEqual([]);
+    ipo.leadManagers.push('Changed');
+    ipo.listingPrices[0]!.close = 1;
+    ipo.schedule[0]!.event = 'Changed';
+    const stored = (await store.findIpo({ identifier: 'a1', gmpAt: null }))?.ipo;
+    expect(stored).toEqual(copy);
+    expect(Object.isFrozen(stored)).toBe(true);
+    expect(Object.isFrozen(stored?.leadManagers)).toBe(true);
+    expect(Object.isFrozen(stored?.listingPrices)).toBe(true);
+    expect(Object.isFrozen(stored?.listingPrices[0])).toBe(true);
+    await store.close?.();
+  });
+});

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, IPO_FIELDS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, toIsoUtc } from '@ipokit/core/backend';
-import type { Dataset, Exchange, IpoDates, IpoType, ScheduleEvent } from '@ipokit/core';
+import { type Dataset, EXCHANGES, type Exchange, type IpoDates, type IpoType, type ListingPrice, type ScheduleEvent } from '@ipokit/core';
 
 /** The first day the date arbitraries draw from by default. */
 export const ARBITRARY_FIRST_DAY = '2026-12-10';
@@ -280,8 +280,35 @@ export function ipoRecordArbitrary(options: DateRangeOptions = {}): fc.Arbitrary
       strengths: texts,
       risks: texts,
       mediaCoverageLinks: fc.array(fc.constantFrom('https://news.test/1', 'https://news.test/2'), { maxLength: 2 }),
+      registrar: optText,
+      leadManagers: texts,
+      marketMaker: optText,
+      sector: fc.option(fc.constantFrom('Banking', 'Retail', 'Aerospace & Defence'), { nil: null }),
+      listingPrices: listingPricesArbitrary(),
     })
     .map(({ dates, ...fields }) => makeIpo({ ...fields, ...dates }));
+}
+
+/**
+ * An IPO record's `listingPrices`: none, or one entry for `nse` and/or `bse` (in that order)
+ * with rupee prices of at most 2 decimals, below 10,000,000, and low <= open, close <= high.
+ *
+ * @example
+ * ```ts
+ * fc.sample(listingPricesArbitrary(), 1); // e.g. [[{ exchange: 'nse', open: 101.5, high: 104, low: 99.95, close: 103 }]]
+ * ```
+ */
+export function listingPricesArbitrary(): fc.Arbitrary<ListingPrice[]> {
+  const paise = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 200_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: MAX_GMP_PAISE - 1 }) });
+  const prices = (exchange: Exchange): fc.Arbitrary<ListingPrice> =>
+    fc.array(paise, { minLength: 4, maxLength: 4 }).map((four) => {
+      const [low, open, close, high] = [...four].sort((a, b) => a - b).map(paiseToRupees) as [number, number, number, number];
+      return { exchange, open, high, low, close };
+    });
+  return fc.oneof(
+    { weight: 2, arbitrary: fc.constant<ListingPrice[]>([]) },
+    { weight: 3, arbitrary: fc.subarray([...EXCHANGES], { minLength: 1 }).chain((exchanges) => fc.tuple(...exchanges.map(prices)).map((list): ListingPrice[] => [...list])) },
+  );
 }
 
 /**

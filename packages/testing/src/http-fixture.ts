@@ -100,6 +100,12 @@ const ORBIT: DatasetIpo = {
   strengths: ['Order book of 3 years', 'Margins'],
   risks: ['Customer concentration'],
   mediaCoverageLinks: [],
+  registrar: 'KFin Technologies Ltd',
+  // Not in byte order: the given order is kept.
+  leadManagers: ['Kotak Mahindra Capital Co Ltd', 'Axis Capital Ltd'],
+  marketMaker: null,
+  sector: 'Aerospace & Defence',
+  listingPrices: [],
 };
 
 /** Builds a plain IPO record; everything not given is omitted (reads as null / []). */
@@ -109,12 +115,20 @@ function ipo(fields: DatasetIpo): DatasetIpo {
 
 const IPOS: readonly DatasetIpo[] = [
   // ---- listed (listingDate <= today)
-  ipo({ id: '2026000101', name: 'Lumen Retail', symbol: 'LUMEN', slug: 'lumen-retail-ipo', type: 'EQ', exchanges: ['nse', 'bse'], startDate: '2026-11-12', endDate: '2026-11-14', listingDate: '2026-11-20', priceRange: '210-221', minQty: 67, minAmount: 14807, listingGain: '15.5' }),
+  // Listing prices given bse first (the wire shows nse first); an issue size in "crore".
+  ipo({
+    id: '2026000101', name: 'Lumen Retail', symbol: 'LUMEN', slug: 'lumen-retail-ipo', type: 'EQ', exchanges: ['nse', 'bse'], startDate: '2026-11-12', endDate: '2026-11-14', listingDate: '2026-11-20', priceRange: '210-221', minQty: 67, minAmount: 14807, issueSize: '24.50 Crore', listingGain: '15.5',
+    sector: 'Retail',
+    listingPrices: [
+      { exchange: 'bse', open: 255, high: 260.5, low: 250, close: 255.05 },
+      { exchange: 'nse', open: 255.25, high: 261, low: 249.9, close: 255 },
+    ],
+  }),
   ipo({ id: '2026000100', name: 'Kappa Tools', symbol: 'KAPPA', slug: 'kappa-tools-ipo', type: 'EQ', exchanges: ['nse'], startDate: '2026-11-10', endDate: '2026-11-13', listingDate: '2026-11-20', listingGain: '-2' }),
-  ipo({ id: '2026000103', name: 'Harbor Fintech', symbol: 'HARBOR', slug: 'harbor-fintech-sme-ipo', type: 'SME', exchanges: ['bse'], startDate: '2026-11-14', endDate: '2026-11-18', listingDate: '2026-11-22', priceRange: '100-100', minQty: 1200 }),
+  ipo({ id: '2026000103', name: 'Harbor Fintech', symbol: 'HARBOR', slug: 'harbor-fintech-sme-ipo', type: 'SME', exchanges: ['bse'], startDate: '2026-11-14', endDate: '2026-11-18', listingDate: '2026-11-22', priceRange: '100-100', minQty: 1200, issueSize: '12.6crores', registrar: 'Bigshare Services Pvt Ltd', leadManagers: ['Hem Securities Ltd'], marketMaker: 'Hem Finlease Pvt Ltd', sector: 'Fintech' }),
   ipo({ id: '2025000104', name: 'Coastal Rail Bonds', symbol: null, slug: 'coastal-rail-bonds', type: 'DEBT', exchanges: ['nse'], startDate: '2025-11-27', endDate: '2025-12-05', listingDate: '2025-12-10', issueSize: '1000cr' }),
   // The derived fields below are wrong on purpose: a dataset's derived fields are ignored.
-  ipo({ id: '2026000105', name: 'Meridian Power', symbol: 'MERID', slug: 'meridian-power-ipo', type: 'EQ', exchanges: ['bse'], startDate: '2026-09-22', endDate: '2026-09-24', listingDate: '2026-09-29', status: 'upcoming', isSme: true, lotSize: 7, gmp: null }),
+  ipo({ id: '2026000105', name: 'Meridian Power', symbol: 'MERID', slug: 'meridian-power-ipo', type: 'EQ', exchanges: ['bse'], startDate: '2026-09-22', endDate: '2026-09-24', listingDate: '2026-09-29', status: 'upcoming', isSme: true, lotSize: 7, gmp: null, priceBand: { low: 1, high: 2 }, issueSizeCrore: 5, subscription: { asOf: '2026-09-24T12:00:00.000Z' } }),
   // ---- closed
   ipo({ id: '2026000201', name: 'Quartz Labs', symbol: 'QUARTZ', slug: 'quartz-labs-ipo', type: 'EQ', exchanges: ['nse', 'bse'], startDate: '2026-11-17', endDate: '2026-11-19', listingDate: '2026-11-24' }),
   ipo({ id: '2026000199', name: 'Saffron Agro', symbol: 'SAFFRON', slug: 'saffron-agro-sme-ipo', type: 'SME', exchanges: ['nse'], startDate: '2026-11-19', endDate: null }),
@@ -338,6 +352,7 @@ export function fixtureStatus(id: string, today: string): IpoStatus {
  */
 export function expectedIpo(id: string, options: { today?: string; gmpAt?: number } = {}): Ipo {
   const r = record(id);
+  const band = bandPaise(id);
   const exchanges = (['nse', 'bse'] as const).filter((e) => (r.exchanges ?? []).includes(e));
   const schedule = (r.schedule ?? [])
     .map((e, i) => ({ e, i }))
@@ -370,9 +385,32 @@ export function expectedIpo(id: string, options: { today?: string; gmpAt?: numbe
     strengths: r.strengths ?? [],
     risks: r.risks ?? [],
     mediaCoverageLinks: r.mediaCoverageLinks ?? [],
+    priceBand: band === null ? null : { low: band.low / 100, high: band.high / 100 },
+    issueSizeCrore: crore(r.issueSize ?? null),
+    registrar: r.registrar ?? null,
+    leadManagers: r.leadManagers ?? [],
+    marketMaker: r.marketMaker ?? null,
+    sector: r.sector ?? null,
+    listingPrices: (['nse', 'bse'] as const).flatMap((e) =>
+      (r.listingPrices ?? []).filter((p) => p.exchange === e).map((p) => ({ exchange: p.exchange, open: p.open, high: p.high, low: p.low, close: p.close })),
+    ),
   };
   if (options.gmpAt !== undefined) out.gmp = expectedSnapshot(id, options.gmpAt);
   return out;
+}
+
+/** A fixture IPO's price band in paise, read naively from its `priceRange`. */
+function bandPaise(id: string): { low: number; high: number } | null {
+  const range = record(id).priceRange ?? null;
+  if (range === null) return null;
+  const [low, high] = range.split('-').map((p) => Math.round(Number(p) * 100)) as [number, number];
+  return { low, high };
+}
+
+/** `issueSize` in crore: digits[.digits], spaces, then cr or crore in any case; else null. */
+function crore(issueSize: string | null): number | null {
+  const m = issueSize === null ? null : /^(\d+(?:\.\d+)?) *(cr|crore)$/i.exec(issueSize);
+  return m === null ? null : Number(m[1]);
 }
 
 /**
@@ -390,6 +428,10 @@ export function expectedSnapshot(ipoId: string, at: number): GmpSnapshot | null 
   }
   if (best === null) return null;
   const a = aggregate(best.values.map((v) => v.paise));
+  const high = bandPaise(ipoId)?.high ?? null;
+  const mean = a.mean;
+  // high + mean, and mean / high x 100 in hundredths of a percent: mean x 10,000 / high
+  const figures = high === null || high === 0 || mean === null ? null : { price: rupees(high + mean), percent: rupees(roundHalfAway(mean * 10_000, high)) };
   return {
     lastUpdatedAt: new Date(best.at).toISOString(),
     aggregations: {
@@ -399,6 +441,8 @@ export function expectedSnapshot(ipoId: string, at: number): GmpSnapshot | null 
       max: rupees(a.max),
       mode: rupees(a.mode),
     },
+    estimatedListingPrice: figures?.price ?? null,
+    gmpPercent: figures?.percent ?? null,
     sources: best.values.map((v) => ({ name: v.name, gmpPrice: rupees(v.paise) as number })),
   };
 }

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createApiKey, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, updateAccount } from '@ipokit/core';
+import { createApiKey, type DatasetIpo, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, updateAccount } from '@ipokit/core';
 import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core/backend';
 import {
   EXPECTED_ORDER,
@@ -1575,7 +1575,7 @@ function includeGmpChecks(): HttpCheck[] {
   return [
     {
       id: 'include-gmp-ipo',
-      name: 'MUST add gmp (the latest snapshot at or before now, aggregations rounded, sources by name) to one IPO for pro + GMP add-on',
+      name: 'MUST add gmp (the latest snapshot at or before now, aggregations rounded, the estimated listing price and GMP percent, sources by name) to one IPO for pro + GMP add-on',
       async fn(ctx) {
         const key = ctx.keys.proGmp;
         for (const target of ['/ORBIT?includeGmp=true', `/${ORBIT}?includeGmp=TRUE`, '/orbit-aerospace-ipo?includeGmp=True']) {
@@ -1585,12 +1585,25 @@ function includeGmpChecks(): HttpCheck[] {
         }
         const expected: Array<[string, unknown]> = [
           // a snapshot without numeric sources
-          [IPO_IDS.nimbus, { lastUpdatedAt: '2026-11-21T08:00:00.000Z', aggregations: { mean: null, median: null, min: null, max: null, mode: null }, sources: [] }],
+          [
+            IPO_IDS.nimbus,
+            { lastUpdatedAt: '2026-11-21T08:00:00.000Z', aggregations: { mean: null, median: null, min: null, max: null, mode: null }, estimatedListingPrice: null, gmpPercent: null, sources: [] },
+          ],
           // only a snapshot after now
           [IPO_IDS.aster, null],
           // no snapshot at all
           [IPO_IDS.kappa, null],
-          [IPO_IDS.lumen, { lastUpdatedAt: '2026-11-19T09:00:00.000Z', aggregations: { mean: 31.2, median: 31.2, min: 31.2, max: 31.2, mode: 31.2 }, sources: [{ name: 'ipowatch', gmpPrice: 31.2 }] }],
+          // priceRange 210-221: 221 + 31.2, and 31.2 / 221 x 100 = 14.1176... -> 14.12
+          [
+            IPO_IDS.lumen,
+            {
+              lastUpdatedAt: '2026-11-19T09:00:00.000Z',
+              aggregations: { mean: 31.2, median: 31.2, min: 31.2, max: 31.2, mode: 31.2 },
+              estimatedListingPrice: 252.2,
+              gmpPercent: 14.12,
+              sources: [{ name: 'ipowatch', gmpPrice: 31.2 }],
+            },
+          ],
         ];
         for (const [id, gmp] of expected) {
           const body = asIpo(await ctx.request(`/${id}?includeGmp=true`, { key }));
@@ -2583,10 +2596,13 @@ function badInputChecks(): HttpCheck[] {
 // ---------------------------------------------------------------------------------------
 // 10. JSON bytes (docs/spec.md#ipo-object, #list, #gmp-series, #numbers)
 
-const ORBIT_JSON = String.raw`{"id":"2026000001","name":"Orbit Aerospace Ltd","symbol":"ORBIT","slug":"orbit-aerospace-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":"https://example.com/ipo/orbit","nseInfoUrl":"https://www.nseindia.com/market-data/issue-information?symbol=ORBIT&series=EQ","prospectusUrl":"https://example.com/ipo/orbit/rhp.pdf","logo":null,"startDate":"2026-11-20","endDate":"2026-11-24","listingDate":"2026-11-27","priceRange":"95.5-100","minQty":150,"lotSize":150,"minAmount":15000,"issueSize":"192cr","listingGain":null,"status":"open","schedule":[{"event":"Open","date":"2026-11-20"},{"event":"Close","date":"2026-11-24"},{"event":"Allotment","date":"2026-11-25"},{"event":"Refunds","date":"2026-11-26"},{"event":"Demat credit","date":"2026-11-26"},{"event":"Listing","date":"2026-11-27"}],"about":"Orbit builds \"small\" satellites — and launch services.\nSecond line.","strengths":["Order book of 3 years","Margins"],"risks":["Customer concentration"],"mediaCoverageLinks":[]`;
-const ORBIT_GMP_JSON = String.raw`"gmp":{"lastUpdatedAt":"2026-11-22T06:30:00.000Z","aggregations":{"mean":41.4,"median":41,"min":40.5,"max":44,"mode":40.5},"sources":[{"name":"IPO Premium","gmpPrice":41},{"name":"Zeta","gmpPrice":44},{"name":"ipocentral","gmpPrice":40.5},{"name":"ipowatch","gmpPrice":41},{"name":"éclair-gmp","gmpPrice":40.5}]}`;
-const INDUS_JSON = String.raw`{"id":"2026000004","name":"Indus Infra Bonds","symbol":null,"slug":"indus-infra-bonds","type":"DEBT","isSme":false,"exchanges":["nse","bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-11-19","endDate":"2026-11-22","listingDate":null,"priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"open","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[]}`;
-const MERIDIAN_JSON = String.raw`{"id":"2026000105","name":"Meridian Power","symbol":"MERID","slug":"meridian-power-ipo","type":"EQ","isSme":false,"exchanges":["bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-09-22","endDate":"2026-09-24","listingDate":"2026-09-29","priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"listed","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[]}`;
+const ORBIT_JSON = String.raw`{"id":"2026000001","name":"Orbit Aerospace Ltd","symbol":"ORBIT","slug":"orbit-aerospace-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":"https://example.com/ipo/orbit","nseInfoUrl":"https://www.nseindia.com/market-data/issue-information?symbol=ORBIT&series=EQ","prospectusUrl":"https://example.com/ipo/orbit/rhp.pdf","logo":null,"startDate":"2026-11-20","endDate":"2026-11-24","listingDate":"2026-11-27","priceRange":"95.5-100","minQty":150,"lotSize":150,"minAmount":15000,"issueSize":"192cr","listingGain":null,"status":"open","schedule":[{"event":"Open","date":"2026-11-20"},{"event":"Close","date":"2026-11-24"},{"event":"Allotment","date":"2026-11-25"},{"event":"Refunds","date":"2026-11-26"},{"event":"Demat credit","date":"2026-11-26"},{"event":"Listing","date":"2026-11-27"}],"about":"Orbit builds \"small\" satellites — and launch services.\nSecond line.","strengths":["Order book of 3 years","Margins"],"risks":["Customer concentration"],"mediaCoverageLinks":[],"priceBand":{"low":95.5,"high":100},"issueSizeCrore":192,"registrar":"KFin Technologies Ltd","leadManagers":["Kotak Mahindra Capital Co Ltd","Axis Capital Ltd"],"marketMaker":null,"sector":"Aerospace & Defence","listingPrices":[]`;
+const ORBIT_GMP_JSON = String.raw`"gmp":{"lastUpdatedAt":"2026-11-22T06:30:00.000Z","aggregations":{"mean":41.4,"median":41,"min":40.5,"max":44,"mode":40.5},"estimatedListingPrice":141.4,"gmpPercent":41.4,"sources":[{"name":"IPO Premium","gmpPrice":41},{"name":"Zeta","gmpPrice":44},{"name":"ipocentral","gmpPrice":40.5},{"name":"ipowatch","gmpPrice":41},{"name":"éclair-gmp","gmpPrice":40.5}]}`;
+const INDUS_JSON = String.raw`{"id":"2026000004","name":"Indus Infra Bonds","symbol":null,"slug":"indus-infra-bonds","type":"DEBT","isSme":false,"exchanges":["nse","bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-11-19","endDate":"2026-11-22","listingDate":null,"priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"open","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":null,"issueSizeCrore":null,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[]}`;
+// Listing prices (given bse first), an issue size in "crore", and the GMP figures of a band whose high is not 100.
+const LUMEN_JSON = String.raw`{"id":"2026000101","name":"Lumen Retail","symbol":"LUMEN","slug":"lumen-retail-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-11-12","endDate":"2026-11-14","listingDate":"2026-11-20","priceRange":"210-221","minQty":67,"lotSize":67,"minAmount":14807,"issueSize":"24.50 Crore","listingGain":"15.5","status":"listed","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":{"low":210,"high":221},"issueSizeCrore":24.5,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":"Retail","listingPrices":[{"exchange":"nse","open":255.25,"high":261,"low":249.9,"close":255},{"exchange":"bse","open":255,"high":260.5,"low":250,"close":255.05}]`;
+const LUMEN_GMP_JSON = String.raw`"gmp":{"lastUpdatedAt":"2026-11-19T09:00:00.000Z","aggregations":{"mean":31.2,"median":31.2,"min":31.2,"max":31.2,"mode":31.2},"estimatedListingPrice":252.2,"gmpPercent":14.12,"sources":[{"name":"ipowatch","gmpPrice":31.2}]}`;
+const MERIDIAN_JSON = String.raw`{"id":"2026000105","name":"Meridian Power","symbol":"MERID","slug":"meridian-power-ipo","type":"EQ","isSme":false,"exchanges":["bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-09-22","endDate":"2026-09-24","listingDate":"2026-09-29","priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"listed","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":null,"issueSizeCrore":null,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[]}`;
 
 function jsonChecks(): HttpCheck[] {
   return [
@@ -2597,6 +2613,12 @@ function jsonChecks(): HttpCheck[] {
         expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).text).toBe(`{"ipo":${ORBIT_JSON}}}`);
         expect((await ctx.request('/ORBIT?includeGmp=true', { key: ctx.keys.proGmp })).text).toBe(`{"ipo":${ORBIT_JSON},${ORBIT_GMP_JSON}}}`);
         expect((await ctx.request('/MERID', { key: ctx.keys.paid })).text).toBe(`{"ipo":${MERIDIAN_JSON}}`);
+        expect((await ctx.request('/LUMEN', { key: ctx.keys.paid })).text).toBe(`{"ipo":${LUMEN_JSON}}}`);
+        expect((await ctx.request('/LUMEN?includeGmp=true', { key: ctx.keys.proGmp })).text).toBe(`{"ipo":${LUMEN_JSON},${LUMEN_GMP_JSON}}}`);
+        // An IPO without a price band: the GMP figures are null.
+        expect((await ctx.request('/NIMBUS?includeGmp=true', { key: ctx.keys.proGmp })).text).toContain(
+          '"aggregations":{"mean":null,"median":null,"min":null,"max":null,"mode":null},"estimatedListingPrice":null,"gmpPercent":null,"sources":[]}}}',
+        );
       },
     },
     {
@@ -2609,6 +2631,26 @@ function jsonChecks(): HttpCheck[] {
         expect((await ctx.request('?status=open&limit=2', { key: ctx.keys.paid })).text).toBe(
           `{"meta":{"count":4,"countOnPage":2,"totalPages":2,"page":1,"limit":2},"ipos":[${INDUS_JSON},${ORBIT_JSON}}]}`,
         );
+      },
+    },
+    {
+      id: 'json-output-imports-back',
+      name: 'MUST answer the same bytes after the list and one-IPO answers are imported back as a dataset (derived fields ignored, every given field kept)',
+      async fn(ctx) {
+        const targets = STATUSES.flatMap((status) => [`?status=${status}&limit=100`, `?status=${status}&limit=100&includeGmp=true`]);
+        const ids = Object.values(IPO_IDS);
+        targets.push(...ids.map((id) => `/${encodeURIComponent(id)}`), ...ids.map((id) => `/${encodeURIComponent(id)}?includeGmp=true`));
+        const answers = async (): Promise<string[]> => Promise.all(targets.map(async (t) => (await ctx.request(t, { key: ctx.keys.proGmp })).text));
+        const before = await answers();
+        const lists = before.slice(0, 2 * STATUSES.length).map((text) => (JSON.parse(text) as ListResponse).ipos);
+        const ones = before.slice(2 * STATUSES.length).map((text) => (JSON.parse(text) as IpoResponse).ipo);
+        expect(lists.flat().length).toBe(2 * ids.length);
+        // What is imported back holds every field of the fixture (listing prices, lead managers, ...).
+        expect(ones).toEqual([...ids.map((id) => expectedIpo(id)), ...ids.map((id) => expectedIpo(id, { gmpAt: T0 }))]);
+        // Every IPO of the answers (with their derived fields and gmp) as a dataset: the list's and the one-IPO route's.
+        await importDataset(ctx.store, { ipos: lists.flat().filter((ipo) => ipo.gmp !== undefined) as unknown as DatasetIpo[] });
+        await importDataset(ctx.store, { ipos: ones.filter((ipo) => ipo.gmp === undefined) as unknown as DatasetIpo[] });
+        expect(await answers()).toEqual(before);
       },
     },
     {

@@ -43,6 +43,7 @@ export {
   ipoRecordArbitrary,
   ipoRecordsArbitrary,
   isoDateArbitrary,
+  listingPricesArbitrary,
   makeIpo,
   makeSnapshot,
   slugArbitrary,

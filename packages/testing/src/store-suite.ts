@@ -1774,6 +1774,14 @@ function richIpo(): IpoRecord {
     strengths: ['b', 'a', 'a', '\uE000'],
     risks: ['\u{1F600}'],
     mediaCoverageLinks: ['https://news.test/2', 'https://news.test/1'],
+    registrar: 'Registrar \u{1F600} Pvt "Ltd"',
+    leadManagers: ['Zeta Capital', 'Alpha \u{10000} Securities', 'Zeta Capital'],
+    marketMaker: 'Maker \\ & Co',
+    sector: '\uE000 Sector',
+    listingPrices: [
+      { exchange: 'nse', open: 101.25, high: 9_999_999.99, low: 0, close: 0.01 },
+      { exchange: 'bse', open: 100.1, high: 105.55, low: 99.95, close: 105.55 },
+    ],
   });
 }
 

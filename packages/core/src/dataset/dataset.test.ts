@@ -85,6 +85,11 @@ const RECORD_KEYS = [
   'strengths',
   'risks',
   'mediaCoverageLinks',
+  'registrar',
+  'leadManagers',
+  'marketMaker',
+  'sector',
+  'listingPrices',
 ];
 
 const FULL_INPUT = {
@@ -117,12 +122,24 @@ const FULL_INPUT = {
   strengths: ['Brand', 'Margins'],
   risks: ['Debt'],
   mediaCoverageLinks: ['https://news.test/1'],
+  registrar: 'Bigshare Services Pvt Ltd',
+  leadManagers: ['Zeta Capital', 'Alpha Securities'],
+  marketMaker: 'Hem Finlease',
+  sector: 'Textiles',
+  listingPrices: [
+    { exchange: 'bse', open: 100, high: 105.5, low: 99.95, close: 104 },
+    { exchange: 'nse', open: 101.25, high: 106, low: 0, close: 106 },
+  ],
 };
 
 const FULL_RECORD: IpoRecord = {
   ...FULL_INPUT,
   type: 'SME',
   exchanges: ['nse', 'bse'],
+  listingPrices: [
+    { exchange: 'nse', open: 101.25, high: 106, low: 0, close: 106 },
+    { exchange: 'bse', open: 100, high: 105.5, low: 99.95, close: 104 },
+  ],
   schedule: [
     { event: 'Opens', date: '2026-11-20' },
     { event: 'Closes', date: '2026-11-24' },
@@ -158,7 +175,15 @@ describe('validateDataset: valid data', () => {
   });
 
   it('ignores the derived fields whatever their value', () => {
-    const input = oneIpo({ status: 5, isSme: 'no', lotSize: { x: [null] }, gmp: [{ nonsense: true }] });
+    const input = oneIpo({
+      status: 5,
+      isSme: 'no',
+      lotSize: { x: [null] },
+      gmp: [{ nonsense: true }],
+      priceBand: 'wide',
+      issueSizeCrore: -1,
+      subscription: { asOf: 7, times: null },
+    });
     expect(validateDataset(input).ipos).toEqual(validateDataset({ ipos: [MINIMAL] }).ipos);
   });
 
@@ -403,10 +428,76 @@ describe('validateDataset: IPO fields', () => {
     ['risks holding a lone surrogate', { risks: ['\uD800'] }, 'ipos[0].risks[0]'],
     ['mediaCoverageLinks an object', { mediaCoverageLinks: {} }, 'ipos[0].mediaCoverageLinks'],
     ['mediaCoverageLinks holding a too long string', { mediaCoverageLinks: ['y'.repeat(10_001)] }, 'ipos[0].mediaCoverageLinks[0]'],
+    ['registrar a number', { registrar: 5 }, 'ipos[0].registrar'],
+    ['registrar empty', { registrar: '' }, 'ipos[0].registrar'],
+    ['leadManagers a string', { leadManagers: 'Axis Capital' }, 'ipos[0].leadManagers'],
+    ['leadManagers holding null', { leadManagers: ['Axis Capital', null] }, 'ipos[0].leadManagers[1]'],
+    ['marketMaker an array', { marketMaker: ['x'] }, 'ipos[0].marketMaker'],
+    ['sector with a NUL', { sector: 'a\u0000' }, 'ipos[0].sector'],
+    ['listingPrices an object', { listingPrices: { exchange: 'nse' } }, 'ipos[0].listingPrices'],
+    ['listingPrices holding null', { listingPrices: [null] }, 'ipos[0].listingPrices[0]'],
+    ['a listing price without exchange', { listingPrices: [{ open: 1, high: 1, low: 1, close: 1 }] }, 'ipos[0].listingPrices[0].exchange'],
+    ['a listing price on an unknown exchange', { listingPrices: [{ exchange: 'NSE', open: 1, high: 1, low: 1, close: 1 }] }, 'ipos[0].listingPrices[0].exchange'],
+    ['a listing price with a number for exchange', { listingPrices: [{ exchange: 1, open: 1, high: 1, low: 1, close: 1 }] }, 'ipos[0].listingPrices[0].exchange'],
+    [
+      'two listing prices of one exchange',
+      { listingPrices: [{ exchange: 'bse', open: 1, high: 1, low: 1, close: 1 }, { exchange: 'bse', open: 2, high: 2, low: 2, close: 2 }] },
+      'ipos[0].listingPrices[1].exchange',
+    ],
+    ['a listing price without close', { listingPrices: [{ exchange: 'nse', open: 1, high: 1, low: 1 }] }, 'ipos[0].listingPrices[0].close'],
+    ['a listing price given as text', { listingPrices: [{ exchange: 'nse', open: '1', high: 1, low: 1, close: 1 }] }, 'ipos[0].listingPrices[0].open'],
+    ['a negative listing price', { listingPrices: [{ exchange: 'nse', open: 1, high: 1, low: -1, close: 1 }] }, 'ipos[0].listingPrices[0].low'],
+    ['a listing price with 3 decimals', { listingPrices: [{ exchange: 'nse', open: 1, high: 1.005, low: 1, close: 1 }] }, 'ipos[0].listingPrices[0].high'],
+    ['a listing price of 10,000,000', { listingPrices: [{ exchange: 'nse', open: 1, high: 10_000_000, low: 1, close: 1 }] }, 'ipos[0].listingPrices[0].high'],
+    ['a listing price with low above high', { listingPrices: [{ exchange: 'nse', open: 1, high: 1, low: 1.01, close: 1 }] }, 'ipos[0].listingPrices[0].low'],
+    ['a listing price opening below low', { listingPrices: [{ exchange: 'nse', open: 0.99, high: 2, low: 1, close: 1 }] }, 'ipos[0].listingPrices[0].open'],
+    ['a listing price closing above high', { listingPrices: [{ exchange: 'nse', open: 1, high: 2, low: 1, close: 2.01 }] }, 'ipos[0].listingPrices[0].close'],
+    ['a listing price with an extra key', { listingPrices: [{ exchange: 'nse', open: 1, high: 1, low: 1, close: 1, volume: 5 }] }, 'ipos[0].listingPrices[0].volume'],
     ['an unknown field', { startdate: '2026-01-01' }, 'ipos[0].startdate'],
     ['an unknown field named like an Object method', { toString: 'x' }, 'ipos[0].toString'],
   ])('refuses %s', (_, fields, path) => {
     expect(pathsOf(oneIpo(fields))).toEqual([path]);
+  });
+
+  it('words the listing prices\' problems as the other fields\' (docs/spec.md#datasets)', () => {
+    const prices = (fields: Record<string, unknown>) => oneIpo({ listingPrices: [{ exchange: 'nse', open: 100, high: 110, low: 95, close: 105, ...fields }] });
+    expect(problemsOf(oneIpo({ listingPrices: 'x' }))).toEqual([
+      { path: 'ipos[0].listingPrices', message: 'listingPrices must be an array of { "exchange", "open", "high", "low", "close" } objects or null, got the string "x"' },
+    ]);
+    expect(problemsOf(oneIpo({ listingPrices: [5] }))).toEqual([
+      { path: 'ipos[0].listingPrices[0]', message: 'a listing price must be an object with "exchange", "open", "high", "low" and "close", got the number 5' },
+    ]);
+    expect(problemsOf(prices({ exchange: 'NSE' }))).toEqual([{ path: 'ipos[0].listingPrices[0].exchange', message: 'exchange "NSE" is not "nse" or "bse"' }]);
+    expect(problemsOf(oneIpo({ listingPrices: [{ exchange: 'nse', open: 1, high: 1, low: 1, close: 1 }, { exchange: 'nse', open: 1, high: 1, low: 1, close: 1 }] }))).toEqual([
+      { path: 'ipos[0].listingPrices[1].exchange', message: 'exchange "nse" is already given by listingPrices[0]' },
+    ]);
+    expect(problemsOf(prices({ open: undefined }))).toEqual([{ path: 'ipos[0].listingPrices[0].open', message: 'listingPrices[0].open is required' }]);
+    expect(problemsOf(prices({ high: '110' }))).toEqual([{ path: 'ipos[0].listingPrices[0].high', message: 'listingPrices[0].high must be a number, got the string "110"' }]);
+    expect(problemsOf(prices({ low: -0.5 }))).toEqual([{ path: 'ipos[0].listingPrices[0].low', message: 'listingPrices[0].low -0.5 is negative' }]);
+    expect(problemsOf(prices({ close: 105.125 }))).toEqual([{ path: 'ipos[0].listingPrices[0].close', message: 'listingPrices[0].close 105.125 has more than 2 decimals' }]);
+    expect(problemsOf(prices({ high: 1e7 }))).toEqual([{ path: 'ipos[0].listingPrices[0].high', message: 'listingPrices[0].high 10000000 is 10,000,000 or more' }]);
+    expect(problemsOf(prices({ low: 120 }))).toEqual([{ path: 'ipos[0].listingPrices[0].low', message: 'low 120 is above high 110' }]);
+    expect(problemsOf(prices({ open: 94.99, close: 110.01 }))).toEqual([
+      { path: 'ipos[0].listingPrices[0].open', message: 'open 94.99 is outside low 95 to high 110' },
+      { path: 'ipos[0].listingPrices[0].close', message: 'close 110.01 is outside low 95 to high 110' },
+    ]);
+  });
+
+  it('keeps listing prices as given, nse before bse, -0 as 0, the bounds included', () => {
+    const { ipos } = validateDataset(
+      oneIpo({
+        listingPrices: [
+          { exchange: 'bse', open: 9_999_999.99, high: 9_999_999.99, low: -0, close: 0 },
+          { exchange: 'nse', open: 1.1, high: 1.1, low: 1.1, close: 1.1 },
+        ],
+      }),
+    );
+    expect(ipos[0]?.listingPrices).toEqual([
+      { exchange: 'nse', open: 1.1, high: 1.1, low: 1.1, close: 1.1 },
+      { exchange: 'bse', open: 9_999_999.99, high: 9_999_999.99, low: 0, close: 0 },
+    ]);
+    expect(Object.is(ipos[0]?.listingPrices[1]?.low, 0)).toBe(true);
+    expect(Object.keys(ipos[0]?.listingPrices[1] ?? {})).toEqual(['exchange', 'open', 'high', 'low', 'close']);
   });
 
   it('refuses an own "__proto__" key as an unknown field and reads no inherited field', () => {
@@ -847,7 +938,10 @@ describe('validateDataset: properties', () => {
       fc.property(datasetArbitrary({ maxIpos: 15, maxSnapshots: 40 }), (records) => {
         const dataset = toDataset(records);
         // Any order of exchanges and of sources comes back normalised.
-        for (const ipo of dataset.ipos) ipo.exchanges = [...(ipo.exchanges ?? [])].reverse();
+        for (const ipo of dataset.ipos) {
+          ipo.exchanges = [...(ipo.exchanges ?? [])].reverse();
+          ipo.listingPrices = [...(ipo.listingPrices ?? [])].reverse();
+        }
         for (const snap of dataset.gmp) snap.sources.reverse();
         const parsed: unknown = JSON.parse(JSON.stringify(dataset));
         expect(validateDataset(parsed)).toEqual(records);

@@ -9,9 +9,9 @@ import { asciiLower } from '../model/ascii.js';
 import { aggregatePaise } from '../model/aggregate.js';
 import { dateToEpochMs, parseInstant } from '../model/dates.js';
 import { IpokitError, type DatasetProblem } from '../model/errors.js';
-import { toPaise } from '../model/numbers.js';
+import { paiseToRupees, toPaise } from '../model/numbers.js';
 import { compareCodePoints } from '../model/status.js';
-import type { Exchange, IpoRecord, IpoType, ScheduleEvent, SnapshotRecord, Store } from '../model/types.js';
+import { EXCHANGES, type Exchange, type IpoRecord, type IpoType, type ListingPrice, type ScheduleEvent, type SnapshotRecord, type Store } from '../model/types.js';
 import {
   ID_PATTERN,
   IPO_FIELDS,
@@ -19,6 +19,7 @@ import {
   MAX_INT32,
   MAX_SLUG_LENGTH,
   MAX_TEXT_LENGTH,
+  PRICE_LIMIT,
   PRICE_RANGE_PATTERN,
   SLUG_PATTERN,
   SYMBOL_PATTERN,
@@ -55,8 +56,11 @@ const SLUG_FORM = 'a slug is lowercase letters and digits in parts joined by sin
 
 const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(['ipos', 'gmp']);
 
-/** Fields an IPO record may carry: those of IpoRecord plus the derived ones, which are ignored. */
-const IPO_KEYS: ReadonlySet<string> = new Set(Object.keys(IPO_FIELDS));
+/**
+ * Fields an IPO record may carry: those of IpoRecord plus the derived ones, which are
+ * ignored, and `subscription`, which the API's IPO object will carry (docs/spec.md#datasets).
+ */
+const IPO_KEYS: ReadonlySet<string> = new Set([...Object.keys(IPO_FIELDS), 'subscription']);
 
 /** The checks of an IPO record's fields, in wire order (the order problems are reported in), made once from IPO_FIELDS. */
 const IPO_CHECKS: ReadonlyArray<{ name: IpoFieldName; check: Exclude<IpoFieldCheck, 'derived'>; minimum: number; maximum: number }> = (
@@ -70,6 +74,7 @@ const IPO_CHECKS: ReadonlyArray<{ name: IpoFieldName; check: Exclude<IpoFieldChe
 const SCHEDULE_KEYS: ReadonlySet<string> = new Set(['event', 'date']);
 const SNAPSHOT_KEYS: ReadonlySet<string> = new Set(['ipoId', 'timestamp', 'sources']);
 const SOURCE_KEYS: ReadonlySet<string> = new Set(['name', 'gmpPrice']);
+const LISTING_PRICE_KEYS: ReadonlySet<string> = new Set(['exchange', 'open', 'high', 'low', 'close']);
 
 type PlainObject = Record<string, unknown>;
 
@@ -96,6 +101,11 @@ class RecordScope {
     private readonly part: 'ipos' | 'gmp',
     private readonly index: number,
   ) {}
+
+  /** Problems reported so far (in every record): compare before and after a check. */
+  get count(): number {
+    return this.problems.count;
+  }
 
   add(label: string, message: string): void {
     // The path is built only when there is a problem: valid records cost no strings.
@@ -842,6 +852,9 @@ function checkIpo(value: unknown, index: number, problems: Problems, seen: Seen)
       case 'schedule':
         record[name] = checkSchedule(scope, given);
         break;
+      case 'listing-prices':
+        record[name] = checkListingPrices(scope, given);
+        break;
     }
   }
   const { id, symbol, slug } = record as Partial<Pick<IpoRecord, 'id' | 'symbol' | 'slug'>>;
@@ -977,6 +990,107 @@ function checkSchedule(scope: RecordScope, value: unknown): ScheduleEvent[] {
   }
   // Array.prototype.sort is stable: same-day events keep their order.
   return events.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+}
+
+/** A listing price's prices, in the order problems are reported in. */
+const LISTING_PRICE_FIELDS = ['open', 'high', 'low', 'close'] as const;
+
+function checkListingPrices(scope: RecordScope, value: unknown): ListingPrice[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    scope.add('listingPrices', `listingPrices must be an array of { "exchange", "open", "high", "low", "close" } objects or null, got ${describe(value)}`);
+    return [];
+  }
+  const byExchange: Partial<Record<Exchange, ListingPrice>> = {};
+  const seen: Partial<Record<Exchange, number>> = {};
+  for (let k = 0; k < value.length; k++) {
+    const label = `listingPrices[${k}]`;
+    const item: unknown = value[k];
+    if (!isPlainObject(item)) {
+      scope.add(label, `a listing price must be an object with "exchange", "open", "high", "low" and "close", got ${describe(item)}`);
+      continue;
+    }
+    const before = scope.count;
+    unknownKeys(scope, item, LISTING_PRICE_KEYS, 'a listing price', `${label}.`);
+    const exchange = checkListingExchange(scope, `${label}.exchange`, own(item, 'exchange'));
+    if (exchange !== null) {
+      const earlier = seen[exchange];
+      if (earlier === undefined) seen[exchange] = k;
+      else scope.add(`${label}.exchange`, `exchange "${exchange}" is already given by listingPrices[${earlier}]`);
+    }
+    const paise: Partial<Record<(typeof LISTING_PRICE_FIELDS)[number], number>> = {};
+    for (const name of LISTING_PRICE_FIELDS) {
+      const p = checkPrice(scope, `${label}.${name}`, own(item, name));
+      if (p !== null) paise[name] = p;
+    }
+    const { open, high, low, close } = paise;
+    if (low !== undefined && high !== undefined) {
+      if (low > high) scope.add(`${label}.low`, `low ${rupees(low)} is above high ${rupees(high)}`);
+      else {
+        if (open !== undefined && (open < low || open > high)) scope.add(`${label}.open`, `open ${rupees(open)} is outside low ${rupees(low)} to high ${rupees(high)}`);
+        if (close !== undefined && (close < low || close > high)) scope.add(`${label}.close`, `close ${rupees(close)} is outside low ${rupees(low)} to high ${rupees(high)}`);
+      }
+    }
+    if (scope.count === before && exchange !== null && open !== undefined && high !== undefined && low !== undefined && close !== undefined) {
+      byExchange[exchange] ??= { exchange, open: rupees(open), high: rupees(high), low: rupees(low), close: rupees(close) };
+    }
+  }
+  const out: ListingPrice[] = [];
+  for (const exchange of EXCHANGES) {
+    const prices = byExchange[exchange];
+    if (prices !== undefined) out.push(prices);
+  }
+  return out;
+}
+
+function checkListingExchange(scope: RecordScope, label: string, value: unknown): Exchange | null {
+  if (value === undefined || value === null) {
+    scope.add(label, `${label} is required`);
+    return null;
+  }
+  if (value === 'nse' || value === 'bse') return value;
+  if (typeof value === 'string') {
+    const text = checkedText(scope, label, value, false);
+    if (text !== null) scope.add(label, `exchange ${quote(text)} is not "nse" or "bse"`);
+  } else {
+    scope.add(label, `an exchange must be the string "nse" or "bse", got ${describe(value)}`);
+  }
+  return null;
+}
+
+/** A price (docs/spec.md#numbers): a number >= 0 with at most 2 decimals, below 10,000,000; in paise, or null when refused. */
+function checkPrice(scope: RecordScope, label: string, value: unknown): number | null {
+  if (value === undefined || value === null) {
+    scope.add(label, `${label} is required`);
+    return null;
+  }
+  if (typeof value !== 'number') {
+    scope.add(label, `${label} must be a number, got ${describe(value)}`);
+    return null;
+  }
+  if (!Number.isFinite(value)) {
+    scope.add(label, `${label} ${String(value)} is not a finite number`);
+    return null;
+  }
+  if (value < 0) {
+    scope.add(label, `${label} ${String(value)} is negative`);
+    return null;
+  }
+  if (value >= PRICE_LIMIT) {
+    scope.add(label, `${label} ${String(value)} is ${thousands(PRICE_LIMIT)} or more`);
+    return null;
+  }
+  const paise = toPaise(value);
+  if (paise === null) {
+    scope.add(label, `${label} ${String(value)} has more than 2 decimals`);
+    return null;
+  }
+  return paise;
+}
+
+/** Paise as the rupee number the wire shows. */
+function rupees(paise: number): number {
+  return paiseToRupees(paise);
 }
 
 function textList(scope: RecordScope, label: string, value: unknown): string[] {

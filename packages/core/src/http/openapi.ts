@@ -14,7 +14,7 @@
 import { IpokitError, KEYLESS_INFO } from '../model/errors.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from '../model/options.js';
 import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, RATE_WINDOWS, STATUS_VALUES } from '../model/types.js';
-import { DATE_PATTERN, ID_PATTERN, IPO_SCHEMA, MAX_TEXT_LENGTH, SYMBOL_PATTERN } from '../model/ipo-fields.js';
+import { DATE_PATTERN, ID_PATTERN, IPO_SCHEMA, MAX_TEXT_LENGTH, PRICE_LIMIT, SYMBOL_PATTERN } from '../model/ipo-fields.js';
 
 // ---------------------------------------------------------------------------------------
 // Types: the subset of OpenAPI 3.1 and JSON Schema 2020-12 this document uses
@@ -651,6 +651,7 @@ function schemas(): Record<string, JsonSchema> {
     exclusiveMaximum: MAX_GMP,
     description,
   });
+  const price = (description: string): JsonSchema => ({ type: 'number', minimum: 0, exclusiveMaximum: PRICE_LIMIT, description });
   const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
   const errorFor = (status: string, title: string, code: string, meta: 'parameter' | 'rate' | 'none'): JsonSchema => {
     const properties: Record<string, JsonSchema> = {
@@ -688,14 +689,46 @@ function schemas(): Record<string, JsonSchema> {
         date: { type: 'string', format: 'date', pattern: DATE_PATTERN },
       },
     },
+    PriceBand: {
+      type: 'object',
+      description: 'The price band in rupees: `priceRange` read as two numbers, exactly.',
+      additionalProperties: false,
+      required: ['low', 'high'],
+      properties: {
+        low: price('The low end of the band.'),
+        high: price('The high end of the band (the issue price of a fixed-price issue).'),
+      },
+    },
+    ListingPrice: {
+      type: 'object',
+      description: 'One exchange\'s prices on the listing day, in rupees with at most 2 decimals; low <= open <= high and low <= close <= high.',
+      additionalProperties: false,
+      required: ['exchange', 'open', 'high', 'low', 'close'],
+      properties: {
+        exchange: { type: 'string', enum: EXCHANGE_VALUES },
+        open: price('The opening price.'),
+        high: price('The day\'s high.'),
+        low: price('The day\'s low.'),
+        close: price('The closing price.'),
+      },
+    },
     GmpSnapshot: {
       type: 'object',
       description: 'The latest GMP snapshot whose timestamp is at or before now (later ones are invisible until their time).',
       additionalProperties: false,
-      required: ['lastUpdatedAt', 'aggregations', 'sources'],
+      required: ['lastUpdatedAt', 'aggregations', 'estimatedListingPrice', 'gmpPercent', 'sources'],
       properties: {
         lastUpdatedAt: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'The snapshot\'s timestamp, ISO-8601 UTC with milliseconds.' },
         aggregations: schemaRef('GmpAggregations'),
+        estimatedListingPrice: {
+          type: ['number', 'null'],
+          description: '`priceBand.high` + `aggregations.mean`, in rupees; null when the IPO has no price band, its high is 0, or the mean is null.',
+        },
+        gmpPercent: {
+          type: ['number', 'null'],
+          description:
+            '`aggregations.mean` / `priceBand.high` x 100, rounded once to 2 decimals half away from zero; null when the IPO has no price band, its high is 0, or the mean is null.',
+        },
         sources: { type: 'array', items: schemaRef('GmpSource'), description: 'The sources that reported a number, ascending by name in code-point order.' },
       },
     },

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { utf8Length } from './handler.js';
 import { ipoAnswer, ipoJson, toWireIpo } from './serialize.js';
 import { IPO_STATUSES } from '../model/status.js';
-import { ipoRecordArbitrary, snapshotRecordArbitrary } from '@ipokit/testing';
+import { ipoRecordArbitrary, makeIpo, makeSnapshot, snapshotRecordArbitrary } from '@ipokit/testing';
+import type { IpoRecord } from '../model/types.js';
 
 describe('ipoJson', () => {
   it('writes the bytes of JSON.stringify(toWireIpo(...)) for any record, status and gmp, frozen or not, cached or not (property)', () => {
@@ -17,6 +18,29 @@ describe('ipoJson', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('derives priceBand and issueSizeCrore, and the GMP figures from the band\'s high, cached or not', () => {
+    const record = Object.freeze(makeIpo({ id: 'a1', priceRange: '210-221', issueSize: '24.50 Crore' }));
+    const gmp = makeSnapshot('a1', '2026-11-19T09:00:00.000Z', { ipowatch: 3120 });
+    for (let i = 0; i < 2; i++) {
+      const text = ipoJson(record, 'listed', gmp);
+      expect(text).toContain('"mediaCoverageLinks":[],"priceBand":{"low":210,"high":221},"issueSizeCrore":24.5,"registrar":null,');
+      expect(text).toContain('"aggregations":{"mean":31.2,"median":31.2,"min":31.2,"max":31.2,"mode":31.2},"estimatedListingPrice":252.2,"gmpPercent":14.12,"sources":');
+    }
+    const unpriced = ipoJson(Object.freeze(makeIpo({ id: 'a1', priceRange: null })), 'listed', gmp);
+    expect(unpriced).toContain('"priceBand":null,"issueSizeCrore":null,');
+    expect(unpriced).toContain('"estimatedListingPrice":null,"gmpPercent":null,');
+  });
+
+  it('shows a record stored before the fields of docs/spec.md#ipo-object 28-34 existed with them unknown', () => {
+    const full = makeIpo({ id: 'a1', priceRange: '95-100' });
+    const legacy = Object.fromEntries(
+      Object.entries(full).filter(([key]) => !['registrar', 'leadManagers', 'marketMaker', 'sector', 'listingPrices'].includes(key)),
+    ) as unknown as IpoRecord;
+    expect(toWireIpo(legacy, 'open')).toEqual(toWireIpo(full, 'open'));
+    expect(ipoJson(Object.freeze(legacy), 'open')).toBe(JSON.stringify(toWireIpo(full, 'open')));
+    expect(JSON.stringify(toWireIpo(legacy, 'open'))).toContain('"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[]}');
   });
 });
 

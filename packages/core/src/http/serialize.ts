@@ -5,7 +5,10 @@
 import { WIRE_ERRORS, type WireErrorCode } from '../model/errors.js';
 import { toGmpSnapshot } from '../model/gmp.js';
 import { IPO_FIELDS, type IpoFieldName } from '../model/ipo-fields.js';
-import type { ErrorBody, Ipo, IpoRecord, IpoStatus, SnapshotRecord } from '../model/types.js';
+import { toIsoUtc } from '../model/dates.js';
+import { paiseToRupees } from '../model/numbers.js';
+import { gmpFigures, issueSizeCrore, priceBandPaise, toPriceBand } from '../model/prices.js';
+import { GMP_FIELDS, type ErrorBody, type Ipo, type IpoRecord, type IpoStatus, type SnapshotRecord } from '../model/types.js';
 
 /**
  * The IPO object of the wire from a stored record, its status, and (when includeGmp was
@@ -23,11 +26,19 @@ export function toWireIpo(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRe
   const stored = record as unknown as Readonly<Record<string, unknown>>;
   for (let i = 0; i < STORED_KEYS.length; i++) {
     const key = STORED_KEYS[i]!;
-    ipo[key] = stored[key];
+    const value = stored[key];
+    // A record stored before a field existed (a PostgreSQL row's document, say) lacks it:
+    // it reads as unknown, `[]` for a list, as the field's import default.
+    ipo[key] = value !== undefined ? value : STORED_LISTS[i] ? [] : null;
   }
   for (let i = 0; i < DERIVED_KEYS.length; i++) ipo[DERIVED_KEYS[i]!] = DERIVED_VALUES[i]!(record, status);
-  if (gmp !== undefined) ipo['gmp'] = gmp === null ? null : toGmpSnapshot(gmp);
+  if (gmp !== undefined) ipo['gmp'] = gmp === null ? null : toGmpSnapshot(gmp, highPaise(record));
   return ipo as unknown as Ipo;
+}
+
+/** The high of the record's price band in paise (what the GMP snapshot's figures need), or null. */
+function highPaise(record: IpoRecord): number | null {
+  return priceBandPaise(record.priceRange)?.high ?? null;
 }
 
 /** The fields of `IPO_FIELDS` computed for the wire, but `gmp` (which is given). */
@@ -38,6 +49,8 @@ const DERIVED: { readonly [K in DerivedName]: (record: IpoRecord, status: IpoSta
   isSme: (record) => record.type === 'SME',
   lotSize: (record) => record.minQty,
   status: (_, status) => status,
+  priceBand: (record) => toPriceBand(record.priceRange),
+  issueSizeCrore: (record) => issueSizeCrore(record.issueSize),
 };
 
 // Made once, at load, from IPO_FIELDS: the wire's keys (but gmp) in order, which of them are
@@ -47,6 +60,7 @@ const WIRE_TEMPLATE: Readonly<Record<string, unknown>> = Object.fromEntries(WIRE
 const DERIVED_KEYS = WIRE_KEYS.filter((key): key is DerivedName => Object.hasOwn(DERIVED, key));
 const DERIVED_VALUES = DERIVED_KEYS.map((key) => DERIVED[key]);
 const STORED_KEYS = WIRE_KEYS.filter((key) => !Object.hasOwn(DERIVED, key));
+const STORED_LISTS = STORED_KEYS.map((key) => (IPO_FIELDS[key].schema as { type?: unknown }).type === 'array');
 
 /**
  * The IPO object's JSON text: the bytes of `JSON.stringify(toWireIpo(record, status, gmp))`.
@@ -64,13 +78,50 @@ export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotReco
     parts = fragmentsOf(record);
     if (Object.isFrozen(record)) FRAGMENTS.set(record, parts);
   }
-  const [head, tail] = parts;
+  const { head, tail } = parts;
   if (gmp === undefined) return head + status + tail;
-  const snapshot = gmp === null ? 'null' : JSON.stringify(toGmpSnapshot(gmp));
+  const snapshot = gmp === null ? 'null' : snapshotJson(gmp, parts.highPaise);
   return `${head}${status}${tail.slice(0, -1)},"gmp":${snapshot}}`;
 }
 
-const FRAGMENTS = new WeakMap<IpoRecord, readonly [string, string]>();
+/**
+ * The bytes of `JSON.stringify(toGmpSnapshot(record, highPaise))`, written directly (a list
+ * page writes one per IPO): numbers print as JSON prints them (`paiseToRupees` never gives
+ * -0), source names go through `JSON.stringify` for their escapes.
+ */
+function snapshotJson(record: SnapshotRecord, highPaise: number | null): string {
+  const a = record.aggregations;
+  const { estimatedListingPrice, gmpPercent } = gmpFigures(highPaise, a.mean);
+  let text = `{"lastUpdatedAt":"${toIsoUtc(record.timestamp)}","aggregations":{`;
+  for (let i = 0; i < GMP_FIELDS.length; i++) text += AGGREGATION_KEYS[i]! + rupeesText(a[GMP_FIELDS[i]!]);
+  text += `},"estimatedListingPrice":${String(estimatedListingPrice)},"gmpPercent":${String(gmpPercent)},"sources":[`;
+  const sources = record.sources;
+  for (let i = 0; i < sources.length; i++) {
+    const source = sources[i]!;
+    text += `${i === 0 ? '' : ','}{"name":${JSON.stringify(source.name)},"gmpPrice":${paiseToRupees(source.paise)}}`;
+  }
+  return `${text}]}`;
+}
+
+/** `"mean":`, `,"median":`, ...: each GMP field's key as the snapshot's JSON writes it, in `GMP_FIELDS` order. */
+const AGGREGATION_KEYS = GMP_FIELDS.map((field, i) => `${i === 0 ? '' : ','}${JSON.stringify(field)}:`);
+
+function rupeesText(paise: number | null): string {
+  return paise === null ? 'null' : String(paiseToRupees(paise));
+}
+
+/**
+ * What {@link ipoJson} keeps per record: the JSON text before the status value and after
+ * it (a status needs no escaping), and the price band's high in paise, which the GMP
+ * snapshot's derived figures need (read from the record once, not per request).
+ */
+interface Fragments {
+  head: string;
+  tail: string;
+  highPaise: number | null;
+}
+
+const FRAGMENTS = new WeakMap<IpoRecord, Fragments>();
 
 /** The one-IPO route's answer text and its UTF-8 length in bytes. */
 export interface AnswerText {
@@ -100,13 +151,13 @@ export function ipoAnswer(record: IpoRecord, status: IpoStatus, byteLength: (tex
 
 const ANSWERS = new WeakMap<IpoRecord, AnswerText & { status: IpoStatus }>();
 
-/** The JSON text before the status value and after it (a status needs no escaping). */
-function fragmentsOf(record: IpoRecord): readonly [string, string] {
+/** The {@link Fragments} of a record. */
+function fragmentsOf(record: IpoRecord): Fragments {
   const text = JSON.stringify(toWireIpo(record, 'open'));
   // Quotes inside string values are escaped, so this is the status key and nothing else.
   const marker = ',"status":"open"';
   const at = text.indexOf(marker);
-  return [`${text.slice(0, at)},"status":"`, text.slice(at + marker.length - 1)];
+  return { head: `${text.slice(0, at)},"status":"`, tail: text.slice(at + marker.length - 1), highPaise: highPaise(record) };
 }
 
 /**

@@ -5,6 +5,7 @@
 import { DAY_MS, dateToEpochMs, toIsoUtc } from './dates.js';
 import { paiseToRupees, roundDiv } from './numbers.js';
 import { badParam } from './errors.js';
+import { gmpFigures } from './prices.js';
 import { GMP_FIELDS, type GmpBucket, type GmpInterval, type GmpSeries, type GmpSnapshot, type SnapshotRecord } from './types.js';
 
 /** A bucket grid: buckets start at `origin + k * size` (ms). */
@@ -109,20 +110,26 @@ export function toSeriesPoints(buckets: readonly GmpBucket[]): GmpSeries['series
 }
 
 /**
- * The wire form of a stored snapshot (docs/spec.md#ipo-object).
+ * The wire form of a stored snapshot (docs/spec.md#gmp-snapshot), for an IPO whose price
+ * band's high is `highPaise` (null: it has no price band, and the figures derived from it,
+ * `estimatedListingPrice` and `gmpPercent`, are null).
  *
  * @example
  * ```ts
- * toGmpSnapshot(record).lastUpdatedAt; // '2026-11-18T09:30:00.000Z'
+ * toGmpSnapshot(record).lastUpdatedAt;                 // '2026-11-18T09:30:00.000Z'
+ * toGmpSnapshot(record, 10_000).estimatedListingPrice; // 100 + the mean
  * ```
  */
-export function toGmpSnapshot(record: SnapshotRecord): GmpSnapshot {
+export function toGmpSnapshot(record: SnapshotRecord, highPaise: number | null = null): GmpSnapshot {
   const a = record.aggregations;
   const aggregations = {} as GmpSnapshot['aggregations'];
   for (const field of GMP_FIELDS) aggregations[field] = rupeesOrNull(a[field]);
+  const { estimatedListingPrice, gmpPercent } = gmpFigures(highPaise, a.mean);
   return {
     lastUpdatedAt: toIsoUtc(record.timestamp),
     aggregations,
+    estimatedListingPrice,
+    gmpPercent,
     sources: record.sources.map((s) => ({ name: s.name, gmpPrice: paiseToRupees(s.paise) })),
   };
 }

@@ -11,7 +11,7 @@
  */
 import { Type, type Static, type TObject, type TOptional, type TSchema } from '@sinclair/typebox';
 import { EXCHANGES, IPO_TYPES, STATUS_VALUES } from './types.js';
-import type { Exchange, GmpSnapshot, IpoStatus, IpoType, ScheduleEvent } from './types.js';
+import type { Exchange, GmpSnapshot, IpoStatus, IpoType, ListingPrice, PriceBand, ScheduleEvent } from './types.js';
 
 // ---------------------------------------------------------------------------------------
 // Limits and patterns: the dataset checker enforces them, the OpenAPI document states them.
@@ -35,6 +35,8 @@ export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 export const PRICE_RANGE_PATTERN = '^([0-9]+)(\\.([0-9]{1,2}))?-([0-9]+)(\\.([0-9]{1,2}))?$';
 /** A listing gain: a decimal number as text, e.g. `15.5` or `-2`. */
 export const LISTING_GAIN_PATTERN = '^-?[0-9]+(\\.[0-9]+)?$';
+/** Prices (listing prices, the price band's) are below this many rupees, as GMP values are (docs/spec.md#numbers). */
+export const PRICE_LIMIT = 10_000_000;
 /** A calendar day's form, `YYYY-MM-DD` (whether it is a real date is checked apart). */
 export const DATE_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 
@@ -64,6 +66,7 @@ export type IpoFieldCheck =
   | 'price-range'
   | 'listing-gain'
   | 'schedule'
+  | 'listing-prices'
   | 'derived';
 
 /** One field of {@link IPO_FIELDS}: its JSON Schema (with its TypeScript type) and its dataset check. */
@@ -74,7 +77,8 @@ export interface IpoField<S extends TSchema = TSchema, C extends IpoFieldCheck =
 
 /**
  * Every key of the IPO object, in wire order: the stored fields and, with `check:
- * 'derived'`, those computed for the wire (`isSme`, `lotSize`, `status`, `gmp`).
+ * 'derived'`, those computed for the wire (`isSme`, `lotSize`, `status`, `priceBand`,
+ * `issueSizeCrore`, `gmp`).
  *
  * @example
  * ```ts
@@ -137,6 +141,35 @@ export const IPO_FIELDS = {
   strengths: textList('Strengths, as imported.'),
   risks: textList('Risks, as imported.'),
   mediaCoverageLinks: textList('Links to media coverage.'),
+  priceBand: field(
+    'derived',
+    Type.Unsafe<PriceBand | null>({
+      description: '`priceRange` as numbers in rupees (exact); null when `priceRange` is null or its high is 10,000,000 rupees or more.',
+      oneOf: [{ $ref: '#/components/schemas/PriceBand' }, { type: 'null' }],
+    }),
+  ),
+  issueSizeCrore: field(
+    'derived',
+    nullable<number>({
+      type: ['number', 'null'],
+      minimum: 0,
+      description:
+        '`issueSize` in crore when the whole text is digits with an optional decimal part, optional spaces, then `cr` or `crore` (ASCII case ignored), e.g. `"24.50cr"` -> 24.5; else null.',
+    }),
+  ),
+  registrar: nullableText('text', 'The registrar to the issue.'),
+  leadManagers: textList('The book-running lead managers, in the given order.'),
+  marketMaker: nullableText('text', 'The market maker (SME issues).'),
+  sector: nullableText('text', 'The company\'s sector.'),
+  listingPrices: field(
+    'listing-prices',
+    Type.Unsafe<ListingPrice[]>({
+      type: 'array',
+      items: { $ref: '#/components/schemas/ListingPrice' },
+      maxItems: 2,
+      description: 'The listing day\'s prices per exchange, `nse` before `bse`, each exchange at most once; `[]` until known.',
+    }),
+  ),
   gmp: field(
     'derived',
     Type.Optional(

@@ -51,8 +51,9 @@ export interface ScheduleEvent {
 
 /**
  * An IPO as stores keep it: every imported field present (unknown = `null`, lists = `[]`),
- * exchanges as `nse` before `bse`, the schedule stably sorted by date. The derived fields
- * (`status`, `isSme`, `lotSize`, `gmp`) are not stored. Its fields are those of
+ * exchanges and listing prices as `nse` before `bse`, the schedule stably sorted by date.
+ * The derived fields (`status`, `isSme`, `lotSize`, `priceBand`, `issueSizeCrore`, `gmp`) are
+ * not stored. Its fields are those of
  * `IPO_FIELDS` (model/ipo-fields.ts) that are not derived, in that order.
  */
 export interface IpoRecord extends IpoRecordShape {}
@@ -71,11 +72,34 @@ export interface SnapshotRecord {
   aggregations: GmpAggregationsPaise;
 }
 
-/** The GMP snapshot of the wire (docs/spec.md#ipo-object). */
+/**
+ * The GMP snapshot of the wire (docs/spec.md#gmp-snapshot). `estimatedListingPrice` and
+ * `gmpPercent` come from the IPO's price band: null when it has none (or its high is 0) or
+ * the mean is null.
+ */
 export interface GmpSnapshot {
   lastUpdatedAt: string;
   aggregations: Record<GmpField, number | null>;
+  /** `priceBand.high + aggregations.mean`, in rupees. */
+  estimatedListingPrice: number | null;
+  /** `aggregations.mean / priceBand.high x 100`, rounded to 2 decimals half away from zero. */
+  gmpPercent: number | null;
   sources: Array<{ name: string; gmpPrice: number }>;
+}
+
+/** The price band of the wire, in rupees: `priceRange` read as numbers (docs/spec.md#ipo-object). */
+export interface PriceBand {
+  low: number;
+  high: number;
+}
+
+/** One exchange's prices on the listing day, in rupees (docs/spec.md#ipo-object). */
+export interface ListingPrice {
+  exchange: Exchange;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
 }
 
 /**
@@ -112,6 +136,17 @@ export interface Ipo {
   strengths: string[];
   risks: string[];
   mediaCoverageLinks: string[];
+  /** `priceRange` as numbers; null when it is null. */
+  priceBand: PriceBand | null;
+  /** `issueSize` in crore when it reads e.g. `"192cr"` or `"24.50 crore"`, else null. */
+  issueSizeCrore: number | null;
+  registrar: string | null;
+  leadManagers: string[];
+  /** The market maker (SME issues). */
+  marketMaker: string | null;
+  sector: string | null;
+  /** The listing day's prices per exchange, `nse` before `bse`; `[]` until known. */
+  listingPrices: ListingPrice[];
   /** Present only when includeGmp=true was asked for and allowed. */
   gmp?: GmpSnapshot | null;
 }
@@ -750,8 +785,9 @@ export interface DatasetSnapshot {
 
 /**
  * An IPO as a dataset gives it: `id`, `name`, `slug` and `type` are required, everything
- * else may be omitted (read as null, lists as []). `status`, `isSme`, `lotSize` and `gmp`
- * are ignored when present, so the API's own output imports back.
+ * else may be omitted (read as null, lists as []). `status`, `isSme`, `lotSize`, `gmp`,
+ * `priceBand`, `issueSizeCrore` and `subscription` are ignored when present, so the API's
+ * own output imports back.
  */
 export type DatasetIpo = Pick<IpoRecord, 'id' | 'name' | 'slug' | 'type'> &
   Partial<Omit<IpoRecord, 'id' | 'name' | 'slug' | 'type'>> & {
@@ -759,6 +795,9 @@ export type DatasetIpo = Pick<IpoRecord, 'id' | 'name' | 'slug' | 'type'> &
     isSme?: unknown;
     lotSize?: unknown;
     gmp?: unknown;
+    priceBand?: unknown;
+    issueSizeCrore?: unknown;
+    subscription?: unknown;
   };
 
 /** A dataset (docs/spec.md#datasets): both parts optional. */
