@@ -908,17 +908,11 @@ function checkExchanges(scope: RecordScope, value: unknown): Exchange[] {
   let bse = false;
   for (let k = 0; k < value.length; k++) {
     const label = `exchanges[${k}]`;
-    const item: unknown = value[k];
-    if (item === 'nse' || item === 'bse') {
-      if (item === 'nse' ? nse : bse) scope.add(label, `exchange "${item}" is listed more than once`);
-      if (item === 'nse') nse = true;
-      else bse = true;
-    } else if (typeof item === 'string') {
-      const text = checkedText(scope, label, item, false);
-      if (text !== null) scope.add(label, `exchange ${quote(text)} is not "nse" or "bse"`);
-    } else {
-      scope.add(label, `an exchange must be the string "nse" or "bse", got ${describe(item)}`);
-    }
+    const item = exchangeOf(scope, label, value[k]);
+    if (item === null) continue;
+    if (item === 'nse' ? nse : bse) scope.add(label, `exchange "${item}" is listed more than once`);
+    if (item === 'nse') nse = true;
+    else bse = true;
   }
   const out: Exchange[] = [];
   if (nse) out.push('nse');
@@ -1048,6 +1042,11 @@ function checkListingExchange(scope: RecordScope, label: string, value: unknown)
     scope.add(label, `${label} is required`);
     return null;
   }
+  return exchangeOf(scope, label, value);
+}
+
+/** An exchange as a dataset names it (`exchanges[k]`, `listingPrices[k].exchange`), or null with its problem added. */
+function exchangeOf(scope: RecordScope, label: string, value: unknown): Exchange | null {
   if (value === 'nse' || value === 'bse') return value;
   if (typeof value === 'string') {
     const text = checkedText(scope, label, value, false);
