@@ -7,7 +7,7 @@
  */
 import { asciiLower } from '../model/ascii.js';
 import { aggregatePaise } from '../model/aggregate.js';
-import { dateToEpochMs, parseInstant } from '../model/dates.js';
+import { dateToEpochMs, EARLIEST_INSTANT, LATEST_INSTANT, parseInstant } from '../model/dates.js';
 import { IpokitError, type DatasetProblem } from '../model/errors.js';
 import { paiseToRupees, toPaise } from '../model/numbers.js';
 import { compareCodePoints } from '../model/status.js';
@@ -32,10 +32,10 @@ export const MAX_DATASET_PROBLEMS = 1000;
 
 
 /** Earliest snapshot instant accepted: 2000-01-01T00:00:00.000Z. */
-const MIN_SNAPSHOT_INSTANT = Date.UTC(2000, 0, 1);
+const MIN_SNAPSHOT_INSTANT = EARLIEST_INSTANT;
 
 /** Latest snapshot instant accepted: 9999-12-31T23:59:59.999Z. */
-const MAX_SNAPSHOT_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const MAX_SNAPSHOT_INSTANT = LATEST_INSTANT;
 
 /** How much of a bad value a message quotes, in code points. */
 const QUOTE_LENGTH = 50;

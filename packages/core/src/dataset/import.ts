@@ -64,8 +64,9 @@ export function datasetConflictError(
   ipos: ReadonlyArray<{ symbol: string | null; slug: string } | undefined>,
   snapshots: ReadonlyArray<{ ipoId: string } | undefined>,
   conflictCount: number = conflicts.length,
+  subscription: ReadonlyArray<{ ipoId: string } | undefined> = [],
 ): IpokitError {
-  const problems = conflictProblems(conflicts, ipos, snapshots);
+  const problems = conflictProblems(conflicts, ipos, snapshots, subscription);
   const count = Math.max(conflictCount, problems.length);
   return new IpokitError('ERR:DATASET', `The dataset has ${count} problem(s) with stored data; nothing was written.`, {
     problems: problems.slice(0, MAX_DATASET_PROBLEMS),
@@ -77,12 +78,17 @@ function conflictProblems(
   conflicts: readonly DatasetConflict[],
   ipos: ReadonlyArray<{ symbol: string | null; slug: string } | undefined>,
   snapshots: ReadonlyArray<{ ipoId: string } | undefined>,
+  subscription: ReadonlyArray<{ ipoId: string } | undefined>,
 ): DatasetProblem[] {
   const ordered = [...conflicts].sort((a, b) => rank(a) - rank(b));
   return ordered.map((c) => {
     if (c.kind === 'unknown-ipo') {
       const ipoId = snapshots[c.snapshot]?.ipoId ?? '';
       return { path: `gmp[${c.snapshot}].ipoId`, message: `ipoId ${JSON.stringify(ipoId)} names no IPO in the dataset or the store` };
+    }
+    if (c.kind === 'unknown-ipo-subscription') {
+      const ipoId = subscription[c.snapshot]?.ipoId ?? '';
+      return { path: `subscription[${c.snapshot}].ipoId`, message: `ipoId ${JSON.stringify(ipoId)} names no IPO in the dataset or the store` };
     }
     if (c.kind === 'symbol-taken') {
       return { path: `ipos[${c.ipo}].symbol`, message: `symbol ${JSON.stringify(ipos[c.ipo]?.symbol)} is already held by the stored IPO ${JSON.stringify(c.holder)}` };
@@ -91,8 +97,9 @@ function conflictProblems(
   });
 }
 
-/** Dataset order: IPOs (symbol before slug) before snapshots. */
+/** Dataset order: IPOs (symbol before slug), then GMP snapshots, then subscription snapshots. */
 function rank(c: DatasetConflict): number {
   if (c.kind === 'unknown-ipo') return 3 * 2 ** 32 + c.snapshot;
+  if (c.kind === 'unknown-ipo-subscription') return 4 * 2 ** 32 + c.snapshot;
   return c.ipo * 2 + (c.kind === 'slug-taken' ? 1 : 0);
 }

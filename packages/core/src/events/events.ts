@@ -10,10 +10,11 @@ import { hmacSha256, sha256Hex } from '#crypto';
 import { LRUCache } from 'lru-cache';
 import { addDays, DAY_MS, istMidnight, todayInIst, toIsoUtc } from '../model/dates.js';
 import { toGmpSnapshot } from '../model/gmp.js';
+import { fullTimes } from '../model/subscription.js';
 import { randomId } from '../accounts/keys.js';
 import { toWireIpo } from '../http/serialize.js';
 import { deriveStatus } from '../model/status.js';
-import { GMP_FIELDS, type EventRecord, type EventType, type IpoDates, type IpoRecord, type IpoStatus, type SnapshotRecord } from '../model/types.js';
+import { GMP_FIELDS, SUBSCRIPTION_CATEGORIES, type EventRecord, type EventType, type IpoDates, type IpoRecord, type IpoStatus, type SnapshotRecord, type SubscriptionRecord } from '../model/types.js';
 
 
 /** A change of an IPO's derived status on an IST day: `from` the day before, `to` on `day`. */
@@ -111,10 +112,16 @@ export function statusChangeEventId(ipoId: string, to: IpoStatus, day: string): 
 export interface WriteChanges {
   /** When the write happened, epoch ms. */
   at: number;
-  /** The IPOs written that were not stored (`before` null) or differed from the stored one (`before`: its dates). */
-  ipos: ReadonlyArray<{ ipo: IpoRecord; before: IpoDates | null }>;
+  /**
+   * The IPOs written that were not stored (`before` null) or differed from the stored one
+   * (`before`: its dates), each with its latest subscription snapshot at `at` after the
+   * write (absent: none), which its IPO object carries.
+   */
+  ipos: ReadonlyArray<{ ipo: IpoRecord; before: IpoDates | null; subscription?: SubscriptionRecord | null }>;
   /** The snapshots written that were not stored or differed from the stored one. */
   snapshots: readonly SnapshotRecord[];
+  /** The subscription snapshots written that were not stored or differed from the stored one (absent: none). */
+  subscription?: readonly SubscriptionRecord[];
   /** The ids of the IPOs deleted. */
   deleted: readonly string[];
 }
@@ -124,7 +131,8 @@ export interface WriteChanges {
  * enabled endpoint takes): per IPO in order, `ipo.created` or `ipo.updated` (data: the IPO
  * object, its status on the IST day of `at`, no `gmp`) and, for an update that changes that
  * status, `ipo.status_changed` (`{ id, from, to }`); then `gmp.snapshot` per snapshot
- * (`{ ipoId, timestamp, aggregations }`, rupees); then `ipo.deleted` (`{ id }`) per deletion.
+ * (`{ ipoId, timestamp, aggregations }`, rupees); then `subscription.snapshot` per
+ * subscription snapshot (`{ ipoId, timestamp, times }`); then `ipo.deleted` (`{ id }`) per deletion.
  *
  * @example
  * ```ts
@@ -141,10 +149,10 @@ export function eventsOfWrite(changes: WriteChanges, types: ReadonlySet<EventTyp
   const event = (id: string, type: EventType, data: unknown): void => {
     events.push({ id, type, at, body: eventBody(type, timestamp, data) });
   };
-  for (const { ipo, before } of changes.ipos) {
+  for (const { ipo, before, subscription } of changes.ipos) {
     const status = deriveStatus(ipo, today);
     const type = before === null ? 'ipo.created' : 'ipo.updated';
-    if (types.has(type)) event(randomId('evt'), type, toWireIpo(ipo, status));
+    if (types.has(type)) event(randomId('evt'), type, toWireIpo(ipo, status, undefined, subscription));
     if (before !== null && types.has('ipo.status_changed')) {
       const from = deriveStatus(before, today);
       if (from !== status) event(statusChangeEventId(ipo.id, status, today), 'ipo.status_changed', { id: ipo.id, from, to: status });
@@ -153,6 +161,11 @@ export function eventsOfWrite(changes: WriteChanges, types: ReadonlySet<EventTyp
   if (types.has('gmp.snapshot')) {
     for (const snapshot of changes.snapshots) {
       event(randomId('evt'), 'gmp.snapshot', { ipoId: snapshot.ipoId, timestamp: toIsoUtc(snapshot.timestamp), aggregations: toGmpSnapshot(snapshot).aggregations });
+    }
+  }
+  if (types.has('subscription.snapshot')) {
+    for (const snapshot of changes.subscription ?? []) {
+      event(randomId('evt'), 'subscription.snapshot', { ipoId: snapshot.ipoId, timestamp: toIsoUtc(snapshot.timestamp), times: fullTimes(snapshot.times) });
     }
   }
   if (types.has('ipo.deleted')) for (const id of changes.deleted) event(randomId('evt'), 'ipo.deleted', { id });
@@ -202,6 +215,18 @@ export function sameIpo(a: IpoRecord, b: IpoRecord): boolean {
 export function sameSnapshot(a: SnapshotRecord, b: SnapshotRecord): boolean {
   if (a.sources.length !== b.sources.length || GMP_FIELDS.some((f) => a.aggregations[f] !== b.aggregations[f])) return false;
   return a.sources.every((x, i) => x.name === b.sources[i]?.name && x.paise === b.sources[i]?.paise);
+}
+
+/**
+ * Whether two subscription snapshots of one IPO and instant are the same: every category.
+ *
+ * @example
+ * ```ts
+ * sameSubscription(stored, replacement); // false when a category's times moved
+ * ```
+ */
+export function sameSubscription(a: SubscriptionRecord, b: SubscriptionRecord): boolean {
+  return SUBSCRIPTION_CATEGORIES.every((c) => (a.times[c] ?? null) === (b.times[c] ?? null));
 }
 
 /** The body of an event: keys in this order, JSON written compactly. */

@@ -6,16 +6,17 @@ import { LRUCache } from 'lru-cache';
 import { todayInIst, toIsoUtc } from '../model/dates.js';
 import { IpokitError, isIpokitError, KEYLESS_INFO, WIRE_ERRORS, type WireErrorCode } from '../model/errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from '../model/gmp.js';
+import { resolveSubscriptionRange, toSubscriptionPoint } from '../model/subscription.js';
 import { cachedKey, keyUseWrite, readKey } from '../accounts/key-cache.js';
 import { hashApiKey } from '../accounts/keys.js';
 import { openApiDocument } from './openapi.js';
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from '../model/options.js';
-import { parseGmpParams, parseIpoParams, parseListParams, quote } from './params.js';
+import { parseGmpParams, parseIpoParams, parseListParams, parseSubscriptionParams, quote } from './params.js';
 import { drawnWindows, reportRateLimit, type DrawnWindow } from '../limits/rate-limit.js';
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
 import { errorBody, ipoAnswer, ipoJson, type AnswerText } from './serialize.js';
 import { deriveStatus } from '../model/status.js';
-import type { AccountStore, ErrorBody, GmpSeries, IpoRow, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, UsageCharge } from '../model/types.js';
+import type { AccountStore, ErrorBody, GmpSeries, IpoRow, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, SubscriptionSeries, UsageCharge } from '../model/types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -138,7 +139,7 @@ export async function handle(
     const openapi = openApiPath && s.openapi;
     if (route.kind === 'unknown' && !openapi) {
       // The document's path, with the option off: say how to turn it on.
-      return error('ERR:NOTFOUND', openApiPath ? OPENAPI_OFF : 'No such route: use /, /{identifier} or /{identifier}/gmp.');
+      return error('ERR:NOTFOUND', openApiPath ? OPENAPI_OFF : 'No such route: use /, /{identifier}, /{identifier}/gmp or /{identifier}/subscription.');
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const res = error('ERR:METHOD', `The method ${quote(req.method)} is not allowed: use GET or HEAD.`);
@@ -222,13 +223,15 @@ function answer(store: IpoStore, s: ResolvedOptions, route: ApiRoute, query: Que
       return answerIpo(store, s, route.rawIdentifier, query, gmpAllowed, today, now);
     case 'gmp':
       return answerGmp(store, s, route.rawIdentifier, query, gmpAllowed, today, now);
+    case 'subscription':
+      return answerSubscription(store, s, route.rawIdentifier, query, now);
     default:
       // Every route is answered above: a new kind of route fails to compile here.
       return route satisfies never;
   }
 }
 
-/** The three routes of the API (the unknown paths are answered in step 1). */
+/** The four routes of the API (the unknown paths are answered in step 1). */
 type ApiRoute = Exclude<Route, { kind: 'unknown' }>;
 
 async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, grant: KeyGrant | null, gmpAllowed: boolean, today: string, now: number): Promise<string> {
@@ -240,7 +243,7 @@ async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, gra
     store.listIpos(
       {
         status: p.status, today, types: p.types, source: p.source, startDate: p.startDate, endDate: p.endDate,
-        year: p.year, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null,
+        year: p.year, q: p.q, offset: (page - 1) * limit, limit, gmpAt: p.includeGmp ? now : null, subscriptionAt: now,
       },
       call,
     ),
@@ -251,7 +254,7 @@ async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, gra
   // One join makes the whole body as one flat string. A page of 100 is about 140 KB, above
   // V8's large-object size: a template around a joined list would be flattened again by
   // the first reader (the Content-Length, the socket), a second 140 KB copy (measured: 0.6 ms).
-  const parts = rows.map((r) => ipoJson(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined));
+  const parts = rows.map((r) => ipoJson(r.ipo, deriveStatus(r.ipo, today), p.includeGmp ? (r.gmp ?? null) : undefined, r.subscription));
   const head = `{"meta":${JSON.stringify(meta)},"ipos":[`;
   if (parts.length === 0) return `${head}]}`;
   parts[0] = head + parts[0]!;
@@ -262,11 +265,12 @@ async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, gra
 async function answerIpo(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, gmpAllowed: boolean, today: string, now: number): Promise<string | AnswerText> {
   const p = parseIpoParams(rawIdentifier, query);
   if (p.includeGmp && !gmpAllowed) throw planError('includeGmp=true needs the pro plan with the GMP add-on: drop includeGmp or upgrade.');
-  const row = await findIpo(store, s, p.identifier, p.includeGmp ? now : null);
+  const row = await findIpo(store, s, p.identifier, p.includeGmp ? now : null, now);
   const status = deriveStatus(row.ipo, today);
-  // Without GMP the answer depends on the record and its status alone: kept with the record.
-  if (!p.includeGmp) return ipoAnswer(row.ipo, status, utf8Length);
-  return `{"ipo":${ipoJson(row.ipo, status, row.gmp ?? null)}}`;
+  // Without GMP the answer depends on the record, its status and its latest subscription
+  // snapshot alone: kept with the record.
+  if (!p.includeGmp) return ipoAnswer(row.ipo, status, utf8Length, row.subscription ?? null);
+  return `{"ipo":${ipoJson(row.ipo, status, row.gmp ?? null, row.subscription)}}`;
 }
 
 async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, gmpAllowed: boolean, today: string, now: number): Promise<string> {
@@ -276,7 +280,7 @@ async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: str
   if (today > s.gmpPreviewEnds && !gmpAllowed) {
     throw planError(`The GMP series needs the pro plan with the GMP add-on since the free preview ended on ${s.gmpPreviewEnds}.`);
   }
-  const { ipo } = await findIpo(store, s, p.identifier, null);
+  const { ipo } = await findIpo(store, s, p.identifier, null, null);
   const to = Math.min(range.end, now); // snapshots after now are invisible
   const grid = BUCKET_GRIDS[p.interval];
   const read = range.start > to ? [] : guard(s, (call) => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }, call));
@@ -293,8 +297,25 @@ async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: str
   return JSON.stringify(body);
 }
 
-async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null): Promise<IpoRow> {
-  const read = IDENTIFIER_RE.test(identifier) ? guard(s, (call) => store.findIpo({ identifier, gmpAt }, call)) : null;
+async function answerSubscription(store: IpoStore, s: ResolvedOptions, rawIdentifier: string, query: Query, now: number): Promise<string> {
+  const p = parseSubscriptionParams(rawIdentifier, query);
+  const range = resolveSubscriptionRange({ from: p.from, to: p.to, now });
+  const { ipo } = await findIpo(store, s, p.identifier, null, null);
+  const to = Math.min(range.end, now); // snapshots after now are invisible
+  const read = range.start > to ? [] : guard(s, (call) => store.subscriptionSeries({ ipoId: ipo.id, from: range.start, to }, call));
+  const records = read instanceof Promise ? await read : read;
+  const series = records.map(toSubscriptionPoint);
+  const body: SubscriptionSeries = {
+    ipoId: ipo.id,
+    symbol: ipo.symbol,
+    series,
+    meta: { from: toIsoUtc(range.start), to: toIsoUtc(range.end), count: series.length },
+  };
+  return JSON.stringify(body);
+}
+
+async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null, subscriptionAt: number | null): Promise<IpoRow> {
+  const read = IDENTIFIER_RE.test(identifier) ? guard(s, (call) => store.findIpo(subscriptionAt === null ? { identifier, gmpAt } : { identifier, gmpAt, subscriptionAt }, call)) : null;
   const row = read instanceof Promise ? await read : read;
   if (row === null) throw new IpokitError('ERR:NOTFOUND', `No IPO has the identifier ${quote(identifier)}: use an IPO id, symbol or slug.`);
   return row;

@@ -13,6 +13,8 @@ import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES, type Ex
 export const MAX_PAGE = 1_000_000_000;
 /** `limit` when none is asked for. */
 export const DEFAULT_LIST_LIMIT = 3;
+/** The longest `q` of the list, in characters (code points). */
+export const MAX_Q_LENGTH = 64;
 
 
 /** Validated parameters of `GET /ipos`. */
@@ -23,6 +25,8 @@ export interface ListParams {
   startDate: string | null;
   endDate: string | null;
   year: string | null;
+  /** Text the name or symbol contains, ASCII case ignored; null: no such filter. */
+  q: string | null;
   page: number;
   /** As asked for (Infinity for a number too large to write down), before plan clamping. */
   limit: number;
@@ -69,6 +73,8 @@ export function parseListParams(query: Map<string, string[]>): ListParams {
   const endDate = dateParam(query, 'endDate');
   const year = one(query, 'year');
   if (year !== null && !/^[0-9]{4}$/.test(year)) throw badParam('year', `year must be four digits, e.g. 2024; got ${quote(year)}.`);
+  const q = one(query, 'q');
+  if (q !== null && codePoints(q) > MAX_Q_LENGTH) throw badParam('q', `q must be at most ${MAX_Q_LENGTH} characters; got ${codePoints(q)}.`);
   const pageText = one(query, 'page');
   const page = pageText === null ? 1 : wholeNumber('page', pageText);
   if (page < 1 || page > MAX_PAGE) {
@@ -84,6 +90,7 @@ export function parseListParams(query: Map<string, string[]>): ListParams {
     startDate,
     endDate,
     year,
+    q,
     page,
     limit,
     includeGmp: includeGmpParam(query),
@@ -122,6 +129,44 @@ export function parseGmpParams(rawIdentifier: string, query: Map<string, string[
   const from = dateParam(query, 'from');
   const to = dateParam(query, 'to');
   return { identifier, interval, field, from, to };
+}
+
+/** Validated parameters of `GET /ipos/{identifier}/subscription` (range not yet resolved). */
+export interface SubscriptionParams {
+  identifier: string;
+  from: string | null;
+  to: string | null;
+}
+
+/**
+ * Parses the subscription series parameters in the contract's order: identifier, from, to.
+ * The range itself is resolved by `resolveSubscriptionRange`.
+ *
+ * @example
+ * ```ts
+ * parseSubscriptionParams('ORBIT', parseQuery('from=2026-11-17')); // { identifier: 'ORBIT', from: '2026-11-17', to: null }
+ * ```
+ */
+export function parseSubscriptionParams(rawIdentifier: string, query: Map<string, string[]>): SubscriptionParams {
+  const identifier = identifierParam(rawIdentifier);
+  const from = dateParam(query, 'from');
+  const to = dateParam(query, 'to');
+  return { identifier, from, to };
+}
+
+/** The length of a text in code points (a surrogate pair is one character). */
+function codePoints(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
 }
 
 /**

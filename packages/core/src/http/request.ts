@@ -6,15 +6,17 @@
 import { asciiLower } from '../model/ascii.js';
 import { OPENAPI_PATH } from './openapi.js';
 
-/** Which of the three operations a path names, or none. */
+/** Which of the four operations a path names, or none. */
 export type Route =
   | { kind: 'list' }
   | { kind: 'ipo'; rawIdentifier: string }
   | { kind: 'gmp'; rawIdentifier: string }
+  | { kind: 'subscription'; rawIdentifier: string }
   | { kind: 'unknown' };
 
 /**
- * Routes a path below the mount (`/`, `/ORBIT`, `/ORBIT/gmp`; one trailing slash is
+ * Routes a path below the mount (`/`, `/ORBIT`, `/ORBIT/gmp`, `/ORBIT/subscription`; the
+ * last segment matches exactly, after percent-decoding; one trailing slash is
  * tolerated; an empty segment is an unknown path). The identifier is returned as sent
  * (still percent-encoded): a malformed encoding is a parameter error, found later.
  *
@@ -32,8 +34,9 @@ export function routePath(path: string): Route {
   if (segments.some((s) => s === '')) return { kind: 'unknown' };
   const first = segments[0] as string;
   if (segments.length === 1) return { kind: 'ipo', rawIdentifier: first };
-  if (segments.length === 2 && decodeComponent(segments[1] as string) === 'gmp') {
-    return { kind: 'gmp', rawIdentifier: first };
+  if (segments.length === 2) {
+    const second = decodeComponent(segments[1] as string);
+    if (second === 'gmp' || second === 'subscription') return { kind: second, rawIdentifier: first };
   }
   return { kind: 'unknown' };
 }

@@ -8,18 +8,20 @@ import { IPO_FIELDS, type IpoFieldName } from '../model/ipo-fields.js';
 import { toIsoUtc } from '../model/dates.js';
 import { paiseToRupees } from '../model/numbers.js';
 import { gmpFigures, issueSizeCrore, priceBandPaise, toPriceBand } from '../model/prices.js';
-import { GMP_FIELDS, type ErrorBody, type Ipo, type IpoRecord, type IpoStatus, type SnapshotRecord } from '../model/types.js';
+import { subscriptionJson, toSubscriptionSnapshot } from '../model/subscription.js';
+import { GMP_FIELDS, type ErrorBody, type Ipo, type IpoRecord, type IpoStatus, type SnapshotRecord, type SubscriptionRecord } from '../model/types.js';
 
 /**
- * The IPO object of the wire from a stored record, its status, and (when includeGmp was
- * asked for and allowed) its latest visible snapshot: `undefined` leaves `gmp` out.
+ * The IPO object of the wire from a stored record, its status, (when includeGmp was asked
+ * for and allowed) its latest visible GMP snapshot, `undefined` leaving `gmp` out, and its
+ * latest visible subscription snapshot (absent: none).
  *
  * @example
  * ```ts
  * toWireIpo(record, 'listed').isSme; // record.type === 'SME'
  * ```
  */
-export function toWireIpo(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRecord | null): Ipo {
+export function toWireIpo(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRecord | null, subscription?: SubscriptionRecord | null): Ipo {
   // A copy of the template has every key in wire order: filling it stores into existing
   // properties, so the key order never depends on the record's own.
   const ipo: Record<string, unknown> = { ...WIRE_TEMPLATE };
@@ -32,6 +34,7 @@ export function toWireIpo(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRe
     ipo[key] = value !== undefined ? value : STORED_LISTS[i] ? [] : null;
   }
   for (let i = 0; i < DERIVED_KEYS.length; i++) ipo[DERIVED_KEYS[i]!] = DERIVED_VALUES[i]!(record, status);
+  ipo['subscription'] = subscription === undefined || subscription === null ? null : toSubscriptionSnapshot(subscription);
   if (gmp !== undefined) ipo['gmp'] = gmp === null ? null : toGmpSnapshot(gmp, highPaise(record));
   return ipo as unknown as Ipo;
 }
@@ -41,8 +44,11 @@ function highPaise(record: IpoRecord): number | null {
   return priceBandPaise(record.priceRange)?.high ?? null;
 }
 
-/** The fields of `IPO_FIELDS` computed for the wire, but `gmp` (which is given). */
-type DerivedName = Exclude<{ [K in IpoFieldName]: (typeof IPO_FIELDS)[K]['check'] extends 'derived' ? K : never }[IpoFieldName], 'gmp'>;
+/** The fields of `IPO_FIELDS` computed for the wire, but `subscription` and `gmp` (which are given). */
+type DerivedName = Exclude<{ [K in IpoFieldName]: (typeof IPO_FIELDS)[K]['check'] extends 'derived' ? K : never }[IpoFieldName], GivenName>;
+
+/** The two last keys of the IPO object, given with the record rather than computed from it. */
+type GivenName = 'subscription' | 'gmp';
 
 /** How each derived field is computed: a derived field added to `IPO_FIELDS` is a type error here until it is. */
 const DERIVED: { readonly [K in DerivedName]: (record: IpoRecord, status: IpoStatus) => Ipo[K] } = {
@@ -53,35 +59,39 @@ const DERIVED: { readonly [K in DerivedName]: (record: IpoRecord, status: IpoSta
   issueSizeCrore: (record) => issueSizeCrore(record.issueSize),
 };
 
-// Made once, at load, from IPO_FIELDS: the wire's keys (but gmp) in order, which of them are
-// stored and which derived, so that a request only walks arrays.
-const WIRE_KEYS = (Object.keys(IPO_FIELDS) as IpoFieldName[]).filter((key) => key !== 'gmp');
-const WIRE_TEMPLATE: Readonly<Record<string, unknown>> = Object.fromEntries(WIRE_KEYS.map((key) => [key, null]));
+// Made once, at load, from IPO_FIELDS: the wire's keys (but the given ones) in order, which of
+// them are stored and which derived, so that a request only walks arrays.
+const GIVEN_KEYS: readonly IpoFieldName[] = ['subscription', 'gmp'] satisfies readonly GivenName[];
+const WIRE_KEYS = (Object.keys(IPO_FIELDS) as IpoFieldName[]).filter((key) => !GIVEN_KEYS.includes(key));
+// `subscription` comes after every other key but `gmp` (ipo-fields.test.ts pins the order).
+const WIRE_TEMPLATE: Readonly<Record<string, unknown>> = Object.fromEntries([...WIRE_KEYS.map((key) => [key, null]), ['subscription', null]]);
 const DERIVED_KEYS = WIRE_KEYS.filter((key): key is DerivedName => Object.hasOwn(DERIVED, key));
 const DERIVED_VALUES = DERIVED_KEYS.map((key) => DERIVED[key]);
 const STORED_KEYS = WIRE_KEYS.filter((key) => !Object.hasOwn(DERIVED, key));
 const STORED_LISTS = STORED_KEYS.map((key) => (IPO_FIELDS[key].schema as { type?: unknown }).type === 'array');
 
 /**
- * The IPO object's JSON text: the bytes of `JSON.stringify(toWireIpo(record, status, gmp))`.
+ * The IPO object's JSON text: the bytes of `JSON.stringify(toWireIpo(record, status, gmp, subscription))`.
  * For a frozen record (a store that hands out immutable records, as the memory store does)
- * the text around `status` is built once per record and kept while the record lives.
+ * the text around `status` is built once per record and kept while the record lives, and a
+ * frozen subscription snapshot's text once per snapshot.
  *
  * @example
  * ```ts
  * ipoJson(record, 'open') === JSON.stringify(toWireIpo(record, 'open')); // true
  * ```
  */
-export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRecord | null): string {
+export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotRecord | null, subscription?: SubscriptionRecord | null): string {
   let parts = FRAGMENTS.get(record);
   if (parts === undefined) {
     parts = fragmentsOf(record);
     if (Object.isFrozen(record)) FRAGMENTS.set(record, parts);
   }
   const { head, tail } = parts;
-  if (gmp === undefined) return head + status + tail;
+  const latest = subscriptionJson(subscription ?? null);
+  if (gmp === undefined) return `${head}${status}${tail}${latest}}`;
   const snapshot = gmp === null ? 'null' : snapshotJson(gmp, parts.highPaise);
-  return `${head}${status}${tail.slice(0, -1)},"gmp":${snapshot}}`;
+  return `${head}${status}${tail}${latest},"gmp":${snapshot}}`;
 }
 
 /**
@@ -112,7 +122,7 @@ function rupeesText(paise: number | null): string {
 
 /**
  * What {@link ipoJson} keeps per record: the JSON text before the status value and after
- * it (a status needs no escaping), and the price band's high in paise, which the GMP
+ * it up to the subscription's value (a status needs no escaping), and the price band's high in paise, which the GMP
  * snapshot's derived figures need (read from the record once, not per request).
  */
 interface Fragments {
@@ -131,33 +141,35 @@ export interface AnswerText {
 
 /**
  * The one-IPO route's answer without GMP, `{"ipo":...}`, and its UTF-8 length: for a frozen
- * record, made once per record and status (a status changes at most once an IST day) and
- * kept while the record lives, so that a request for the same IPO neither joins the text
- * nor measures it again. `byteLength` is the measure of the answers made.
+ * record (and a frozen or null latest subscription snapshot), made once per record, status
+ * (a status changes at most once an IST day) and subscription snapshot, and kept while the
+ * record lives, so that a request for the same IPO neither joins the text nor measures it
+ * again. `byteLength` is the measure of the answers made.
  *
  * @example
  * ```ts
  * ipoAnswer(record, 'open', utf8Length).text === `{"ipo":${ipoJson(record, 'open')}}`; // true
  * ```
  */
-export function ipoAnswer(record: IpoRecord, status: IpoStatus, byteLength: (text: string) => number): AnswerText {
+export function ipoAnswer(record: IpoRecord, status: IpoStatus, byteLength: (text: string) => number, subscription: SubscriptionRecord | null = null): AnswerText {
   const kept = ANSWERS.get(record);
-  if (kept !== undefined && kept.status === status) return kept;
-  const text = `{"ipo":${ipoJson(record, status)}}`;
-  const answer = { status, text, bytes: byteLength(text) };
-  if (Object.isFrozen(record)) ANSWERS.set(record, answer);
+  if (kept !== undefined && kept.status === status && kept.subscription === subscription) return kept;
+  const text = `{"ipo":${ipoJson(record, status, undefined, subscription)}}`;
+  const answer = { status, subscription, text, bytes: byteLength(text) };
+  if (Object.isFrozen(record) && (subscription === null || Object.isFrozen(subscription))) ANSWERS.set(record, answer);
   return answer;
 }
 
-const ANSWERS = new WeakMap<IpoRecord, AnswerText & { status: IpoStatus }>();
+const ANSWERS = new WeakMap<IpoRecord, AnswerText & { status: IpoStatus; subscription: SubscriptionRecord | null }>();
 
 /** The {@link Fragments} of a record. */
 function fragmentsOf(record: IpoRecord): Fragments {
   const text = JSON.stringify(toWireIpo(record, 'open'));
-  // Quotes inside string values are escaped, so this is the status key and nothing else.
+  // Quotes inside string values are escaped, so these are the status key and the last key.
   const marker = ',"status":"open"';
   const at = text.indexOf(marker);
-  return { head: `${text.slice(0, at)},"status":"`, tail: text.slice(at + marker.length - 1), highPaise: highPaise(record) };
+  const last = ',"subscription":null}';
+  return { head: `${text.slice(0, at)},"status":"`, tail: `${text.slice(at + marker.length - 1, -last.length)},"subscription":`, highPaise: highPaise(record) };
 }
 
 /**

@@ -11,6 +11,11 @@
 /** Milliseconds in one day. */
 export const DAY_MS = 86_400_000;
 
+/** The earliest instant a dataset may hold (a snapshot's timestamp): 2000-01-01T00:00:00.000Z. */
+export const EARLIEST_INSTANT = Date.UTC(2000, 0, 1);
+/** The latest instant a dataset may hold: 9999-12-31T23:59:59.999Z. */
+export const LATEST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /**

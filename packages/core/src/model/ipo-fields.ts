@@ -11,7 +11,7 @@
  */
 import { Type, type Static, type TObject, type TOptional, type TSchema } from '@sinclair/typebox';
 import { EXCHANGES, IPO_TYPES, STATUS_VALUES } from './types.js';
-import type { Exchange, GmpSnapshot, IpoStatus, IpoType, ListingPrice, PriceBand, ScheduleEvent } from './types.js';
+import type { Exchange, GmpSnapshot, IpoStatus, IpoType, ListingPrice, PriceBand, ScheduleEvent, SubscriptionSnapshot } from './types.js';
 
 // ---------------------------------------------------------------------------------------
 // Limits and patterns: the dataset checker enforces them, the OpenAPI document states them.
@@ -78,7 +78,7 @@ export interface IpoField<S extends TSchema = TSchema, C extends IpoFieldCheck =
 /**
  * Every key of the IPO object, in wire order: the stored fields and, with `check:
  * 'derived'`, those computed for the wire (`isSme`, `lotSize`, `status`, `priceBand`,
- * `issueSizeCrore`, `gmp`).
+ * `issueSizeCrore`, `subscription`, `gmp`).
  *
  * @example
  * ```ts
@@ -168,6 +168,13 @@ export const IPO_FIELDS = {
       items: { $ref: '#/components/schemas/ListingPrice' },
       maxItems: 2,
       description: 'The listing day\'s prices per exchange, `nse` before `bse`, each exchange at most once; `[]` until known.',
+    }),
+  ),
+  subscription: field(
+    'derived',
+    Type.Unsafe<SubscriptionSnapshot | null>({
+      description: 'The latest subscription snapshot at or before now (times subscribed per investor category), or null when there is none.',
+      oneOf: [{ $ref: '#/components/schemas/SubscriptionSnapshot' }, { type: 'null' }],
     }),
   ),
   gmp: field(

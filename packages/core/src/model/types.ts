@@ -32,9 +32,53 @@ export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'wee
 export type GmpInterval = (typeof GMP_INTERVALS)[number];
 
 /** Every event type (docs/spec.md#webhooks), in the order the contract lists them. */
-export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const;
+export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot', 'subscription.snapshot'] as const;
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The investor categories of a subscription snapshot (docs/spec.md#subscription), in the
+ * order of its `times` object: qualified institutions, non-institutions (with the big and
+ * small NII parts), retail, employees, shareholders, and the issue as a whole.
+ */
+export const SUBSCRIPTION_CATEGORIES = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'] as const;
+/** One of {@link SUBSCRIPTION_CATEGORIES}. */
+export type SubscriptionCategory = (typeof SUBSCRIPTION_CATEGORIES)[number];
+/**
+ * Times subscribed per category: a number >= 0 with at most 2 decimals, or null for a
+ * category the issue does not have or the source did not give. Keys in
+ * {@link SUBSCRIPTION_CATEGORIES} order.
+ */
+export type SubscriptionTimes = Record<SubscriptionCategory, number | null>;
+
+/** A subscription snapshot as stores keep it: what the exchanges published at one instant. */
+export interface SubscriptionRecord {
+  ipoId: string;
+  /** The instant, epoch milliseconds. */
+  timestamp: number;
+  /** Every category present, in {@link SUBSCRIPTION_CATEGORIES} order (null: not given). */
+  times: SubscriptionTimes;
+}
+
+/** The subscription snapshot of the wire (the IPO object's `subscription`). */
+export interface SubscriptionSnapshot {
+  /** ISO-8601 UTC with milliseconds. */
+  asOf: string;
+  times: SubscriptionTimes;
+}
+
+/** One point of the subscription route's series: its instant and the times per category. */
+export type SubscriptionPoint = { timestamp: string } & SubscriptionTimes;
+
+/** The answer of `GET /ipos/{identifier}/subscription` (docs/spec.md#subscription-series). */
+export interface SubscriptionSeries {
+  ipoId: string;
+  symbol: string | null;
+  /** Every snapshot in range, ascending. */
+  series: SubscriptionPoint[];
+  /** The effective range (`to` absent: now) and the number of points. */
+  meta: { from: string; to: string; count: number };
+}
 
 /** The three dates that decide an IPO's status. */
 export interface IpoDates {
@@ -147,6 +191,8 @@ export interface Ipo {
   sector: string | null;
   /** The listing day's prices per exchange, `nse` before `bse`; `[]` until known. */
   listingPrices: ListingPrice[];
+  /** The latest subscription snapshot at or before now; null when there is none. */
+  subscription: SubscriptionSnapshot | null;
   /** Present only when includeGmp=true was asked for and allowed. */
   gmp?: GmpSnapshot | null;
 }
@@ -251,12 +297,32 @@ export interface ListQuery {
   limit: number;
   /** When a number: also return each IPO's latest snapshot at or before this instant (ms). */
   gmpAt: number | null;
+  /**
+   * Keep only IPOs whose name or symbol contains this text, ASCII case ignored (no other
+   * folding, `%` and `_` literal). Absent or null: no such filter.
+   */
+  q?: string | null;
+  /**
+   * When a number: also return each IPO's latest subscription snapshot at or before this
+   * instant (ms) as `subscription`. The core always asks (it is on every IPO object).
+   */
+  subscriptionAt?: number | null;
 }
 
 /** One IPO with, when asked, its latest visible snapshot (null: none yet). */
 export interface IpoRow {
   ipo: IpoRecord;
   gmp?: SnapshotRecord | null;
+  /** With `subscriptionAt` asked for: the latest subscription snapshot then, or null. */
+  subscription?: SubscriptionRecord | null;
+}
+
+/** A subscription series query: snapshots of one IPO with `from <= timestamp <= to`. */
+export interface SubscriptionQuery {
+  ipoId: string;
+  /** Inclusive bounds, epoch ms. The core has already cut `to` at now. */
+  from: number;
+  to: number;
 }
 
 /** A GMP bucket query: snapshots of one IPO with `from <= timestamp <= to`. */
@@ -330,8 +396,10 @@ export interface RateLimitOutcome {
   windows: RateLimitWindowState[];
 }
 
-/** The routes usage is counted by. */
-export type UsageRoute = 'list' | 'ipo' | 'gmp';
+/** The routes usage is counted by, in the order the API lists them. */
+export const USAGE_ROUTES = ['list', 'ipo', 'gmp', 'subscription'] as const;
+/** The routes usage is counted by (one of {@link USAGE_ROUTES}). */
+export type UsageRoute = (typeof USAGE_ROUTES)[number];
 
 /** A keyed request's usage, counted in the same step that charges (or refuses) it. */
 export interface UsageCharge {
@@ -362,6 +430,8 @@ export interface WriteOptions {
 /** Result of {@link IpoStore.writeDataset}: conflicts with stored data; empty means written. */
 export type DatasetConflict =
   | { kind: 'unknown-ipo'; snapshot: number }
+  /** `subscription[snapshot]` names an IPO neither in the write nor stored. */
+  | { kind: 'unknown-ipo-subscription'; snapshot: number }
   | { kind: 'symbol-taken'; ipo: number; holder: string }
   | { kind: 'slug-taken'; ipo: number; holder: string };
 
@@ -421,7 +491,7 @@ export interface IpoStore {
    * are those `eventsOfWrite` builds, recorded only when some enabled endpoint takes their
    * type, with one pending delivery (due at once) per such endpoint.
    */
-  writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]>;
+  writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[]; subscription?: SubscriptionRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]>;
 
   /**
    * Deletes the IPOs with these ids and all their snapshots, atomically; unknown ids are
@@ -449,13 +519,19 @@ export interface IpoStore {
    * symbol equals it ignoring ASCII case, else the one whose slug does; null when none.
    * With `gmpAt` set the row carries `gmp` as in {@link IpoStore.listIpos}.
    */
-  findIpo(query: { identifier: string; gmpAt: number | null }, call?: StoreCallOptions): IpoRow | null | Promise<IpoRow | null>;
+  findIpo(query: { identifier: string; gmpAt: number | null; subscriptionAt?: number | null }, call?: StoreCallOptions): IpoRow | null | Promise<IpoRow | null>;
 
   /**
    * The buckets that hold at least one snapshot of `ipoId` in `[from, to]`, ascending by
    * start; for each, the exact integer sum and count of the field's non-null values.
    */
   gmpBuckets(query: GmpBucketQuery, call?: StoreCallOptions): GmpBucket[] | Promise<GmpBucket[]>;
+
+  /**
+   * The subscription snapshots of `ipoId` with `from <= timestamp <= to`, ascending by
+   * timestamp (docs/spec.md#subscription-series). May answer synchronously, as the other reads.
+   */
+  subscriptionSeries(query: SubscriptionQuery, call?: StoreCallOptions): SubscriptionRecord[] | Promise<SubscriptionRecord[]>;
 
   /** Frees what the store itself holds (timers, caches); never a client it was given. */
   close?(): Promise<void>;
@@ -800,8 +876,17 @@ export type DatasetIpo = Pick<IpoRecord, 'id' | 'name' | 'slug' | 'type'> &
     subscription?: unknown;
   };
 
-/** A dataset (docs/spec.md#datasets): both parts optional. */
+/** A dataset (docs/spec.md#datasets): every part optional. */
 export interface Dataset {
   ipos?: DatasetIpo[];
   gmp?: DatasetSnapshot[];
+  subscription?: DatasetSubscription[];
+}
+
+/** A subscription snapshot as a dataset gives it: at least one category (null reads null). */
+export interface DatasetSubscription {
+  ipoId: string;
+  /** ISO-8601 instant with `Z` or an offset, at most 3 fractional digits. */
+  timestamp: string;
+  times: Partial<SubscriptionTimes>;
 }
