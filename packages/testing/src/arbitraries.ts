@@ -7,8 +7,8 @@
  * IPO's symbol or slug, and symbols that differ only in case come up often.
  */
 import fc from 'fast-check';
-import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, IPO_FIELDS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, toIsoUtc } from '@ipokit/core/backend';
-import { type Dataset, EXCHANGES, type Exchange, type IpoDates, type IpoType, type ListingPrice, type ScheduleEvent } from '@ipokit/core';
+import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, IPO_FIELDS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, SUBSCRIPTION_CATEGORIES, type SubscriptionRecord, type SubscriptionTimes, toIsoUtc } from '@ipokit/core/backend';
+import { type Dataset, type DatasetIpo, type DatasetSnapshot, EXCHANGES, type Exchange, type IpoDates, type IpoType, type ListingPrice, type ScheduleEvent } from '@ipokit/core';
 
 /** The first day the date arbitraries draw from by default. */
 export const ARBITRARY_FIRST_DAY = '2026-12-10';
@@ -35,6 +35,8 @@ export interface DatasetArbitraryOptions extends DateRangeOptions {
   maxIpos?: number;
   /** Most snapshots; default 200. */
   maxSnapshots?: number;
+  /** Most subscription snapshots; default 60. */
+  maxSubscription?: number;
   /** First instant of snapshots (ms); default {@link ARBITRARY_FIRST_INSTANT}. */
   firstInstant?: number;
   /** Days of snapshot instants; default {@link ARBITRARY_INSTANT_DAYS}. */
@@ -45,6 +47,8 @@ export interface DatasetArbitraryOptions extends DateRangeOptions {
 export interface RecordDataset {
   ipos: IpoRecord[];
   snapshots: SnapshotRecord[];
+  /** Subscription snapshots (absent: none). */
+  subscription?: SubscriptionRecord[];
 }
 
 /**
@@ -98,16 +102,35 @@ export function makeSnapshot(ipoId: string, timestamp: number | string, prices: 
 }
 
 /**
+ * A subscription snapshot record from the categories given (every other one null), keys
+ * in the order of `SUBSCRIPTION_CATEGORIES`, as stores keep it.
+ *
+ * @example
+ * ```ts
+ * makeSubscription('a1', '2026-11-18T09:30:00.000Z', { retail: 4.12, total: 2.5 });
+ * ```
+ */
+export function makeSubscription(ipoId: string, timestamp: number | string, times: Partial<SubscriptionTimes>): SubscriptionRecord {
+  const full = {} as SubscriptionTimes;
+  for (const category of SUBSCRIPTION_CATEGORIES) full[category] = times[category] ?? null;
+  return { ipoId, timestamp: typeof timestamp === 'number' ? timestamp : Date.parse(timestamp), times: full };
+}
+
+/** What {@link toDataset} returns: `ipos` and `gmp` always, `subscription` when the records have it. */
+export type RecordsAsDataset = Dataset & { ipos: DatasetIpo[]; gmp: DatasetSnapshot[] };
+
+/**
  * The dataset form (docs/spec.md#datasets) of store records, for `importDataset`: snapshot
- * timestamps as ISO strings and prices in rupees.
+ * timestamps as ISO strings and prices in rupees; the `subscription` part (every category
+ * written out) only when the records have one.
  *
  * @example
  * ```ts
  * await importDataset(store, toDataset({ ipos, snapshots }));
  * ```
  */
-export function toDataset(records: RecordDataset): Required<Dataset> {
-  return {
+export function toDataset(records: RecordDataset): RecordsAsDataset {
+  const dataset: RecordsAsDataset = {
     ipos: records.ipos.map((ipo) => ({ ...ipo })),
     gmp: records.snapshots.map((s) => ({
       ipoId: s.ipoId,
@@ -115,6 +138,10 @@ export function toDataset(records: RecordDataset): Required<Dataset> {
       sources: s.sources.map((src) => ({ name: src.name, gmpPrice: paiseToRupees(src.paise) })),
     })),
   };
+  if (records.subscription !== undefined) {
+    dataset.subscription = records.subscription.map((s) => ({ ipoId: s.ipoId, timestamp: toIsoUtc(s.timestamp), times: { ...s.times } }));
+  }
+  return dataset;
 }
 
 /**
@@ -380,8 +407,61 @@ export function snapshotRecordArbitrary(
 }
 
 /**
- * A valid dataset of store records: unique IPOs ({@link ipoRecordsArbitrary}) and
- * snapshots of those IPOs, unique by (ipoId, timestamp).
+ * A category's times subscribed: a number >= 0 with at most 2 decimals below 10,000,000,
+ * often small, sometimes 0 or the largest allowed.
+ *
+ * @example
+ * ```ts
+ * fc.sample(subscriptionValueArbitrary(), 3); // e.g. [0, 12.34, 9999999.99]
+ * ```
+ */
+export function subscriptionValueArbitrary(): fc.Arbitrary<number> {
+  return fc
+    .oneof(
+      { weight: 5, arbitrary: fc.integer({ min: 0, max: 50_000 }) },
+      { weight: 1, arbitrary: fc.constantFrom(0, 1, 999_999_999) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 999_999_999 }) },
+    )
+    .map((hundredths) => paiseToRupees(hundredths));
+}
+
+/**
+ * A full `times` object: every category, each a value or null (about one in three).
+ *
+ * @example
+ * ```ts
+ * fc.sample(subscriptionTimesArbitrary(), 1); // e.g. [{ qib: 1.5, nii: null, ..., total: 3.25 }]
+ * ```
+ */
+export function subscriptionTimesArbitrary(): fc.Arbitrary<SubscriptionTimes> {
+  const value = fc.option(subscriptionValueArbitrary(), { nil: null, freq: 3 });
+  return fc.tuple(...SUBSCRIPTION_CATEGORIES.map(() => value)).map((values) => {
+    const times = {} as SubscriptionTimes;
+    SUBSCRIPTION_CATEGORIES.forEach((category, i) => {
+      times[category] = values[i] ?? null;
+    });
+    return times;
+  });
+}
+
+/**
+ * A subscription snapshot record of one of `ipoIds` (instants as {@link instantArbitrary}).
+ *
+ * @example
+ * ```ts
+ * fc.sample(subscriptionRecordArbitrary(['a1']), 1); // e.g. [{ ipoId: 'a1', timestamp: ..., times: {...} }]
+ * ```
+ */
+export function subscriptionRecordArbitrary(
+  ipoIds: readonly string[],
+  options: { firstInstant?: number; instantDays?: number } = {},
+): fc.Arbitrary<SubscriptionRecord> {
+  return fc.record({ ipoId: fc.constantFrom(...ipoIds), timestamp: instantArbitrary(options), times: subscriptionTimesArbitrary() });
+}
+
+/**
+ * A valid dataset of store records: unique IPOs ({@link ipoRecordsArbitrary}), GMP
+ * snapshots and subscription snapshots of those IPOs, each unique by (ipoId, timestamp).
  *
  * @example
  * ```ts
@@ -392,12 +472,18 @@ export function snapshotRecordArbitrary(
  */
 export function datasetArbitrary(options: DatasetArbitraryOptions = {}): fc.Arbitrary<RecordDataset> {
   return ipoRecordsArbitrary(options).chain((ipos) => {
-    if (ipos.length === 0) return fc.constant<RecordDataset>({ ipos, snapshots: [] });
-    const snapshots = fc.uniqueArray(snapshotRecordArbitrary(ipos.map((i) => i.id), options), {
+    if (ipos.length === 0) return fc.constant<RecordDataset>({ ipos, snapshots: [], subscription: [] });
+    const ids = ipos.map((i) => i.id);
+    const snapshots = fc.uniqueArray(snapshotRecordArbitrary(ids, options), {
       maxLength: options.maxSnapshots ?? 200,
       size: 'medium',
       selector: (s) => `${s.timestamp}\u0000${s.ipoId}`,
     });
-    return snapshots.map((list) => ({ ipos, snapshots: list }));
+    const subscription = fc.uniqueArray(subscriptionRecordArbitrary(ids, options), {
+      maxLength: options.maxSubscription ?? 60,
+      size: 'small',
+      selector: (s) => `${s.timestamp}\u0000${s.ipoId}`,
+    });
+    return fc.tuple(snapshots, subscription).map(([list, subs]) => ({ ipos, snapshots: list, subscription: subs }));
   });
 }

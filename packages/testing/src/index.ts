@@ -28,7 +28,7 @@ export {
 } from './store-suite.js';
 export { referenceStore } from './reference-store.js';
 export { testClientAddress, type ClientAddressTarget } from './client-address.js';
-export { latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
+export { latestSnapshot, latestSubscription, matchesQ, referenceBuckets, referenceFind, referenceList, referenceSubscriptionSeries } from './reference.js';
 export { asciiLower } from '@ipokit/core/backend';
 export {
   ARBITRARY_DAYS,
@@ -46,14 +46,19 @@ export {
   listingPricesArbitrary,
   makeIpo,
   makeSnapshot,
+  makeSubscription,
   slugArbitrary,
   snapshotRecordArbitrary,
+  subscriptionRecordArbitrary,
+  subscriptionTimesArbitrary,
+  subscriptionValueArbitrary,
   symbolArbitrary,
   textArbitrary,
   toDataset,
   type DatasetArbitraryOptions,
   type DateRangeOptions,
   type RecordDataset,
+  type RecordsAsDataset,
 } from './arbitraries.js';
 export {
   STORE_FAULT_SECRET,

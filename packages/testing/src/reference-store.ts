@@ -6,8 +6,8 @@
  * Every method does all its work synchronously inside one `async` function body, so
  * each call is atomic: JavaScript runs no other code until the body returns.
  */
-import { type AccountRecord, type ApiKeyRecord, asciiLower, type ClaimedDelivery, compareCodePoints, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, sameIpo, sameSnapshot, type SnapshotRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
-import { referenceBuckets, referenceFind, referenceList } from './reference.js';
+import { type AccountRecord, type ApiKeyRecord, asciiLower, type ClaimedDelivery, compareCodePoints, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, sameIpo, sameSnapshot, sameSubscription, type SnapshotRecord, type SubscriptionQuery, type SubscriptionRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
+import { latestSubscription, referenceBuckets, referenceFind, referenceList, referenceSubscriptionSeries } from './reference.js';
 import { rateLimitModel } from './limiter-model.js';
 import { MemoryOutbox } from '@ipokit/webhooks';
 import type { AccountStore, Store, UsageRow, WebhookStore } from '@ipokit/core';
@@ -25,6 +25,7 @@ import type { AccountStore, Store, UsageRow, WebhookStore } from '@ipokit/core';
 export function referenceStore(): Store & WebhookStore {
   let ipos: IpoRecord[] = [];
   let snapshots: SnapshotRecord[] = [];
+  let subscription: SubscriptionRecord[] = [];
   const accounts: AccountRecord[] = [];
   const keys: ApiKeyRecord[] = [];
   const outbox = new MemoryOutbox();
@@ -35,7 +36,8 @@ export function referenceStore(): Store & WebhookStore {
   const activeKeys = (accountId: string, now: string): number => keys.filter((k) => k.accountId === accountId && active(k, now)).length;
 
   return {
-    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]> {
+    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[]; subscription?: SubscriptionRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]> {
+      const written = input.subscription ?? [];
       const writtenIds = new Set(input.ipos.map((i) => i.id));
       const storedIds = new Set(ipos.map((i) => i.id));
       const conflicts: DatasetConflict[] = [];
@@ -52,26 +54,40 @@ export function referenceStore(): Store & WebhookStore {
       input.snapshots.forEach((s, index) => {
         if (!writtenIds.has(s.ipoId) && !storedIds.has(s.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: index });
       });
+      written.forEach((s, index) => {
+        if (!writtenIds.has(s.ipoId) && !storedIds.has(s.ipoId)) conflicts.push({ kind: 'unknown-ipo-subscription', snapshot: index });
+      });
       if (conflicts.length > 0) return conflicts;
 
       const types = outbox.subscribedTypes();
       const at = options?.at ?? Date.now();
-      const changed = {
-        at,
-        ipos: input.ipos.flatMap((ipo) => {
-          const before = ipos.find((i) => i.id === ipo.id) ?? null;
-          return before !== null && sameIpo(before, ipo) ? [] : [{ ipo: copy(ipo), before }];
-        }),
-        snapshots: input.snapshots.filter((s) => {
-          const stored = snapshots.find((t) => t.ipoId === s.ipoId && t.timestamp === s.timestamp);
-          return stored === undefined || !sameSnapshot(stored, s);
-        }),
-        deleted: [],
-      };
+      const changedIpos = input.ipos.flatMap((ipo) => {
+        const before = ipos.find((i) => i.id === ipo.id) ?? null;
+        return before !== null && sameIpo(before, ipo) ? [] : [{ ipo: copy(ipo), before }];
+      });
+      const changedSnapshots = input.snapshots.filter((s) => {
+        const stored = snapshots.find((t) => t.ipoId === s.ipoId && t.timestamp === s.timestamp);
+        return stored === undefined || !sameSnapshot(stored, s);
+      });
+      const changedSubscription = written.filter((s) => {
+        const stored = subscription.find((t) => t.ipoId === s.ipoId && t.timestamp === s.timestamp);
+        return stored === undefined || !sameSubscription(stored, s);
+      });
       ipos = ipos.filter((i) => !writtenIds.has(i.id)).concat(input.ipos.map(copy));
       for (const s of input.snapshots) {
         snapshots = snapshots.filter((t) => !(t.ipoId === s.ipoId && t.timestamp === s.timestamp)).concat(copy(s));
       }
+      for (const s of written) {
+        subscription = subscription.filter((t) => !(t.ipoId === s.ipoId && t.timestamp === s.timestamp)).concat(copy(s));
+      }
+      // An IPO's event shows its latest subscription snapshot at `at`, after the write.
+      const changed = {
+        at,
+        ipos: changedIpos.map((c) => ({ ...c, subscription: copy(latestSubscription(subscription, c.ipo.id, at)) })),
+        snapshots: changedSnapshots,
+        subscription: changedSubscription.map(copy),
+        deleted: [],
+      };
       outbox.record(eventsOfWrite(changed, types), at);
       return [];
     },
@@ -82,21 +98,26 @@ export function referenceStore(): Store & WebhookStore {
       const deleted = ids.filter((id) => ipos.some((i) => i.id === id));
       ipos = ipos.filter((i) => !gone.has(i.id));
       snapshots = snapshots.filter((s) => !gone.has(s.ipoId));
+      subscription = subscription.filter((s) => !gone.has(s.ipoId));
       const at = options?.at ?? Date.now();
       outbox.record(eventsOfWrite({ at, ipos: [], snapshots: [], deleted }, outbox.subscribedTypes()), at);
       return { ipos: before.ipos - ipos.length, snapshots: before.snapshots - snapshots.length };
     },
 
     async listIpos(query: ListQuery): Promise<{ count: number; rows: IpoRow[] }> {
-      return copy(referenceList(ipos, query, snapshots));
+      return copy(referenceList(ipos, query, snapshots, subscription));
     },
 
-    async findIpo(query: { identifier: string; gmpAt: number | null }): Promise<IpoRow | null> {
-      return copy(referenceFind(ipos, query.identifier, query.gmpAt, snapshots));
+    async findIpo(query: { identifier: string; gmpAt: number | null; subscriptionAt?: number | null }): Promise<IpoRow | null> {
+      return copy(referenceFind(ipos, query.identifier, query.gmpAt, snapshots, query.subscriptionAt ?? null, subscription));
     },
 
     async gmpBuckets(query: GmpBucketQuery): Promise<GmpBucket[]> {
       return referenceBuckets(snapshots, query);
+    },
+
+    async subscriptionSeries(query: SubscriptionQuery): Promise<SubscriptionRecord[]> {
+      return copy(referenceSubscriptionSeries(subscription, query));
     },
 
     async insertAccount(account: AccountRecord): Promise<void> {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { asciiLower, type ListQuery } from '@ipokit/core/backend';
-import { latestSnapshot, referenceBuckets, referenceFind, referenceList } from './reference.js';
-import { makeIpo, makeSnapshot } from './arbitraries.js';
+import { latestSnapshot, latestSubscription, matchesQ, referenceBuckets, referenceFind, referenceList, referenceSubscriptionSeries } from './reference.js';
+import { makeIpo, makeSnapshot, makeSubscription } from './arbitraries.js';
 
 const query = (over: Partial<ListQuery> & Pick<ListQuery, 'status'>): ListQuery => ({
   today: '2026-11-20',
@@ -131,5 +131,70 @@ describe('referenceBuckets', () => {
       { start: 0, sum: 2n * BigInt(big), count: 2 },
     ]);
     expect(referenceBuckets(s, { ipoId: 'a', field: 'mean', from: 0, to: 0, size: day, origin: 0 })[0]?.sum).toBe(big);
+  });
+});
+
+describe('matchesQ', () => {
+  const orbit = makeIpo({ id: 'o', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT' });
+  const eclair = makeIpo({ id: 'e', name: 'Éclair 100% _Bakes_ \\ Co', symbol: null });
+
+  it('keeps a name or symbol that contains q, ASCII case ignored', () => {
+    expect(matchesQ(orbit, 'aero')).toBe(true);
+    expect(matchesQ(orbit, 'BIT')).toBe(true);
+    expect(matchesQ(orbit, 'orbit aerospace ltd')).toBe(true);
+    expect(matchesQ(orbit, 'orbitx')).toBe(false);
+    expect(matchesQ(orbit, null)).toBe(true);
+    expect(matchesQ(orbit, undefined)).toBe(true);
+  });
+
+  it('folds no other case and takes %, _ and \\ literally', () => {
+    expect(matchesQ(eclair, 'éclair')).toBe(false);
+    expect(matchesQ(eclair, 'ÉCLAIR')).toBe(true);
+    expect(matchesQ(eclair, '100%')).toBe(true);
+    expect(matchesQ(eclair, '%')).toBe(true);
+    expect(matchesQ(eclair, '_b')).toBe(true);
+    expect(matchesQ(eclair, '\\ c')).toBe(true);
+    expect(matchesQ(orbit, '%')).toBe(false);
+    expect(matchesQ(orbit, '_')).toBe(false);
+    expect(matchesQ(orbit, 'o_bit')).toBe(false);
+    expect(matchesQ(makeIpo({ id: 'k', name: 'x', symbol: 'K1' }), '\u212A')).toBe(false); // Kelvin sign
+  });
+
+  it('filters the list before counting and keeps the order', () => {
+    const ipos = [makeIpo({ id: 'b', name: 'Zeta Orb' }), makeIpo({ id: 'a', name: 'Alpha', symbol: 'ORB1' }), makeIpo({ id: 'c', name: 'Gamma' })];
+    expect(referenceList(ipos, query({ status: 'announced', q: 'orb' }))).toEqual({ count: 2, rows: [{ ipo: ipos[1] }, { ipo: ipos[0] }] });
+  });
+});
+
+describe('subscription snapshots', () => {
+  const subscription = [makeSubscription('a', 30, { total: 3 }), makeSubscription('b', 20, { qib: 1 }), makeSubscription('a', 10, { total: 1, retail: null })];
+
+  it('latestSubscription is inclusive of `at` and ignores other IPOs', () => {
+    expect(latestSubscription(subscription, 'a', 29)?.timestamp).toBe(10);
+    expect(latestSubscription(subscription, 'a', 30)?.timestamp).toBe(30);
+    expect(latestSubscription(subscription, 'a', 9)).toBeNull();
+  });
+
+  it('rows carry subscription only when subscriptionAt is a number', () => {
+    const ipos = [makeIpo({ id: 'a', symbol: 'A1' })];
+    expect(referenceFind(ipos, 'a1', null, [], null, subscription)).toEqual({ ipo: ipos[0] });
+    expect(referenceFind(ipos, 'a1', null, [], 9, subscription)).toEqual({ ipo: ipos[0], subscription: null });
+    expect(referenceFind(ipos, 'a1', 5, [], 29, subscription)).toEqual({ ipo: ipos[0], gmp: null, subscription: subscription[2] });
+    expect(referenceList(ipos, query({ status: 'announced', subscriptionAt: 100 }), [], subscription).rows).toEqual([{ ipo: ipos[0], subscription: subscription[0] }]);
+  });
+
+  it('the series is inclusive of both bounds and ascending', () => {
+    expect(referenceSubscriptionSeries(subscription, { ipoId: 'a', from: 10, to: 30 }).map((s) => s.timestamp)).toEqual([10, 30]);
+    expect(referenceSubscriptionSeries(subscription, { ipoId: 'a', from: 11, to: 29 })).toEqual([]);
+    expect(referenceSubscriptionSeries(subscription, { ipoId: 'b', from: 20, to: 20 })).toEqual([subscription[1]]);
+  });
+
+  it('makeSubscription fills every category in order', () => {
+    expect(Object.keys(makeSubscription('a', 0, { total: 2.5 }).times)).toEqual(['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total']);
+    expect(makeSubscription('a', '2026-11-18T09:30:00.000Z', { total: 2.5 })).toEqual({
+      ipoId: 'a',
+      timestamp: Date.UTC(2026, 10, 18, 9, 30),
+      times: { qib: null, nii: null, bnii: null, snii: null, retail: null, employee: null, shareholder: null, total: 2.5 },
+    });
   });
 });
