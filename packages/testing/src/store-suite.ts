@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type AccountStore, createAccount, createApiKey, type Exchange, GMP_FIELDS, type GmpField, type IpoStatus, type IpoStore, type IpoType, isIpokitError, listApiKeys, type Plan, type RateLimiter, revokeApiKey, rotateApiKey, type Store, updateAccount, type UsageRow } from '@ipokit/core';
-import { type AccountRecord, type ActiveKeyLimits, addDays, type ApiKeyRecord, type DatasetConflict, type GmpBucket, type GmpBucketQuery, IPO_STATUSES, type IpoRecord, type IpoRow, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, type SnapshotRecord, type UsageCharge, type UsageRoute } from '@ipokit/core/backend';
-import { referenceBuckets, referenceFind, referenceList } from './reference.js';
+import { type AccountRecord, type ActiveKeyLimits, addDays, type ApiKeyRecord, type DatasetConflict, type GmpBucket, type GmpBucketQuery, IPO_STATUSES, type IpoRecord, type IpoRow, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, type SnapshotRecord, type SubscriptionRecord, type UsageCharge, type UsageRoute } from '@ipokit/core/backend';
+import { referenceBuckets, referenceFind, referenceList, referenceSubscriptionSeries } from './reference.js';
 import { rateLimitModel } from './limiter-model.js';
 import { referenceStore } from './reference-store.js';
 import {
@@ -20,6 +20,7 @@ import {
   isoDateArbitrary,
   makeIpo,
   makeSnapshot,
+  makeSubscription,
   symbolArbitrary,
   type RecordDataset,
 } from './arbitraries.js';
@@ -152,6 +153,8 @@ function ipoStoreChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>):
   describe('listIpos', () => listChecks(check, withStore));
   describe('findIpo', () => findChecks(check, withStore));
   describe('gmpBuckets', () => bucketChecks(check, withStore));
+  describe('subscription snapshots', () => subscriptionChecks(check, withStore));
+  describe('listIpos q', () => qChecks(check, withStore));
 }
 
 function accountStoreChecks(check: Check<AccountStore>, withStore: WithStore<AccountStore>): void {
@@ -596,14 +599,14 @@ function listChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): voi
   });
 
   it(
-    'agrees with referenceList on random datasets, statuses, filters, pages and gmpAt (property)',
+    'agrees with referenceList on random datasets, statuses, filters (q included), pages, gmpAt and subscriptionAt (property)',
     async () => {
       // Random queries, plus every status's whole list (where order and gmp show most).
       const arb = datasetArbitrary().chain((dataset) =>
         fc.tuple(
           fc.constant(dataset),
           fc.array(listQueryArbitrary(dataset), { minLength: 1, maxLength: 10 }),
-          fc.record({ today: todayArbitrary(dataset), gmpAt: gmpAtArbitrary(dataset) }),
+          fc.record({ today: todayArbitrary(dataset), gmpAt: gmpAtArbitrary(dataset), subscriptionAt: subscriptionAtArbitrary(dataset) }),
         ),
       );
       await fc.assert(
@@ -612,7 +615,7 @@ function listChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): voi
             expect(await store.writeDataset(dataset)).toEqual([]);
             for (const q of [...queries, ...IPO_STATUSES.map((status) => listQuery({ status, ...whole }))]) {
               const got = await store.listIpos(q);
-              expect(q.gmpAt === null ? withoutRowGmp(got) : got, JSON.stringify(q)).toEqual(referenceList(dataset.ipos, q, dataset.snapshots));
+              expect(asAsked(got, q), JSON.stringify(q)).toEqual(referenceList(dataset.ipos, q, dataset.snapshots, dataset.subscription));
             }
           });
         }),
@@ -704,7 +707,7 @@ function findChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): voi
   });
 
   it(
-    'agrees with referenceFind on random datasets and identifiers in any case (property)',
+    'agrees with referenceFind on random datasets and identifiers in any case, with gmpAt and subscriptionAt (property)',
     async () => {
       const arb = datasetArbitrary({ maxIpos: 25, maxSnapshots: 60 }).chain((dataset) => {
         const known = dataset.ipos.flatMap((i) => [i.id, i.slug, ...(i.symbol === null ? [] : [i.symbol])]);
@@ -714,7 +717,7 @@ function findChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): voi
         const identifier = fc
           .tuple(base, fc.array(fc.constantFrom('keep', 'swap', 'lookalike'), { minLength: 8, maxLength: 8 }))
           .map(([s, edits]) => [...s].map((c, i) => editChar(c, edits[i % 8] ?? 'keep')).join(''));
-        const probe = fc.record({ identifier, gmpAt: gmpAtArbitrary(dataset) });
+        const probe = fc.record({ identifier, gmpAt: gmpAtArbitrary(dataset), subscriptionAt: subscriptionAtArbitrary(dataset) });
         return fc.tuple(fc.constant(dataset), fc.array(probe, { minLength: 1, maxLength: 10 }));
       });
       await fc.assert(
@@ -723,7 +726,8 @@ function findChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): voi
             expect(await store.writeDataset(dataset)).toEqual([]);
             for (const p of probes) {
               const got = await store.findIpo(p);
-              expect(p.gmpAt === null ? withoutGmp(got) : got).toEqual(referenceFind(dataset.ipos, p.identifier, p.gmpAt, dataset.snapshots));
+              const want = referenceFind(dataset.ipos, p.identifier, p.gmpAt, dataset.snapshots, p.subscriptionAt, dataset.subscription);
+              expect(got === null ? null : rowAsAsked(got, p), JSON.stringify(p)).toEqual(want);
             }
           });
         }),
@@ -1682,6 +1686,340 @@ function isoDay(ms: number): string {
 }
 
 // ---------------------------------------------------------------------------------------
+// Subscription snapshots (docs/spec.md#subscription)
+
+/** Every category given, with 0, 2 decimals and the largest value allowed. */
+const FULL_TIMES = { qib: 120.45, nii: 0, bnii: 9_999_999.99, snii: 0.01, retail: 3, employee: 1.5, shareholder: 77.7, total: 45.12 };
+
+function subscriptionChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): void {
+  const x = makeIpo({ id: 'x1', symbol: 'X1', slug: 'x-one' });
+  const y = makeIpo({ id: 'y1', symbol: 'Y1', slug: 'y-one' });
+  const t = Date.UTC(2026, 10, 18, 9, 30);
+  const series = [
+    makeSubscription('x1', t, { qib: 0.5, total: 1.25 }),
+    makeSubscription('x1', t + HOUR, FULL_TIMES),
+    makeSubscription('x1', t + DAY, {}), // every category null
+    makeSubscription('x1', Date.UTC(2000, 0, 1), { retail: 0 }),
+    makeSubscription('y1', t, { retail: 2 }),
+  ];
+  const ofX = (from: number, to: number) => referenceSubscriptionSeries(series, { ipoId: 'x1', from, to });
+
+  check('stores subscription snapshots exactly as given (every category, nulls, 0, the largest value) and answers []', async (store) => {
+    expect(await store.writeDataset({ ipos: [x, y], snapshots: [], subscription: series })).toEqual([]);
+    await expectContents(store, { ipos: [x, y], snapshots: [], subscription: series });
+    const got = await store.subscriptionSeries({ ipoId: 'x1', from: 0, to: FAR_FUTURE });
+    expect(got).toEqual(ofX(0, FAR_FUTURE));
+    // Keys in SUBSCRIPTION_CATEGORIES order: a store that builds times from columns keeps it.
+    for (const s of got) expect(Object.keys(s.times)).toEqual(['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total']);
+  });
+
+  check('a write without `subscription` stores none and keeps those stored', async (store) => {
+    expect(await store.writeDataset({ ipos: [x, y], snapshots: [] })).toEqual([]);
+    expect(await store.subscriptionSeries({ ipoId: 'x1', from: 0, to: FAR_FUTURE })).toEqual([]);
+    expect(await store.writeDataset({ ipos: [], snapshots: [], subscription: series })).toEqual([]);
+    expect(await store.writeDataset({ ipos: [x], snapshots: [makeSnapshot('x1', t, { a: 1 })] })).toEqual([]);
+    await expectContents(store, { ipos: [x, y], snapshots: [makeSnapshot('x1', t, { a: 1 })], subscription: series });
+  });
+
+  check('replaces a subscription snapshot with the same (ipoId, timestamp) and keeps every other (GMP snapshots at that instant too)', async (store) => {
+    const gmp = [makeSnapshot('x1', t, { a: 100 })];
+    expect(await store.writeDataset({ ipos: [x, y], snapshots: gmp, subscription: series })).toEqual([]);
+    const replacement = makeSubscription('x1', t, { retail: 9, total: null });
+    expect(await store.writeDataset({ ipos: [], snapshots: [], subscription: [replacement] })).toEqual([]);
+    await expectContents(store, { ipos: [x, y], snapshots: gmp, subscription: [replacement, ...series.slice(1)] });
+    // An IPO rewritten keeps its subscription snapshots.
+    expect(await store.writeDataset({ ipos: [{ ...x, name: 'Renamed' }], snapshots: [] })).toEqual([]);
+    await expectContents(store, { ipos: [{ ...x, name: 'Renamed' }, y], snapshots: gmp, subscription: [replacement, ...series.slice(1)] });
+  });
+
+  check('reports each subscription snapshot of an unknown IPO by its index and writes nothing, subscription included', async (store) => {
+    const sx = makeSubscription('x1', t, { total: 1 });
+    expect(await store.writeDataset({ ipos: [x], snapshots: [], subscription: [sx] })).toEqual([]);
+    const input = {
+      ipos: [y],
+      snapshots: [makeSnapshot('y1', t, { a: 1 })],
+      subscription: [
+        makeSubscription('x1', t + 1, { total: 2 }), // stored IPO
+        makeSubscription('z1', t, { total: 3 }), // unknown
+        makeSubscription('y1', t, { total: 4 }), // IPO of this write
+        makeSubscription('X1', t, { total: 5 }), // ids are exact: unknown
+      ],
+    };
+    expect(sortConflicts(await store.writeDataset(input))).toEqual(
+      sortConflicts([
+        { kind: 'unknown-ipo-subscription', snapshot: 1 },
+        { kind: 'unknown-ipo-subscription', snapshot: 3 },
+      ]),
+    );
+    await expectContents(store, { ipos: [x], snapshots: [], subscription: [sx] }, ['y1', 'z1', 'X1']);
+  });
+
+  check('a conflict of another kind writes no subscription snapshot either; every kind is reported at once', async (store) => {
+    const sx = makeSubscription('x1', t, { total: 1 });
+    expect(await store.writeDataset({ ipos: [x, y], snapshots: [], subscription: [sx] })).toEqual([]);
+    const input = {
+      ipos: [makeIpo({ id: 'a1', symbol: 'x1', slug: 'a-one' })],
+      snapshots: [makeSnapshot('q1', t, { a: 1 })],
+      subscription: [makeSubscription('x1', t, { total: 99 }), makeSubscription('a1', t, { total: 2 }), makeSubscription('q1', t, { total: 3 })],
+    };
+    expect(sortConflicts(await store.writeDataset(input))).toEqual(
+      sortConflicts([
+        { kind: 'symbol-taken', ipo: 0, holder: 'x1' },
+        { kind: 'unknown-ipo', snapshot: 0 },
+        { kind: 'unknown-ipo-subscription', snapshot: 2 },
+      ]),
+    );
+    await expectContents(store, { ipos: [x, y], snapshots: [], subscription: [sx] }, ['a1', 'q1']);
+    // A symbol conflict alone also keeps the subscription part out.
+    const alone = { ipos: [makeIpo({ id: 'b1', symbol: 'Y1', slug: 'b-one' })], snapshots: [], subscription: [makeSubscription('x1', t + 5, { total: 5 })] };
+    expect(await store.writeDataset(alone)).toEqual([{ kind: 'symbol-taken', ipo: 0, holder: 'y1' }]);
+    await expectContents(store, { ipos: [x, y], snapshots: [], subscription: [sx] }, ['b1']);
+  });
+
+  check('subscriptionAt: the latest snapshot at or before it (inclusive), later ones invisible, null when none', async (store) => {
+    expect(await store.writeDataset({ ipos: [x, y, makeIpo({ id: 'z1' })], snapshots: [], subscription: series })).toEqual([]);
+    const find = async (identifier: string, subscriptionAt: number) => (await store.findIpo({ identifier, gmpAt: null, subscriptionAt }))?.subscription;
+    expect(await find('x1', t + HOUR)).toEqual(series[1]);
+    expect(await find('X1', t + HOUR - 1)).toEqual(series[0]);
+    expect(await find('x-one', t - 1)).toEqual(series[3]);
+    expect(await find('x1', Date.UTC(2000, 0, 1) - 1)).toBeNull();
+    expect(await find('x1', FAR_FUTURE)).toEqual(series[2]);
+    expect(await find('z1', FAR_FUTURE)).toBeNull();
+    expect(await find('y1', t - 1)).toBeNull();
+    const ipos = [x, y, makeIpo({ id: 'z1' })];
+    for (const subscriptionAt of [0, t - 1, t, t + HOUR - 1, t + HOUR, t + DAY, FAR_FUTURE]) {
+      const q = listQuery({ status: 'announced', subscriptionAt });
+      expect(asAsked(await store.listIpos(q), q)).toEqual(referenceList(ipos, q, [], series));
+      const both = listQuery({ status: 'announced', subscriptionAt, gmpAt: subscriptionAt, limit: 2, offset: 1 });
+      expect(asAsked(await store.listIpos(both), both)).toEqual(referenceList(ipos, both, [], series));
+    }
+  });
+
+  check('subscriptionSeries: bounds inclusive, ascending, one IPO only, [] for none', async (store) => {
+    expect(await store.writeDataset({ ipos: [x, y], snapshots: [makeSnapshot('x1', t + 2 * HOUR, { a: 1 })], subscription: [...series].reverse() })).toEqual([]);
+    const read = (ipoId: string, from: number, to: number) => store.subscriptionSeries({ ipoId, from, to });
+    expect((await read('x1', 0, FAR_FUTURE)).map((s) => s.timestamp)).toEqual([Date.UTC(2000, 0, 1), t, t + HOUR, t + DAY]);
+    expect(await read('x1', t, t + HOUR)).toEqual(ofX(t, t + HOUR));
+    expect((await read('x1', t, t + HOUR)).length).toBe(2);
+    expect(await read('x1', t + 1, t + HOUR - 1)).toEqual([]);
+    expect(await read('x1', t + HOUR, t + HOUR)).toEqual([series[1]]);
+    expect(await read('y1', 0, FAR_FUTURE)).toEqual([series[4]]);
+    expect(await read('X1', 0, FAR_FUTURE)).toEqual([]); // an id, not an identifier
+    expect(await read('nope', 0, FAR_FUTURE)).toEqual([]);
+    expect(await read('x1', t + HOUR, t)).toEqual([]);
+  });
+
+  check('deleteIpos removes the IPO\'s subscription snapshots (counting GMP snapshots only), and its id takes no more', async (store) => {
+    const gmp = [makeSnapshot('x1', t, { a: 1 })];
+    expect(await store.writeDataset({ ipos: [x, y], snapshots: gmp, subscription: series })).toEqual([]);
+    expect(await store.deleteIpos(['x1'])).toEqual({ ipos: 1, snapshots: 1 });
+    await expectContents(store, { ipos: [y], snapshots: [], subscription: series.filter((s) => s.ipoId === 'y1') }, ['x1']);
+    expect(await store.writeDataset({ ipos: [], snapshots: [], subscription: [makeSubscription('x1', t, { total: 1 })] })).toEqual([
+      { kind: 'unknown-ipo-subscription', snapshot: 0 },
+    ]);
+    // An IPO written again with the deleted id starts without subscription snapshots.
+    expect(await store.writeDataset({ ipos: [x], snapshots: [] })).toEqual([]);
+    expect(await store.subscriptionSeries({ ipoId: 'x1', from: 0, to: FAR_FUTURE })).toEqual([]);
+    expect(await store.deleteIpos(['y1'])).toEqual({ ipos: 1, snapshots: 0 });
+    await expectContents(store, { ipos: [x], snapshots: [], subscription: [] }, ['y1']);
+  });
+
+  check('a concurrent reader sees all of a write or none of it, subscription included', async (store) => {
+    const ipos = Array.from({ length: 20 }, (_, i) => makeIpo({ id: `n${String(i).padStart(2, '0')}`, name: `N${i}` }));
+    const subscription = ipos.map((ipo, i) => makeSubscription(ipo.id, Date.UTC(2026, 10, 1) + i, { total: i }));
+    const query = listQuery({ status: 'announced', subscriptionAt: FAR_FUTURE });
+    const read = () => store.listIpos(query);
+    const [before, , during1, during2] = await Promise.all([read(), store.writeDataset({ ipos, snapshots: [], subscription }), read(), read()]);
+    const after = asAsked(await read(), query);
+    expect(after).toEqual(referenceList(ipos, query, [], subscription));
+    for (const seen of [before, during1, during2]) {
+      expect([0, 20]).toContain(seen.count);
+      if (seen.count === 20) expect(asAsked(seen, query)).toEqual(after);
+      else expect(seen.rows).toEqual([]);
+    }
+  });
+
+  it(
+    'agrees with the reference store on random writes, deletions, subscriptionAt and series (property)',
+    async () => {
+      const arb = datasetArbitrary({ maxIpos: 12, maxSnapshots: 10, maxSubscription: 40 }).chain((dataset) => {
+        const ids = dataset.ipos.map((i) => i.id);
+        const id = ids.length === 0 ? ipoIdArbitrary() : fc.oneof(fc.constantFrom(...ids), ipoIdArbitrary());
+        const own = (dataset.subscription ?? []).map((s) => s.timestamp);
+        const at = own.length === 0 ? instantArbitrary() : fc.oneof(fc.tuple(fc.constantFrom(...own), fc.constantFrom(0, -1, 1)).map(([v, d]) => v + d), instantArbitrary());
+        const step = fc.oneof(
+          { weight: 3, arbitrary: fc.record({ kind: fc.constant('series' as const), ipoId: id, a: at, b: at }) },
+          { weight: 2, arbitrary: fc.record({ kind: fc.constant('find' as const), identifier: id, at }) },
+          { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), ids: fc.array(id, { maxLength: 2 }) }) },
+          {
+            weight: 2,
+            arbitrary: fc.record({ kind: fc.constant('write' as const), subscription: fc.array(fc.record({ ipoId: id, timestamp: at, total: fc.option(fc.integer({ min: 0, max: 99_999 }), { nil: null }) }), { maxLength: 3 }) }),
+          },
+        );
+        return fc.tuple(fc.constant(dataset), fc.array(step, { minLength: 1, maxLength: 12 }));
+      });
+      await fc.assert(
+        fc.asyncProperty(arb, async ([dataset, steps]) => {
+          await withStore(async (store) => {
+            const model = referenceStore();
+            expect(await store.writeDataset(dataset)).toEqual(await model.writeDataset(dataset));
+            for (const step of steps) {
+              const label = JSON.stringify(step);
+              if (step.kind === 'series') {
+                const query = { ipoId: step.ipoId, from: Math.min(step.a, step.b), to: Math.max(step.a, step.b) };
+                expect(await store.subscriptionSeries(query), label).toEqual(await model.subscriptionSeries(query));
+              } else if (step.kind === 'find') {
+                const query = { identifier: step.identifier, gmpAt: null, subscriptionAt: step.at };
+                const got = await store.findIpo(query);
+                expect(got === null ? null : rowAsAsked(got, query), label).toEqual(await model.findIpo(query));
+              } else if (step.kind === 'delete') {
+                expect(await store.deleteIpos(step.ids), label).toEqual(await model.deleteIpos(step.ids));
+              } else {
+                // Unique by (ipoId, timestamp) within one write, as a checked dataset is.
+                const byKey = new Map(step.subscription.map((s) => [`${s.ipoId}\u0000${s.timestamp}`, s]));
+                const subscription = [...byKey.values()].map((s) => makeSubscription(s.ipoId, s.timestamp, { total: s.total === null ? null : s.total / 100 }));
+                const input = { ipos: [], snapshots: [], subscription };
+                expect(sortConflicts(await store.writeDataset(input)), label).toEqual(sortConflicts(await model.writeDataset(input)));
+              }
+            }
+            for (const status of IPO_STATUSES) {
+              const q = listQuery({ status, today: TODAY, subscriptionAt: FAR_FUTURE });
+              expect(asAsked(await store.listIpos(q), q)).toEqual(await model.listIpos(q));
+            }
+          });
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    PROPERTY_TIMEOUT,
+  );
+}
+
+// ---------------------------------------------------------------------------------------
+// listIpos: the filter q (docs/spec.md#list)
+
+function qChecks(check: Check<IpoStore>, withStore: WithStore<IpoStore>): void {
+  const upcoming = { startDate: '2026-11-25', endDate: '2026-11-27' };
+  const ipos: IpoRecord[] = [
+    makeIpo({ id: 'q1', name: 'Orbit Aerospace Ltd', symbol: 'ORBIT', ...upcoming, type: 'EQ', exchanges: ['nse'] }),
+    makeIpo({ id: 'q2', name: 'Orbital Holdings', symbol: 'ORBH', ...upcoming, type: 'SME', exchanges: ['bse'] }),
+    makeIpo({ id: 'q0', name: 'Zeta Foods', symbol: 'ZORB', startDate: '2026-11-22', endDate: '2026-11-26', type: 'EQ', exchanges: ['nse', 'bse'] }),
+    makeIpo({ id: 'q3', name: 'Éclair Bakes', symbol: 'ECLAIR', ...upcoming, type: 'EQ' }),
+    makeIpo({ id: 'q4', name: 'éclair foods', symbol: null, ...upcoming, type: 'DEBT' }),
+    makeIpo({ id: 'q5', name: '100% Pure Oils', symbol: 'PURE_1', ...upcoming, type: 'EQ', exchanges: ['nse'] }),
+    makeIpo({ id: 'q6', name: 'Back\\slash & Co', symbol: 'B&C', ...upcoming, type: 'SME' }),
+    makeIpo({ id: 'q7', name: 'Kelvin Tools', symbol: 'KT1', ...upcoming, type: 'EQ' }),
+    makeIpo({ id: 'q8', name: 'Smile \u{1F600} Ltd', symbol: 'SMILE', ...upcoming, type: 'EQ' }),
+    makeIpo({ id: 'q9', name: 'Plain Name', symbol: 'PN', ...upcoming, type: 'EQ', exchanges: ['bse'] }),
+    makeIpo({ id: 'a1', name: 'Orbit Listed', symbol: 'ORBL', startDate: '2026-10-01', endDate: '2026-10-03', listingDate: '2026-10-08', exchanges: ['nse'] }),
+    makeIpo({ id: 'a2', name: 'Unannounced orbit', symbol: null, type: 'DEBT' }),
+  ];
+  const ids = async (store: IpoStore, over: Partial<ListQuery> & Pick<ListQuery, 'status'>): Promise<string[]> => {
+    const query = listQuery(over);
+    const got = await store.listIpos(query);
+    const want = referenceList(ipos, query);
+    expect(asAsked(got, query), JSON.stringify(query)).toEqual(want);
+    return got.rows.map((r) => r.ipo.id);
+  };
+
+  check('keeps IPOs whose name or symbol contains q, ASCII case ignored, order unchanged', async (store) => {
+    expect(await store.writeDataset({ ipos, snapshots: [] })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming' })).toEqual(['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7', 'q8', 'q9']);
+    expect(await ids(store, { status: 'upcoming', q: 'orb' })).toEqual(['q0', 'q1', 'q2']); // q0 by symbol ZORB
+    expect(await ids(store, { status: 'upcoming', q: 'ORBIT' })).toEqual(['q1', 'q2']); // q2 by name Orbital
+    expect(await ids(store, { status: 'upcoming', q: 'oRbIt aErOsPaCe lTd' })).toEqual(['q1']);
+    expect(await ids(store, { status: 'upcoming', q: 'orbh' })).toEqual(['q2']);
+    expect(await ids(store, { status: 'upcoming', q: 'aerospace ltd ' })).toEqual([]); // no trimming
+    expect(await ids(store, { status: 'upcoming', q: 'foods' })).toEqual(['q0', 'q4']);
+    expect(await ids(store, { status: 'upcoming', q: '\u{1F600}' })).toEqual(['q8']);
+    expect(await ids(store, { status: 'upcoming', q: 'smile \u{1F600} ltd' })).toEqual(['q8']);
+    expect(await ids(store, { status: 'upcoming', q: 'nothing here' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: null })).toEqual(['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6', 'q7', 'q8', 'q9']);
+  });
+
+  check('folds ASCII case only: É is not é, the Kelvin sign is not k', async (store) => {
+    expect(await store.writeDataset({ ipos, snapshots: [] })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: 'éclair' })).toEqual(['q4']);
+    expect(await ids(store, { status: 'upcoming', q: 'ÉCLAIR' })).toEqual(['q3']);
+    expect(await ids(store, { status: 'upcoming', q: 'Éclair' })).toEqual(['q3']);
+    expect(await ids(store, { status: 'upcoming', q: 'eclair' })).toEqual(['q3']); // by symbol ECLAIR
+    expect(await ids(store, { status: 'upcoming', q: 'clair' })).toEqual(['q3', 'q4']);
+    expect(await ids(store, { status: 'upcoming', q: '\u212Aelvin' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: 'kelvin' })).toEqual(['q7']);
+    expect(await ids(store, { status: 'upcoming', q: '\u017Fmile' })).toEqual([]); // long s
+  });
+
+  check('%, _ and \\ are literal characters, not wildcards or escapes', async (store) => {
+    expect(await store.writeDataset({ ipos, snapshots: [] })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: '%' })).toEqual(['q5']);
+    expect(await ids(store, { status: 'upcoming', q: '100%' })).toEqual(['q5']);
+    expect(await ids(store, { status: 'upcoming', q: '1%0' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: '%pure' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: '_' })).toEqual(['q5']);
+    expect(await ids(store, { status: 'upcoming', q: 'pure_1' })).toEqual(['q5']);
+    expect(await ids(store, { status: 'upcoming', q: 'pure_' })).toEqual(['q5']);
+    expect(await ids(store, { status: 'upcoming', q: 'o_bit' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: 'z_ta' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: '\\' })).toEqual(['q6']);
+    expect(await ids(store, { status: 'upcoming', q: 'k\\s' })).toEqual(['q6']);
+    expect(await ids(store, { status: 'upcoming', q: '\\s' })).toEqual(['q6']);
+    expect(await ids(store, { status: 'upcoming', q: '\\%' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: '\\_' })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: "'" })).toEqual([]);
+  });
+
+  check('combines with status, type, source and date filters; count honours it; pages cut the filtered list', async (store) => {
+    expect(await store.writeDataset({ ipos, snapshots: [] })).toEqual([]);
+    expect(await ids(store, { status: 'upcoming', q: 'orb', types: ['EQ'] })).toEqual(['q0', 'q1']);
+    expect(await ids(store, { status: 'upcoming', q: 'orb', source: 'bse' })).toEqual(['q0', 'q2']);
+    expect(await ids(store, { status: 'upcoming', q: 'orb', startDate: '2026-11-23' })).toEqual(['q1', 'q2']);
+    expect(await ids(store, { status: 'upcoming', q: 'orb', endDate: '2026-11-26' })).toEqual(['q0']);
+    expect(await ids(store, { status: 'upcoming', q: 'orb', year: '2027' })).toEqual([]);
+    expect(await ids(store, { status: 'listed', q: 'orb' })).toEqual(['a1']);
+    expect(await ids(store, { status: 'announced', q: 'ORBIT' })).toEqual(['a2']);
+    const query = listQuery({ status: 'upcoming', q: 'o', offset: 1, limit: 2 });
+    const page = await store.listIpos(query);
+    expect(asAsked(page, query)).toEqual(referenceList(ipos, query));
+    expect(page.count).toBe(referenceList(ipos, listQuery({ status: 'upcoming', q: 'o' })).count);
+    expect(page.count).toBeLessThan(10);
+    expect((await store.listIpos(listQuery({ status: 'upcoming', q: 'orb', offset: 5 }))).count).toBe(3);
+  });
+
+  check('q with gmpAt and subscriptionAt: the rows kept carry both', async (store) => {
+    const snapshots = [makeSnapshot('q1', T1, { a: 1 })];
+    const subscription = [makeSubscription('q1', T1, { total: 2 }), makeSubscription('q2', T2, { qib: 1 })];
+    expect(await store.writeDataset({ ipos, snapshots, subscription })).toEqual([]);
+    const query = listQuery({ status: 'upcoming', q: 'ORBIT', gmpAt: FAR_FUTURE, subscriptionAt: T2 - 1 });
+    expect(await store.listIpos(query)).toEqual(referenceList(ipos, query, snapshots, subscription));
+    expect((await store.listIpos(query)).rows.map((r) => r.subscription?.timestamp ?? null)).toEqual([T1, null]);
+  });
+
+  it(
+    'agrees with referenceList on random names, symbols and q (property)',
+    async () => {
+      const arb = datasetArbitrary({ maxIpos: 20, maxSnapshots: 0, maxSubscription: 0 }).chain((dataset) =>
+        fc.tuple(fc.constant(dataset), fc.array(qArbitrary(dataset), { minLength: 1, maxLength: 8 })),
+      );
+      await fc.assert(
+        fc.asyncProperty(arb, async ([dataset, qs]) => {
+          await withStore(async (store) => {
+            expect(await store.writeDataset(dataset)).toEqual([]);
+            for (const q of qs) {
+              for (const status of IPO_STATUSES) {
+                const query = listQuery({ status, q });
+                expect(asAsked(await store.listIpos(query), query), JSON.stringify(query)).toEqual(referenceList(dataset.ipos, query));
+              }
+            }
+          });
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    PROPERTY_TIMEOUT,
+  );
+}
+
+// ---------------------------------------------------------------------------------------
 // Fixtures and helpers
 
 const T1 = Date.UTC(2026, 10, 18, 9, 30);
@@ -1805,11 +2143,26 @@ function withoutGmp(row: IpoRow | null): IpoRow | null {
 
 /**
  * Checks that the store holds exactly `expected`: every status list (with each IPO's
- * latest snapshot), every snapshot as the latest one at its own instant, and the
- * buckets of every IPO (also of `absentIds`, which must have none).
+ * latest snapshot, and its latest subscription snapshot), every snapshot as the latest one
+ * at its own instant, and the buckets and subscription series of every IPO (also of
+ * `absentIds`, which must have none). No `subscription` in `expected` means none stored.
  */
 async function expectContents(store: IpoStore, expected: RecordDataset, absentIds: string[] = []): Promise<void> {
   const { ipos, snapshots } = expected;
+  const subscription = expected.subscription ?? [];
+  for (const status of IPO_STATUSES) {
+    const query = listQuery({ status, subscriptionAt: FAR_FUTURE });
+    expect(asAsked(await store.listIpos(query), query), `${status} with subscriptionAt`).toEqual(referenceList(ipos, query, snapshots, subscription));
+  }
+  for (const s of subscription) {
+    const query = { identifier: s.ipoId, gmpAt: null, subscriptionAt: s.timestamp };
+    const got = await store.findIpo(query);
+    expect(got === null ? null : rowAsAsked(got, query)).toEqual(referenceFind(ipos, s.ipoId, null, snapshots, s.timestamp, subscription));
+  }
+  for (const ipoId of unique([...ipos.map((i) => i.id), ...absentIds])) {
+    const query = { ipoId, from: 0, to: FAR_FUTURE };
+    expect(await store.subscriptionSeries(query), `subscription of ${ipoId}`).toEqual(referenceSubscriptionSeries(subscription, query));
+  }
   for (const status of IPO_STATUSES) {
     const query = listQuery({ status, gmpAt: FAR_FUTURE });
     expect(await store.listIpos(query), status).toEqual(referenceList(ipos, query, snapshots));
@@ -1916,7 +2269,53 @@ function listQueryArbitrary(dataset: RecordDataset): fc.Arbitrary<ListQuery> {
     ),
     limit: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 50 })),
     gmpAt: gmpAtArbitrary(dataset),
+    q: qArbitrary(dataset),
+    subscriptionAt: subscriptionAtArbitrary(dataset),
   });
+}
+
+/**
+ * Usually null; else a piece of an IPO's name or symbol (whole code points) with some ASCII
+ * case swapped or a non-ASCII case variant, or a short text of letters and LIKE wildcards.
+ */
+function qArbitrary(dataset: RecordDataset): fc.Arbitrary<string | null> {
+  const texts = dataset.ipos.flatMap((i) => [i.name, ...(i.symbol === null ? [] : [i.symbol])]);
+  const wild = fc.string({ unit: fc.constantFrom('a', 'B', 'k', 'é', 'É', '%', '_', '\\', '\u212A', '\u{1F600}'), minLength: 1, maxLength: 3 });
+  const piece =
+    texts.length === 0
+      ? wild
+      : fc
+          .tuple(fc.constantFrom(...texts), fc.nat(), fc.nat(), fc.array(fc.constantFrom<'keep' | 'swap' | 'lookalike'>('keep', 'swap', 'lookalike'), { minLength: 4, maxLength: 4 }))
+          .map(([text, a, b, edits]) => {
+            const chars = [...text];
+            const start = a % chars.length;
+            const end = start + 1 + (b % (chars.length - start));
+            return chars
+              .slice(start, end)
+              .map((c, i) => (c === 'é' && edits[i % 4] === 'lookalike' ? 'É' : editChar(c, edits[i % 4] ?? 'keep')))
+              .join('');
+          });
+  return fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: piece }, { weight: 1, arbitrary: wild });
+}
+
+/** null, or an instant that is often exactly a subscription snapshot's timestamp. */
+function subscriptionAtArbitrary(dataset: RecordDataset): fc.Arbitrary<number | null> {
+  const own = (dataset.subscription ?? []).map((s) => s.timestamp);
+  const near = own.length === 0 ? instantArbitrary() : fc.oneof(fc.tuple(fc.constantFrom(...own), fc.constantFrom(0, -1, 1)).map(([t, d]) => t + d), instantArbitrary());
+  return fc.oneof({ weight: 2, arbitrary: near }, { weight: 1, arbitrary: fc.constant(null) });
+}
+
+/** A row with `gmp` only when `gmpAt` was a number and `subscription` only when `subscriptionAt` was: what the contract specifies. */
+function rowAsAsked(row: IpoRow, q: { gmpAt: number | null; subscriptionAt?: number | null }): IpoRow {
+  const out: IpoRow = { ipo: row.ipo };
+  if (q.gmpAt !== null) out.gmp = row.gmp;
+  if (typeof q.subscriptionAt === 'number') out.subscription = row.subscription;
+  return out;
+}
+
+/** {@link rowAsAsked} of every row. */
+function asAsked(result: { count: number; rows: IpoRow[] }, q: ListQuery): { count: number; rows: IpoRow[] } {
+  return { count: result.count, rows: result.rows.map((r) => rowAsAsked(r, q)) };
 }
 
 function unique<T>(values: readonly T[]): T[] {
