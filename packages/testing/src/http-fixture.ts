@@ -1,11 +1,13 @@
 /**
  * The fixture of the HTTP conformance suite: a small hand-made dataset (25 IPOs in every
- * status, a few hundred GMP snapshots), a fixed instant, the accounts and keys every check
+ * status, a few hundred GMP snapshots, a few subscription snapshots), a fixed instant, the accounts and keys every check
  * uses, and a naive, independent reference of what the API must answer for it (status,
- * order, the IPO object, the latest GMP snapshot, the GMP series). The reference uses no
+ * order, the IPO object, the latest GMP and subscription snapshots, the GMP and
+ * subscription series). The reference uses no
  * code of the core: it is the second opinion the suite compares the routers with.
  */
 import { createAccount, createApiKey, type Dataset, type DatasetIpo, type DatasetSnapshot, type GmpField, type GmpInterval, type GmpSeries, type GmpSnapshot, importDataset, type Ipo, type IpoStatus, revokeApiKey, type Store } from '@ipokit/core';
+import type { SubscriptionRecord, SubscriptionSeries, SubscriptionSnapshot, SubscriptionTimes } from '@ipokit/core/backend';
 
 /** The suite's "now": 2026-11-22T06:30:00.000Z, 12:00 in India. */
 export const FIXTURE_NOW = Date.UTC(2026, 10, 22, 6, 30);
@@ -232,13 +234,45 @@ const HAND_PICKED: readonly DatasetSnapshot[] = [
   { ipoId: IPO_IDS.lumen, timestamp: '2026-11-19T09:00:00.000Z', sources: [{ name: 'ipowatch', gmpPrice: 31.2 }] },
 ];
 
+/** A subscription snapshot as the fixture dataset gives it. */
+type FixtureSubscription = NonNullable<Dataset['subscription']>[number];
+
+/**
+ * The subscription snapshots (docs/spec.md#subscription): some written with an IST offset,
+ * categories left out or given as null, 0 and the largest value, one exactly at
+ * {@link FIXTURE_NOW} and some after it, one at the earliest instant a dataset may hold.
+ */
+const SUBSCRIPTION: readonly FixtureSubscription[] = [
+  // ORBIT, day by day while open; the first written in IST, without `shareholder`
+  { ipoId: IPO_IDS.orbit, timestamp: '2026-11-20T17:00:00+05:30', times: { qib: 0.01, nii: 0.52, bnii: 0.41, snii: 0.74, retail: 1.2, employee: 0.3, total: 0.66 } },
+  { ipoId: IPO_IDS.orbit, timestamp: '2026-11-21T11:30:00.000Z', times: { qib: 1.5, nii: 2.25, bnii: 2, snii: 2.75, retail: 3.1, employee: 1, shareholder: null, total: 2.4 } },
+  // exactly at now: the latest visible one
+  { ipoId: IPO_IDS.orbit, timestamp: '2026-11-22T12:00:00.000+05:30', times: { qib: 12.5, nii: 30.05, bnii: 28, snii: 34.15, retail: 8.9, employee: 4.45, shareholder: 0, total: 15.87 } },
+  // after now: invisible until their time comes
+  { ipoId: IPO_IDS.orbit, timestamp: '2026-11-22T06:30:00.001Z', times: { total: 99 } },
+  { ipoId: IPO_IDS.orbit, timestamp: '2026-11-24T10:00:00.000Z', times: { qib: 200, total: 150.5 } },
+  // Nimbus: retail alone
+  { ipoId: IPO_IDS.nimbus, timestamp: '2026-11-21T12:00:00.000Z', times: { retail: 0.5 } },
+  // Aster: only after now
+  { ipoId: IPO_IDS.aster, timestamp: '2026-11-25T09:00:00.000Z', times: { total: 1 } },
+  // Lumen: two, the later one last in the dataset
+  { ipoId: IPO_IDS.lumen, timestamp: '2026-11-14T11:30:00.000Z', times: { qib: 100.25, nii: 50, retail: 10.5, total: 60.12 } },
+  { ipoId: IPO_IDS.lumen, timestamp: '2026-11-13T11:30:00.000Z', times: { total: 5 } },
+  // Harbor (SME): 0 and the largest value
+  { ipoId: IPO_IDS.harbor, timestamp: '2026-11-18T12:00:00.000Z', times: { nii: 9_999_999.99, retail: 0, total: 1_234_567.89 } },
+  // Tidal: one at 2000-01-01T00:00:00.000Z, where the route's default range starts
+  { ipoId: IPO_IDS.tidal, timestamp: '2000-01-01T05:30:00+05:30', times: { total: 0.01 } },
+  { ipoId: IPO_IDS.tidal, timestamp: '2026-11-19T12:00:00.000Z', times: { total: 3 } },
+];
+
 /**
  * A fresh copy of the fixture dataset: 25 IPOs covering every status (with ties on the
  * ordering dates, a closed IPO without endDate, an SME on one exchange, DEBT without a
  * symbol, non-ASCII names, an id equal to another IPO's symbol in another case, a symbol
  * equal to another IPO's slug), and about 300 GMP snapshots of ORBIT over 46 days with
  * nulls, negative prices, halves that need exact rounding, one snapshot exactly at
- * {@link FIXTURE_NOW} and two after it.
+ * {@link FIXTURE_NOW} and two after it, and a dozen subscription snapshots (ORBIT's
+ * with one exactly at {@link FIXTURE_NOW} and two after it).
  *
  * @example
  * ```ts
@@ -246,7 +280,7 @@ const HAND_PICKED: readonly DatasetSnapshot[] = [
  * ```
  */
 export function fixtureDataset(): Dataset {
-  const data: Dataset = { ipos: [...IPOS], gmp: [...generatedSnapshots(), ...HAND_PICKED] };
+  const data: Dataset = { ipos: [...IPOS], gmp: [...generatedSnapshots(), ...HAND_PICKED], subscription: [...SUBSCRIPTION] };
   return JSON.parse(JSON.stringify(data)) as Dataset;
 }
 
@@ -278,7 +312,8 @@ export interface SeededFixture {
 }
 
 /**
- * Imports {@link fixtureDataset} into an empty store and creates the accounts and keys:
+ * Imports {@link fixtureDataset} into an empty store (its subscription snapshots written
+ * with the store's `writeDataset`) and creates the accounts and keys:
  * free, paid (two keys), pro without and pro with the GMP add-on, and a revoked key.
  *
  * @example
@@ -288,7 +323,12 @@ export interface SeededFixture {
  * ```
  */
 export async function seedFixture(store: Store): Promise<SeededFixture> {
-  await importDataset(store, fixtureDataset());
+  const { subscription, ...rest } = fixtureDataset();
+  await importDataset(store, rest);
+  // The subscription snapshots go to the store as records, read naively here: the HTTP
+  // suite checks the routes, the dataset tests check how a dataset's part is read.
+  const conflicts = await store.writeDataset({ ipos: [], snapshots: [], subscription: (subscription ?? []).map(subscriptionRecord) }, { at: FIXTURE_NOW });
+  if (conflicts.length > 0) throw new Error(`the fixture's subscription snapshots conflict: ${JSON.stringify(conflicts)}`);
   const at = { now: () => new Date(FIXTURE_NOW) };
   const free = await createAccount(store, { name: 'Free user', plan: 'free' }, at);
   const paid = await createAccount(store, { name: 'Paid user', plan: 'paid' }, at);
@@ -343,14 +383,15 @@ export function fixtureStatus(id: string, today: string): IpoStatus {
 
 /**
  * The IPO object the API must send for a fixture IPO (docs/spec.md#ipo-object), keys in order;
- * `gmpAt` adds `gmp` (the latest snapshot at or before it).
+ * `subscription` is its latest subscription snapshot at or before `subscriptionAt` (default
+ * {@link FIXTURE_NOW}: the router's now), and `gmpAt` adds `gmp` (the latest snapshot at or before it).
  *
  * @example
  * ```ts
  * JSON.stringify({ ipo: expectedIpo(IPO_IDS.orbit) }); // the exact body of GET /ipos/ORBIT
  * ```
  */
-export function expectedIpo(id: string, options: { today?: string; gmpAt?: number } = {}): Ipo {
+export function expectedIpo(id: string, options: { today?: string; gmpAt?: number; subscriptionAt?: number } = {}): Ipo {
   const r = record(id);
   const band = bandPaise(id);
   const exchanges = (['nse', 'bse'] as const).filter((e) => (r.exchanges ?? []).includes(e));
@@ -394,6 +435,7 @@ export function expectedIpo(id: string, options: { today?: string; gmpAt?: numbe
     listingPrices: (['nse', 'bse'] as const).flatMap((e) =>
       (r.listingPrices ?? []).filter((p) => p.exchange === e).map((p) => ({ exchange: p.exchange, open: p.open, high: p.high, low: p.low, close: p.close })),
     ),
+    subscription: expectedSubscription(id, options.subscriptionAt ?? FIXTURE_NOW),
   };
   if (options.gmpAt !== undefined) out.gmp = expectedSnapshot(id, options.gmpAt);
   return out;
@@ -445,6 +487,56 @@ export function expectedSnapshot(ipoId: string, at: number): GmpSnapshot | null 
     gmpPercent: figures?.percent ?? null,
     sources: best.values.map((v) => ({ name: v.name, gmpPrice: rupees(v.paise) as number })),
   };
+}
+
+/** The category keys of a subscription snapshot, in wire order. */
+const CATEGORIES = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'] as const;
+
+/**
+ * The IPO object's `subscription` for a fixture IPO: its latest subscription snapshot at
+ * or before `at`, every category in order (null when not given), or null.
+ *
+ * @example
+ * ```ts
+ * expectedSubscription(IPO_IDS.orbit, FIXTURE_NOW)?.times.total; // 15.87
+ * ```
+ */
+export function expectedSubscription(ipoId: string, at: number): SubscriptionSnapshot | null {
+  let best: SubscriptionRecord | null = null;
+  for (const s of subscriptionRecords()) {
+    if (s.ipoId === ipoId && s.timestamp <= at && (best === null || s.timestamp > best.timestamp)) best = s;
+  }
+  return best === null ? null : { asOf: new Date(best.timestamp).toISOString(), times: best.times };
+}
+
+/** Query of {@link expectedSubscriptionSeries}: raw from/to dates (null: absent) and the router's now. */
+export interface SubscriptionSeriesQuery {
+  ipoId: string;
+  from: string | null;
+  to: string | null;
+  now: number;
+}
+
+/**
+ * The subscription route's body for a fixture IPO (docs/spec.md#subscription), or `'from'`
+ * when the range is empty (a 400 naming `from`): every snapshot from `from` 00:00Z (absent:
+ * 2000-01-01T00:00:00.000Z) to `to` 23:59:59.999Z (absent: now), none after now, ascending.
+ *
+ * @example
+ * ```ts
+ * expectedSubscriptionSeries({ ipoId: IPO_IDS.orbit, from: null, to: null, now: FIXTURE_NOW }).meta.count; // 3
+ * ```
+ */
+export function expectedSubscriptionSeries(q: SubscriptionSeriesQuery): SubscriptionSeries | 'from' {
+  const start = q.from === null ? Date.UTC(2000, 0, 1) : Date.parse(`${q.from}T00:00:00.000Z`);
+  const end = q.to === null ? q.now : Date.parse(`${q.to}T23:59:59.999Z`);
+  if (start > end) return 'from';
+  const series = subscriptionRecords()
+    .filter((s) => s.ipoId === q.ipoId && s.timestamp >= start && s.timestamp <= end && s.timestamp <= q.now)
+    .sort((a, b) => a.timestamp - b.timestamp)
+    .map((s) => ({ timestamp: new Date(s.timestamp).toISOString(), ...s.times }));
+  const r = record(q.ipoId);
+  return { ipoId: r.id, symbol: r.symbol ?? null, series, meta: { from: new Date(start).toISOString(), to: new Date(end).toISOString(), count: series.length } };
 }
 
 /** Query of {@link expectedSeries}: the canonical interval and field, raw from/to. */
@@ -549,6 +641,17 @@ function snapshots(): Snap[] {
       .sort((a, b) => codePointCompare(a.name, b.name)),
   }));
   return snapshotCache;
+}
+
+/** A dataset subscription snapshot as a store keeps it: epoch ms, every category (absent: null). */
+function subscriptionRecord(s: FixtureSubscription): SubscriptionRecord {
+  const times = {} as SubscriptionTimes;
+  for (const c of CATEGORIES) times[c] = s.times[c] ?? null;
+  return { ipoId: s.ipoId, timestamp: Date.parse(s.timestamp), times };
+}
+
+function subscriptionRecords(): SubscriptionRecord[] {
+  return SUBSCRIPTION.map(subscriptionRecord);
 }
 
 function record(id: string): DatasetIpo {

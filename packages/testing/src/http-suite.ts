@@ -9,7 +9,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createApiKey, type DatasetIpo, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, updateAccount } from '@ipokit/core';
-import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core/backend';
+import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse, type SubscriptionSeries } from '@ipokit/core/backend';
 import {
   EXPECTED_ORDER,
   FIXTURE_NOW,
@@ -17,9 +17,13 @@ import {
   expectedIpo,
   expectedSeries,
   expectedSnapshot,
+  expectedSubscription,
+  expectedSubscriptionSeries,
+  fixtureDataset,
   seedFixture,
   type FixtureKeys,
   type SeededFixture,
+  type SubscriptionSeriesQuery,
 } from './http-fixture.js';
 import { SPEC_CODES as CODES, SPEC_TITLES as TITLES } from './spec-error-tables.js';
 
@@ -104,7 +108,7 @@ export interface TestClock {
 }
 
 /** Store methods a check can make fail. */
-export type StoreMethod = 'findApiKey' | 'recordKeyUse' | 'hitRateLimit' | 'listIpos' | 'findIpo' | 'gmpBuckets';
+export type StoreMethod = 'findApiKey' | 'recordKeyUse' | 'hitRateLimit' | 'listIpos' | 'findIpo' | 'gmpBuckets' | 'subscriptionSeries';
 
 /** A failure injected into the store the router sees: every call of `method` rejects or never settles. */
 export interface StoreFault {
@@ -343,6 +347,8 @@ export function httpChecks(): HttpCheck[] {
     ...badInputChecks(),
     ...jsonChecks(),
     ...openApiChecks(),
+    ...subscriptionChecks(),
+    ...qChecks(),
   ];
 }
 
@@ -970,6 +976,8 @@ function errorChecks(): HttpCheck[] {
           ['listIpos', '?status=open', undefined],
           ['findIpo', '/ORBIT', ctx.keys.paid],
           ['gmpBuckets', '/ORBIT/gmp', ctx.keys.proGmp],
+          ['findIpo', '/ORBIT/subscription', ctx.keys.paid],
+          ['subscriptionSeries', '/ORBIT/subscription', ctx.keys.paid],
         ];
         for (const [method, target, key] of cases) {
           const before = ctx.errors.length;
@@ -2543,7 +2551,7 @@ function badInputChecks(): HttpCheck[] {
       id: 'bad-list-query-property',
       name: 'MUST never answer 5xx to any list query, and every error has the contract body (property)',
       async fn(ctx) {
-        const names = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp', 'Status', 'foo', '%73tatus', 'x%ZZ', '', 'page[]', 'limit%20'];
+        const names = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'q', 'page', 'limit', 'includeGmp', 'Status', 'foo', '%73tatus', 'x%ZZ', '', 'page[]', 'limit%20', 'Q'];
         const values = [
           'open', 'OPEN', 'listed', 'closed', 'upcoming', 'announced', 'bogus', '', 'EQ', 'eq,sme', 'EQ,,SME', ',', 'nse', 'BSE', '2026-11-20',
           '2026-02-30', '2026-2-3', '2026', '02024', '1', '0', '-1', '+1', '1.5', '1e2', '999999999999999999999', '1000000000', '1000000001',
@@ -2556,7 +2564,7 @@ function badInputChecks(): HttpCheck[] {
             const query = (withStatus ? ['status=open', ...parts] : parts).join('&');
             const key = who === 'none' ? undefined : who === 'empty' ? '' : ctx.keys[who];
             const res = await ctx.request(`?${query}`, key === undefined ? {} : { key });
-            expectWellFormed(res, LIST_PARAMS);
+            expectWellFormed(res, [...LIST_PARAMS, 'q']);
             if (res.status === 200) {
               const body = asList(res);
               expect('info' in body.meta).toBe(key === undefined || key === '');
@@ -2570,8 +2578,8 @@ function badInputChecks(): HttpCheck[] {
       id: 'bad-path-property',
       name: 'MUST never answer 5xx to any path or GMP query under the mount, and every error has the contract body (property)',
       async fn(ctx) {
-        const segments = ['ORBIT', 'orbit', 'Orbit', '2026000001', 'nova', '%E0%A4', '%', '%25', 'a%2Fb', '\u0911', 'gmp', 'GMP', '%67mp', '', 'x'.repeat(140), '%00', 'R&D', 'r%26d', '..x', '%F0%9F%92%A5', 'orbit-aerospace-ipo'];
-        const params = ['interval', 'field', 'from', 'to', 'includeGmp', 'foo'];
+        const segments = ['ORBIT', 'orbit', 'Orbit', '2026000001', 'nova', '%E0%A4', '%', '%25', 'a%2Fb', '\u0911', 'gmp', 'GMP', '%67mp', 'subscription', 'Subscription', '%73ubscription', '', 'x'.repeat(140), '%00', 'R&D', 'r%26d', '..x', '%F0%9F%92%A5', 'orbit-aerospace-ipo'];
+        const params = ['interval', 'field', 'from', 'to', 'includeGmp', 'foo', 'q'];
         const values = ['daily', 'WEEKLY', '5m', '1h', 'mean', 'MODE', 'avg', '2026-11-01', '2026-11-30', '2026-02-30', '2000-01-01', '', 'true', 'false', '%ZZ', '%E0%A4'];
         const part = fc.tuple(fc.constantFrom(...params), fc.constantFrom(...values)).map(([n, v]) => `${n}=${v}`);
         await fc.assert(
@@ -2583,7 +2591,7 @@ function badInputChecks(): HttpCheck[] {
             async (segs, trailing, parts, who) => {
               const path = `/${segs.join('/')}${trailing ? '/' : ''}`;
               const res = await ctx.request(`${path}?${parts.join('&')}`, { key: ctx.keys[who] });
-              expectWellFormed(res, ['identifier', 'interval', 'field', 'from', 'to', ...LIST_PARAMS]);
+              expectWellFormed(res, ['identifier', 'interval', 'field', 'from', 'to', ...LIST_PARAMS, 'q']);
             },
           ),
           { numRuns: 100 },
@@ -2596,13 +2604,13 @@ function badInputChecks(): HttpCheck[] {
 // ---------------------------------------------------------------------------------------
 // 10. JSON bytes (docs/spec.md#ipo-object, #list, #gmp-series, #numbers)
 
-const ORBIT_JSON = String.raw`{"id":"2026000001","name":"Orbit Aerospace Ltd","symbol":"ORBIT","slug":"orbit-aerospace-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":"https://example.com/ipo/orbit","nseInfoUrl":"https://www.nseindia.com/market-data/issue-information?symbol=ORBIT&series=EQ","prospectusUrl":"https://example.com/ipo/orbit/rhp.pdf","logo":null,"startDate":"2026-11-20","endDate":"2026-11-24","listingDate":"2026-11-27","priceRange":"95.5-100","minQty":150,"lotSize":150,"minAmount":15000,"issueSize":"192cr","listingGain":null,"status":"open","schedule":[{"event":"Open","date":"2026-11-20"},{"event":"Close","date":"2026-11-24"},{"event":"Allotment","date":"2026-11-25"},{"event":"Refunds","date":"2026-11-26"},{"event":"Demat credit","date":"2026-11-26"},{"event":"Listing","date":"2026-11-27"}],"about":"Orbit builds \"small\" satellites — and launch services.\nSecond line.","strengths":["Order book of 3 years","Margins"],"risks":["Customer concentration"],"mediaCoverageLinks":[],"priceBand":{"low":95.5,"high":100},"issueSizeCrore":192,"registrar":"KFin Technologies Ltd","leadManagers":["Kotak Mahindra Capital Co Ltd","Axis Capital Ltd"],"marketMaker":null,"sector":"Aerospace & Defence","listingPrices":[]`;
+const ORBIT_JSON = String.raw`{"id":"2026000001","name":"Orbit Aerospace Ltd","symbol":"ORBIT","slug":"orbit-aerospace-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":"https://example.com/ipo/orbit","nseInfoUrl":"https://www.nseindia.com/market-data/issue-information?symbol=ORBIT&series=EQ","prospectusUrl":"https://example.com/ipo/orbit/rhp.pdf","logo":null,"startDate":"2026-11-20","endDate":"2026-11-24","listingDate":"2026-11-27","priceRange":"95.5-100","minQty":150,"lotSize":150,"minAmount":15000,"issueSize":"192cr","listingGain":null,"status":"open","schedule":[{"event":"Open","date":"2026-11-20"},{"event":"Close","date":"2026-11-24"},{"event":"Allotment","date":"2026-11-25"},{"event":"Refunds","date":"2026-11-26"},{"event":"Demat credit","date":"2026-11-26"},{"event":"Listing","date":"2026-11-27"}],"about":"Orbit builds \"small\" satellites — and launch services.\nSecond line.","strengths":["Order book of 3 years","Margins"],"risks":["Customer concentration"],"mediaCoverageLinks":[],"priceBand":{"low":95.5,"high":100},"issueSizeCrore":192,"registrar":"KFin Technologies Ltd","leadManagers":["Kotak Mahindra Capital Co Ltd","Axis Capital Ltd"],"marketMaker":null,"sector":"Aerospace & Defence","listingPrices":[],"subscription":{"asOf":"2026-11-22T06:30:00.000Z","times":{"qib":12.5,"nii":30.05,"bnii":28,"snii":34.15,"retail":8.9,"employee":4.45,"shareholder":0,"total":15.87}}`;
 const ORBIT_GMP_JSON = String.raw`"gmp":{"lastUpdatedAt":"2026-11-22T06:30:00.000Z","aggregations":{"mean":41.4,"median":41,"min":40.5,"max":44,"mode":40.5},"estimatedListingPrice":141.4,"gmpPercent":41.4,"sources":[{"name":"IPO Premium","gmpPrice":41},{"name":"Zeta","gmpPrice":44},{"name":"ipocentral","gmpPrice":40.5},{"name":"ipowatch","gmpPrice":41},{"name":"éclair-gmp","gmpPrice":40.5}]}`;
-const INDUS_JSON = String.raw`{"id":"2026000004","name":"Indus Infra Bonds","symbol":null,"slug":"indus-infra-bonds","type":"DEBT","isSme":false,"exchanges":["nse","bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-11-19","endDate":"2026-11-22","listingDate":null,"priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"open","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":null,"issueSizeCrore":null,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[]}`;
+const INDUS_JSON = String.raw`{"id":"2026000004","name":"Indus Infra Bonds","symbol":null,"slug":"indus-infra-bonds","type":"DEBT","isSme":false,"exchanges":["nse","bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-11-19","endDate":"2026-11-22","listingDate":null,"priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"open","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":null,"issueSizeCrore":null,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[],"subscription":null}`;
 // Listing prices (given bse first), an issue size in "crore", and the GMP figures of a band whose high is not 100.
-const LUMEN_JSON = String.raw`{"id":"2026000101","name":"Lumen Retail","symbol":"LUMEN","slug":"lumen-retail-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-11-12","endDate":"2026-11-14","listingDate":"2026-11-20","priceRange":"210-221","minQty":67,"lotSize":67,"minAmount":14807,"issueSize":"24.50 Crore","listingGain":"15.5","status":"listed","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":{"low":210,"high":221},"issueSizeCrore":24.5,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":"Retail","listingPrices":[{"exchange":"nse","open":255.25,"high":261,"low":249.9,"close":255},{"exchange":"bse","open":255,"high":260.5,"low":250,"close":255.05}]`;
+const LUMEN_JSON = String.raw`{"id":"2026000101","name":"Lumen Retail","symbol":"LUMEN","slug":"lumen-retail-ipo","type":"EQ","isSme":false,"exchanges":["nse","bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-11-12","endDate":"2026-11-14","listingDate":"2026-11-20","priceRange":"210-221","minQty":67,"lotSize":67,"minAmount":14807,"issueSize":"24.50 Crore","listingGain":"15.5","status":"listed","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":{"low":210,"high":221},"issueSizeCrore":24.5,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":"Retail","listingPrices":[{"exchange":"nse","open":255.25,"high":261,"low":249.9,"close":255},{"exchange":"bse","open":255,"high":260.5,"low":250,"close":255.05}],"subscription":{"asOf":"2026-11-14T11:30:00.000Z","times":{"qib":100.25,"nii":50,"bnii":null,"snii":null,"retail":10.5,"employee":null,"shareholder":null,"total":60.12}}`;
 const LUMEN_GMP_JSON = String.raw`"gmp":{"lastUpdatedAt":"2026-11-19T09:00:00.000Z","aggregations":{"mean":31.2,"median":31.2,"min":31.2,"max":31.2,"mode":31.2},"estimatedListingPrice":252.2,"gmpPercent":14.12,"sources":[{"name":"ipowatch","gmpPrice":31.2}]}`;
-const MERIDIAN_JSON = String.raw`{"id":"2026000105","name":"Meridian Power","symbol":"MERID","slug":"meridian-power-ipo","type":"EQ","isSme":false,"exchanges":["bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-09-22","endDate":"2026-09-24","listingDate":"2026-09-29","priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"listed","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":null,"issueSizeCrore":null,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[]}`;
+const MERIDIAN_JSON = String.raw`{"id":"2026000105","name":"Meridian Power","symbol":"MERID","slug":"meridian-power-ipo","type":"EQ","isSme":false,"exchanges":["bse"],"infoUrl":null,"nseInfoUrl":null,"prospectusUrl":null,"logo":null,"startDate":"2026-09-22","endDate":"2026-09-24","listingDate":"2026-09-29","priceRange":null,"minQty":null,"lotSize":null,"minAmount":null,"issueSize":null,"listingGain":null,"status":"listed","schedule":[],"about":null,"strengths":[],"risks":[],"mediaCoverageLinks":[],"priceBand":null,"issueSizeCrore":null,"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[],"subscription":null}`;
 
 function jsonChecks(): HttpCheck[] {
   return [
@@ -2798,6 +2806,420 @@ function openApiChecks(): HttpCheck[] {
       },
     },
   ];
+}
+
+// ---------------------------------------------------------------------------------------
+// 12. Subscription snapshots (docs/spec.md#subscription, CONTRACT section 16)
+
+/** The category keys of a subscription snapshot, in wire order. */
+const SUBSCRIPTION_KEYS = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'] as const;
+
+function subscriptionChecks(): HttpCheck[] {
+  const defaults: IpoRouterOptions = { limits: {} };
+  const expected = (q: Partial<SubscriptionSeriesQuery> = {}): SubscriptionSeries => {
+    const body = expectedSubscriptionSeries({ ipoId: ORBIT, from: null, to: null, now: T0, ...q });
+    if (body === 'from') throw new Error('the reference found the range empty');
+    return body;
+  };
+  const read = async (ctx: CheckContext, target: string, key = ctx.keys.paid): Promise<SubscriptionSeries> => asSubscription(await ctx.request(target, { key }));
+  return [
+    {
+      id: 'subscription-shape',
+      name: 'MUST answer the subscription route with {ipoId,symbol,series:[{timestamp,qib,nii,bnii,snii,retail,employee,shareholder,total}],meta:{from,to,count}}, every snapshot ascending, every category present (exact bytes)',
+      async fn(ctx) {
+        const res = await ctx.request('/ORBIT/subscription', { key: ctx.keys.paid });
+        const body = asSubscription(res);
+        expect(res.text).toBe(JSON.stringify(expected()));
+        expect(body.series.map((p) => p.timestamp)).toEqual(['2026-11-20T11:30:00.000Z', '2026-11-21T11:30:00.000Z', '2026-11-22T06:30:00.000Z']);
+        // written with an IST offset and shareholder left out: UTC with milliseconds, null
+        expect(body.series[0]).toEqual({ timestamp: '2026-11-20T11:30:00.000Z', qib: 0.01, nii: 0.52, bnii: 0.41, snii: 0.74, retail: 1.2, employee: 0.3, shareholder: null, total: 0.66 });
+        expect(body.series[2]?.shareholder).toBe(0);
+        expect(body.meta).toEqual({ from: '2000-01-01T00:00:00.000Z', to: iso(T0), count: 3 });
+        const harbor = await read(ctx, '/HARBOR/subscription');
+        expect(harbor.series).toEqual([{ timestamp: '2026-11-18T12:00:00.000Z', qib: null, nii: 9_999_999.99, bnii: null, snii: null, retail: 0, employee: null, shareholder: null, total: 1_234_567.89 }]);
+        const lumen = await read(ctx, '/lumen-retail-ipo/subscription');
+        expect(lumen.series.map((p) => p.timestamp)).toEqual(['2026-11-13T11:30:00.000Z', '2026-11-14T11:30:00.000Z']);
+        expect(lumen).toEqual(expected({ ipoId: IPO_IDS.lumen }));
+      },
+    },
+    {
+      id: 'subscription-default-range',
+      name: 'MUST start the subscription series at 2000-01-01T00:00:00.000Z without from (also with only to), end at now without to, and at 23:59:59.999Z of to',
+      async fn(ctx) {
+        const tidal = await read(ctx, '/TIDAL/subscription');
+        expect(tidal.meta).toEqual({ from: '2000-01-01T00:00:00.000Z', to: iso(T0), count: 2 });
+        expect(tidal.series[0]?.timestamp).toBe('2000-01-01T00:00:00.000Z');
+        const onlyTo = await read(ctx, '/TIDAL/subscription?to=2026-11-18');
+        expect(onlyTo).toEqual(expected({ ipoId: IPO_IDS.tidal, to: '2026-11-18' }));
+        expect(onlyTo.meta).toEqual({ from: '2000-01-01T00:00:00.000Z', to: '2026-11-18T23:59:59.999Z', count: 1 });
+        const onlyFrom = await read(ctx, '/ORBIT/subscription?from=2026-11-21');
+        expect(onlyFrom).toEqual(expected({ from: '2026-11-21' }));
+        expect(onlyFrom.meta).toEqual({ from: '2026-11-21T00:00:00.000Z', to: iso(T0), count: 2 });
+        const both = await read(ctx, '/ORBIT/subscription?from=2026-11-20&to=2026-11-20');
+        expect(both.meta).toEqual({ from: '2026-11-20T00:00:00.000Z', to: '2026-11-20T23:59:59.999Z', count: 1 });
+        // bounds inclusive: from = the day of a snapshot at 00:00Z, to = its whole day
+        expect((await read(ctx, '/TIDAL/subscription?from=2000-01-01&to=2000-01-01')).meta.count).toBe(1);
+        ctx.clock.set(T0 + 3 * DAY);
+        expect(await read(ctx, '/ORBIT/subscription?from=2026-11-20')).toEqual(expected({ from: '2026-11-20', now: T0 + 3 * DAY }));
+      },
+    },
+    {
+      id: 'subscription-future-invisible',
+      name: 'MUST leave subscription snapshots after now out of the series (meta.to still the asked end) and out of the IPO object until their time comes',
+      async fn(ctx) {
+        const key = ctx.keys.paid;
+        const late = await read(ctx, '/ORBIT/subscription?to=2026-11-30');
+        expect(late.meta).toEqual({ from: '2000-01-01T00:00:00.000Z', to: '2026-11-30T23:59:59.999Z', count: 3 });
+        expect(late).toEqual(expected({ to: '2026-11-30' }));
+        expect(await read(ctx, '/ASTER/subscription')).toEqual(expected({ ipoId: IPO_IDS.aster }));
+        expect((await read(ctx, '/ASTER/subscription?from=2026-11-25&to=2026-11-25')).series).toEqual([]);
+        expect(asIpo(await ctx.request('/ORBIT', { key })).ipo.subscription).toEqual(expectedSubscription(ORBIT, T0));
+        expect(asIpo(await ctx.request('/ORBIT', { key })).ipo.subscription?.times.total).toBe(15.87);
+        ctx.clock.set(T0 + 1);
+        expect((await read(ctx, '/ORBIT/subscription?to=2026-11-30')).meta.count).toBe(4);
+        expect(asIpo(await ctx.request('/ORBIT', { key })).ipo.subscription).toEqual({ asOf: '2026-11-22T06:30:00.001Z', times: { qib: null, nii: null, bnii: null, snii: null, retail: null, employee: null, shareholder: null, total: 99 } });
+        ctx.clock.set(Date.parse('2026-11-25T09:00:00.000Z'));
+        const list = asList(await ctx.request('?status=open&limit=100', { key }));
+        expect(list.ipos.find((i) => i.id === IPO_IDS.aster)?.subscription).toEqual({ asOf: '2026-11-25T09:00:00.000Z', times: expect.objectContaining({ total: 1 }) as unknown });
+      },
+    },
+    {
+      id: 'subscription-bad-params',
+      name: 'MUST answer 400 naming from or to for a bad date or a malformed percent-encoding, and from when the start is after the end',
+      async fn(ctx) {
+        const key = ctx.keys.paid;
+        const cases: Array<[string, string]> = [
+          ['from=2026-13-01', 'from'],
+          ['from=2026-2-3', 'from'],
+          ['from=2026-11-01T00:00:00Z', 'from'],
+          ['from=', 'from'],
+          ['from', 'from'],
+          ['from=%ZZ', 'from'],
+          ['from=2026-11-0%', 'from'],
+          ['from=%E0%A4', 'from'],
+          ['from=2026-11-01&from=2026-11-01', 'from'],
+          ['to=2026-02-30', 'to'],
+          ['to=', 'to'],
+          ['to=%2', 'to'],
+          ['to=%C0%AF', 'to'],
+          ['to=20261101', 'to'],
+          ['to=2026-11-01&to=2026-11-02', 'to'],
+          ['to=bad&from=bad', 'from'],
+          ['from=2026-11-10&to=bad', 'to'],
+          ['from=2026-11-10&to=2026-11-09', 'from'],
+          // only from, after now: start > now = end
+          ['from=2026-11-23', 'from'],
+        ];
+        for (const [q, parameter] of cases) expectError(await ctx.request(`/ORBIT/subscription?${q}`, { key }), 400, parameter);
+        // parameters before the lookup; the interval and field of the GMP route are not this route's
+        expectError(await ctx.request('/NOPE/subscription?from=bad', { key }), 400, 'from');
+        expect((await ctx.request('/ORBIT/subscription?interval=bogus&field=avg&includeGmp=maybe&q=', { key })).status).toBe(200);
+        expectError(await ctx.request('/%E0%A4/subscription?from=bad', { key }), 400, 'identifier');
+        // from today (before now) and from = to are fine
+        expect((await read(ctx, '/ORBIT/subscription?from=2026-11-22')).meta).toEqual({ from: '2026-11-22T00:00:00.000Z', to: iso(T0), count: 1 });
+      },
+    },
+    {
+      id: 'subscription-identifier',
+      name: 'MUST resolve the subscription identifier like one IPO (id, symbol, slug; 404 when none) and answer 200 with series [] for an IPO without snapshots',
+      async fn(ctx) {
+        const want = JSON.stringify(expected());
+        for (const target of ['/ORBIT/subscription', '/orbit/subscription', `/${ORBIT}/subscription`, '/orbit-aerospace-ipo/subscription', '/%4FRBIT/subscription']) {
+          const res = await ctx.request(target, { key: ctx.keys.paid });
+          expectOk(res);
+          // "orbit" is the id of Orbit Holdings: id before symbol
+          if (target === '/orbit/subscription') expect(asSubscription(res).ipoId).toBe(IPO_IDS.orbitHoldings);
+          else expect(res.text).toBe(want);
+        }
+        const kappa = await read(ctx, '/kappa/subscription');
+        expect(kappa).toEqual({ ipoId: IPO_IDS.kappa, symbol: 'KAPPA', series: [], meta: { from: '2000-01-01T00:00:00.000Z', to: iso(T0), count: 0 } });
+        const indus = await read(ctx, `/${IPO_IDS.indusBonds}/subscription`);
+        expect(indus.symbol).toBeNull();
+        expect(indus.series).toEqual([]);
+        expectError(await ctx.request('/NOPE/subscription', { key: ctx.keys.paid }), 404);
+        expectError(await ctx.request('/NOPE/subscription?from=2026-11-01', { key: ctx.keys.paid }), 404);
+      },
+    },
+    {
+      id: 'subscription-keys-any-plan',
+      name: 'MUST answer the subscription route to a key of any plan (no GMP add-on needed) and 401 without a valid key',
+      async fn(ctx) {
+        const want = JSON.stringify(expected());
+        for (const key of [ctx.keys.free, ctx.keys.paid, ctx.keys.paid2, ctx.keys.pro, ctx.keys.proGmp]) {
+          const res = await ctx.request('/ORBIT/subscription', { key });
+          expectOk(res);
+          expect(res.text).toBe(want);
+        }
+        for (const options of [{}, { key: '' }, { key: ctx.keys.wrong }, { key: ctx.keys.revoked }]) {
+          expectError(await ctx.request('/ORBIT/subscription', options), 401);
+          expectError(await ctx.request('/ORBIT/subscription?from=bad', options), 401);
+          expectError(await ctx.request('/NOPE/subscription', options), 401);
+        }
+      },
+    },
+    {
+      id: 'subscription-main-windows',
+      name: 'MUST draw the subscription route on the main windows, not the GMP ones: the 7th request in a minute is a 429 of the minute window, a full GMP window refuses nothing here',
+      options: defaults,
+      async fn(ctx) {
+        const key = ctx.keys.proGmp;
+        for (let i = 0; i < 3; i++) expect((await ctx.request('/ORBIT/gmp', { key })).status).toBe(200);
+        expect429(await ctx.request('/ORBIT/gmp', { key }), 3, 60, 'gmp-minute');
+        const res = await ctx.request('/ORBIT/subscription', { key });
+        expect(res.status).toBe(200);
+        expectRateHeaders(res, { limit: 6, remaining: 2, reset: 60 });
+        for (let i = 0; i < 2; i++) expect((await ctx.request('/ORBIT/subscription', { key })).status).toBe(200);
+        expect429(await ctx.request('/ORBIT/subscription', { key }), 6, 60);
+        expect429(await ctx.request('/ORBIT', { key }), 6, 60);
+        // the hits at T0 leave the minute window exactly 60 s later
+        ctx.clock.set(T0 + 60_000);
+        expect((await ctx.request('/ORBIT/subscription', { key })).status).toBe(200);
+      },
+    },
+    {
+      id: 'subscription-usage',
+      name: 'MUST count subscription requests under the usage route subscription: a 400 or 404 after admission as admitted, a 429 as refused',
+      options: { limits: { paid: { perMinute: 4 } } },
+      async fn(ctx) {
+        const key = ctx.keys.paid;
+        const statuses = [
+          (await ctx.request('/ORBIT/subscription', { key })).status,
+          (await ctx.request('/ORBIT/subscription?from=bad', { key })).status,
+          (await ctx.request('/NOPE/subscription', { key })).status,
+          (await ctx.request('/ORBIT', { key })).status,
+          (await ctx.request('/ORBIT/subscription', { key })).status,
+          (await ctx.request('/ORBIT/subscription', { key: ctx.keys.wrong })).status,
+        ];
+        expect(statuses).toEqual([200, 400, 404, 200, 429, 401]);
+        const usage = await getUsage(ctx.store, { accountId: ctx.fixture.accounts.paid, from: '2026-11-01', to: '2026-11-30' }, { limiter: ctx.limiter });
+        expect(usage).toEqual([
+          { day: '2026-11-22', keyId: ctx.fixture.keyIds.paid, route: 'ipo', admitted: 1, refused: 0 },
+          { day: '2026-11-22', keyId: ctx.fixture.keyIds.paid, route: 'subscription', admitted: 3, refused: 1 },
+        ]);
+      },
+    },
+    {
+      id: 'subscription-route-exact',
+      name: 'MUST match the route segment subscription exactly after percent-decoding (/X/Subscription is an unknown path: 404 without rate-limit headers), one trailing slash tolerated',
+      async fn(ctx) {
+        const key = ctx.keys.paid;
+        for (const path of ['/ORBIT/Subscription', '/ORBIT/SUBSCRIPTION', '/ORBIT/subscriptions', '/ORBIT/subscriptio', '/ORBIT/subscription/x', '/ORBIT/subscription//', '//subscription', '/ORBIT/%53ubscription']) {
+          const res = await ctx.request(path, { key });
+          expectError(res, 404);
+          expectNoRateHeaders(res);
+        }
+        const want = JSON.stringify(expected());
+        for (const path of ['/ORBIT/subscription/', '/ORBIT/%73ubscription', '/ORBIT/subscriptio%6E']) {
+          const res = await ctx.request(path, { key });
+          expectOk(res);
+          expect(res.text).toBe(want);
+        }
+      },
+    },
+    {
+      id: 'subscription-methods',
+      name: 'MUST answer HEAD of the subscription route as GET without a body, and 405 to other methods',
+      async fn(ctx) {
+        const key = ctx.keys.paid;
+        const get = await ctx.request('/ORBIT/subscription', { key });
+        const head = await ctx.request('/ORBIT/subscription', { key, method: 'HEAD' });
+        expect(head.status).toBe(200);
+        expect(head.text).toBe('');
+        expect(head.headers['content-length']).toBe(get.headers['content-length']);
+        for (const method of ['POST', 'PUT', 'DELETE']) {
+          const res = await ctx.request('/ORBIT/subscription', { key, method });
+          expectError(res, 405);
+          expect(res.headers['allow']).toBe('GET, HEAD');
+        }
+      },
+    },
+    {
+      id: 'subscription-on-ipo-object',
+      name: 'MUST give every IPO object subscription (the latest snapshot at or before now, null when none), after listingPrices and before gmp, in the list and the one-IPO answer',
+      async fn(ctx) {
+        for (const status of STATUSES) {
+          const body = asList(await ctx.request(`?status=${status}&limit=100`, { key: ctx.keys.paid }));
+          expect(body.ipos).toEqual(EXPECTED_ORDER[status].map((id) => expectedIpo(id)));
+          for (const ipo of body.ipos) expect(Object.keys(ipo).slice(-2)).toEqual(['listingPrices', 'subscription']);
+          const gmp = asList(await ctx.request(`?status=${status}&limit=100&includeGmp=true`, { key: ctx.keys.proGmp }));
+          for (const ipo of gmp.ipos) expect(Object.keys(ipo).slice(-3)).toEqual(['listingPrices', 'subscription', 'gmp']);
+        }
+        const want: Array<[string, unknown]> = [
+          [ORBIT, { asOf: '2026-11-22T06:30:00.000Z', times: { qib: 12.5, nii: 30.05, bnii: 28, snii: 34.15, retail: 8.9, employee: 4.45, shareholder: 0, total: 15.87 } }],
+          [IPO_IDS.nimbus, { asOf: '2026-11-21T12:00:00.000Z', times: { qib: null, nii: null, bnii: null, snii: null, retail: 0.5, employee: null, shareholder: null, total: null } }],
+          [IPO_IDS.lumen, { asOf: '2026-11-14T11:30:00.000Z', times: { qib: 100.25, nii: 50, bnii: null, snii: null, retail: 10.5, employee: null, shareholder: null, total: 60.12 } }],
+          [IPO_IDS.aster, null],
+          [IPO_IDS.kappa, null],
+          // the dataset's own `subscription` on the IPO record is ignored
+          [IPO_IDS.meridian, null],
+        ];
+        for (const [id, subscription] of want) {
+          const one = asIpo(await ctx.request(`/${id}`, { key: ctx.keys.paid }));
+          expect(one.ipo.subscription).toEqual(subscription);
+          if (subscription !== null) expect(Object.keys((one.ipo.subscription as { times: object }).times)).toEqual([...SUBSCRIPTION_KEYS]);
+          expect(one.ipo).toEqual(expectedIpo(id));
+          const withGmp = asIpo(await ctx.request(`/${id}?includeGmp=true`, { key: ctx.keys.proGmp }));
+          expect(withGmp.ipo).toEqual(expectedIpo(id, { gmpAt: T0 }));
+        }
+        const keyless = asList(await ctx.request('?status=open'));
+        expect(keyless.ipos).toEqual([expectedIpo(EXPECTED_ORDER.open[0] as string)]);
+      },
+    },
+    {
+      id: 'subscription-property-reference',
+      name: 'MUST answer any from, to and now on the subscription route like the naive reference (property)',
+      async fn(ctx) {
+        const day = fc.oneof(
+          fc.integer({ min: 0, max: 60 }).map((d) => new Date(Date.UTC(2026, 9, 12) + d * DAY).toISOString().slice(0, 10)),
+          fc.constantFrom('2000-01-01', '1999-12-31', '2026-11-22', '9999-12-31'),
+        );
+        const ids = [ORBIT, IPO_IDS.lumen, IPO_IDS.aster, IPO_IDS.tidal, IPO_IDS.kappa, IPO_IDS.harbor];
+        const now = fc.constantFrom(T0 - 1, T0, T0 + 1, Date.parse('2026-11-24T10:00:00.000Z'), Date.parse('2026-11-25T09:00:00.000Z'), Date.UTC(2026, 11, 31));
+        await fc.assert(
+          fc.asyncProperty(fc.constantFrom(...ids), fc.option(day, { nil: null }), fc.option(day, { nil: null }), now, async (ipoId, from, to, at) => {
+            ctx.clock.set(at);
+            const query = [from === null ? null : `from=${from}`, to === null ? null : `to=${to}`].filter((p) => p !== null).join('&');
+            const res = await ctx.request(`/${ipoId}/subscription${query === '' ? '' : `?${query}`}`, { key: ctx.keys.paid });
+            const want = expectedSubscriptionSeries({ ipoId, from, to, now: at });
+            if (want === 'from') expectError(res, 400, 'from');
+            else {
+              expectOk(res);
+              expect(res.text).toBe(JSON.stringify(want));
+            }
+          }),
+          { numRuns: 60 },
+        );
+      },
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------
+// 13. The list filter q (docs/spec.md#list, CONTRACT section 16)
+
+function qChecks(): HttpCheck[] {
+  const records = fixtureDataset().ipos ?? [];
+  const fold = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  /** The fixture's IPOs of a status in list order whose name or symbol contains q, ASCII case ignored. */
+  const matching = (status: IpoStatus, q: string): string[] =>
+    EXPECTED_ORDER[status].filter((id) => {
+      const r = records.find((x) => x.id === id);
+      return r !== undefined && (fold(r.name).includes(fold(q)) || (r.symbol != null && fold(r.symbol).includes(fold(q))));
+    });
+  const ids = async (ctx: CheckContext, query: string): Promise<string[]> => asList(await ctx.request(`?${query}&limit=100`, { key: ctx.keys.paid })).ipos.map((i) => i.id);
+  return [
+    {
+      id: 'list-q-filter',
+      name: 'MUST keep the IPOs whose name or symbol contains q, ASCII case ignored (no other folding), order unchanged',
+      async fn(ctx) {
+        const cases: Array<[IpoStatus, string, string, string[]]> = [
+          ['open', 'orbit', 'orbit', [ORBIT]],
+          ['open', 'ORBIT+AEROSPACE', 'ORBIT AEROSPACE', [ORBIT]],
+          ['open', 'oRbIt%20aErOsPaCe%20lTd', 'oRbIt aErOsPaCe lTd', [ORBIT]],
+          ['open', 'N', 'N', [IPO_IDS.indusBonds, IPO_IDS.nimbus]],
+          ['open', 'in', 'in', [IPO_IDS.indusBonds]],
+          ['open', 'SLTEX', 'SLTEX', [IPO_IDS.textiles]],
+          ['open', '%C5%9Ar%C4%AB', 'Śrī', [IPO_IDS.textiles]],
+          ['open', '%C5%9Br%C4%AB', 'śrī', []],
+          ['open', '%C5%9AR%C4%AA', 'ŚRĪ', []],
+          ['upcoming', 'ORB', 'ORB', [IPO_IDS.orbitHoldings]],
+          ['upcoming', 'r%26d', 'r&d', [IPO_IDS.crest]],
+          ['upcoming', 'e', 'e', [IPO_IDS.beacon, IPO_IDS.aster, IPO_IDS.crest]],
+          ['announced', 'alpha+mills', 'alpha mills', [IPO_IDS.alphaSme, IPO_IDS.alphaIpo]],
+          ['announced', 'nova', 'nova', [IPO_IDS.novaChem, IPO_IDS.novaPower]],
+          ['announced', '%C3%A9clair', 'éclair', []],
+          ['announced', '%C3%89CLAIR', 'ÉCLAIR', [IPO_IDS.eclair]],
+          ['announced', 'eclair', 'eclair', [IPO_IDS.eclair]],
+          ['announced', '%EF%BD%86ull', 'ｆull', []],
+          ['announced', '%EF%BC%A6ULL', 'ＦULL', [IPO_IDS.fullWidth]],
+          ['announced', '%F0%9D%94%B8rc', '𝔸rc', [IPO_IDS.arc]],
+          ['announced', 'BETA', 'BETA', [IPO_IDS.beta]],
+          ['listed', 'e', 'e', EXPECTED_ORDER.listed.filter((id) => matching('listed', 'e').includes(id))],
+          ['closed', 'zzz', 'zzz', []],
+        ];
+        for (const [status, sent, q, want] of cases) {
+          expect(matching(status, q), `the reference for ${q}`).toEqual(want);
+          expect(await ids(ctx, `status=${status}&q=${sent}`), `q=${sent}`).toEqual(want);
+        }
+      },
+    },
+    {
+      id: 'list-q-literal',
+      name: 'MUST take q as sent: no trimming, and %, _ and \\ as plain characters',
+      async fn(ctx) {
+        expect(await ids(ctx, 'status=open&q=%20orbit')).toEqual([]);
+        expect(await ids(ctx, 'status=open&q=orbit%20')).toEqual([ORBIT]);
+        expect(await ids(ctx, 'status=open&q=ltd%20')).toEqual([]);
+        for (const q of ['%25', '_', '%5C', 'o_bit', 'orb%25', '%25orbit', 'O%5C', 'Orbit_Aerospace', '%2A', '.']) {
+          for (const status of STATUSES) expect(await ids(ctx, `status=${status}&q=${q}`), `q=${q}`).toEqual([]);
+        }
+        expect(await ids(ctx, 'status=upcoming&q=%26')).toEqual([IPO_IDS.crest]);
+      },
+    },
+    {
+      id: 'list-q-combined',
+      name: 'MUST combine q with the other filters and count only what it keeps (meta.count, totalPages, pages)',
+      async fn(ctx) {
+        expect(await ids(ctx, 'status=open&q=in&type=DEBT')).toEqual([IPO_IDS.indusBonds]);
+        expect(await ids(ctx, 'status=open&q=in&source=bse')).toEqual([IPO_IDS.indusBonds]);
+        expect(await ids(ctx, 'status=open&q=o&startDate=2026-11-20')).toEqual(matching('open', 'o').filter((id) => id !== IPO_IDS.indusBonds));
+        expect(await ids(ctx, 'status=upcoming&q=e&year=2027')).toEqual([IPO_IDS.crest]);
+        expect(await ids(ctx, 'status=upcoming&q=e&endDate=2026-11-27')).toEqual([IPO_IDS.aster]);
+        const all = matching('upcoming', 'e');
+        expect(all).toHaveLength(3);
+        const page1 = asList(await ctx.request('?status=upcoming&q=e&limit=2', { key: ctx.keys.paid }));
+        expect(page1.meta).toEqual({ count: 3, countOnPage: 2, totalPages: 2, page: 1, limit: 2 });
+        const page2 = asList(await ctx.request('?status=upcoming&q=e&limit=2&page=2', { key: ctx.keys.paid }));
+        expect(page2.meta).toEqual({ count: 3, countOnPage: 1, totalPages: 2, page: 2, limit: 2 });
+        expect([...page1.ipos, ...page2.ipos].map((i) => i.id)).toEqual(all);
+        expect(page2.ipos).toEqual(all.slice(2).map((id) => expectedIpo(id)));
+        const keyless = asList(await ctx.request('?status=announced&q=nova'));
+        expect(keyless.meta.count).toBe(2);
+        expect(keyless.ipos.map((i) => i.id)).toEqual([IPO_IDS.novaChem]);
+        const none = asList(await ctx.request('?status=open&q=nothing', { key: ctx.keys.paid }));
+        expect(none.meta).toEqual({ count: 0, countOnPage: 0, totalPages: 0, page: 1, limit: 3 });
+      },
+    },
+    {
+      id: 'list-q-bad',
+      name: 'MUST answer 400 naming q for an empty, repeated, malformed or longer than 64 code points q, and accept 64 (astral characters counting one)',
+      async fn(ctx) {
+        const a64 = 'a'.repeat(64);
+        const smile = '%F0%9F%98%80';
+        const bad = ['q=', 'q', 'q=a&q=a', 'q=a&q=b', 'q=%ZZ', 'q=%', 'q=ab%2', 'q=%E0%A4', 'q=%C0%AF', `q=${a64}a`, `q=${smile.repeat(65)}`, `q=${'a'.repeat(63)}${smile}${smile}`];
+        for (const q of bad) {
+          for (const key of [undefined, ctx.keys.paid]) {
+            expectError(await ctx.request(`?status=open&${q}`, key === undefined ? {} : { key }), 400, 'q');
+          }
+        }
+        for (const q of [a64, smile.repeat(64), `${'a'.repeat(63)}${smile}`, `${'%C3%A9'.repeat(64)}`]) {
+          const body = asList(await ctx.request(`?status=open&q=${q}`, { key: ctx.keys.paid }));
+          expect(body.meta.count).toBe(0);
+        }
+        // q is a list parameter only: the one-IPO and series routes ignore it
+        expect((await ctx.request('/ORBIT?q=', { key: ctx.keys.paid })).status).toBe(200);
+        expect((await ctx.request('/ORBIT/gmp?q=&q=', { key: ctx.keys.proGmp })).status).toBe(200);
+      },
+    },
+  ];
+}
+
+function asSubscription(res: HttpResult): SubscriptionSeries {
+  expectOk(res);
+  const body = res.json;
+  if (!isRecord(body) || !Array.isArray(body['series']) || !isRecord(body['meta'])) throw new Error(`not a subscription body: ${res.text.slice(0, 200)}`);
+  expect(Object.keys(body)).toEqual(['ipoId', 'symbol', 'series', 'meta']);
+  expect(Object.keys(body['meta'])).toEqual(['from', 'to', 'count']);
+  const series = body['series'] as unknown[];
+  for (const point of series) {
+    if (!isRecord(point)) throw new Error('a series point is not an object');
+    expect(Object.keys(point)).toEqual(['timestamp', ...SUBSCRIPTION_KEYS]);
+  }
+  const stamps = series.map((p) => (p as { timestamp: string }).timestamp);
+  expect(stamps).toEqual([...stamps].sort());
+  expect(new Set(stamps).size).toBe(stamps.length);
+  expect(body['meta']['count']).toBe(series.length);
+  return body as unknown as SubscriptionSeries;
 }
 
 /** The served document, typed for the checks. */

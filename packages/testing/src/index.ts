@@ -90,12 +90,15 @@ export {
   expectedIpo,
   expectedSeries,
   expectedSnapshot,
+  expectedSubscription,
+  expectedSubscriptionSeries,
   fixtureDataset,
   fixtureStatus,
   seedFixture,
   type FixtureKeys,
   type SeededFixture,
   type SeriesQuery,
+  type SubscriptionSeriesQuery,
 } from './http-fixture.js';
 export {
   FuzzViolation,
