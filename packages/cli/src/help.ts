@@ -252,6 +252,7 @@ webhook-timestamp, webhook-signature) for each event of the types it takes:
   ipo.status_changed                      an IPO's status changed (by an import, or at an
                                           IST midnight as its dates pass)
   gmp.snapshot                            a GMP snapshot was added or changed
+  subscription.snapshot                   a subscription snapshot was added or changed
 A worker sends them ('ipokit worker', or 'ipokit serve' unless --no-webhooks); an attempt
 that fails is retried 7 times over about 28 hours, and an endpoint failing for 5 days is
 disabled.
