@@ -20,11 +20,6 @@ export { closingDate, compareCodePoints, compareForStatus, deriveStatus, IPO_STA
 export { addDays, DAY_MS, dayNumber, isCalendarDate, toIsoUtc } from './model/dates.js';
 export { aggregatePaise } from './model/aggregate.js';
 export { MAX_GMP_PAISE, paiseToRupees, roundDiv } from './model/numbers.js';
-// Subscription snapshots (docs/spec.md#subscription). Added by H3 (@ipokit/testing needs them).
-export { EARLIEST_INSTANT, LATEST_INSTANT } from './model/dates.js';
-export { fullTimes, isSubscriptionTimes, resolveSubscriptionRange, toSubscriptionPoint, toSubscriptionSnapshot } from './model/subscription.js';
-export { SUBSCRIPTION_CATEGORIES, USAGE_ROUTES, type SubscriptionCategory, type SubscriptionPoint, type SubscriptionQuery, type SubscriptionRecord, type SubscriptionSeries, type SubscriptionSnapshot, type SubscriptionTimes } from './model/types.js';
-export { sameSubscription } from './events/events.js';
 // GMP buckets.
 export { BUCKET_GRIDS, toGmpSnapshot, toSeriesPoints } from './model/gmp.js';
 // Subscription snapshots.

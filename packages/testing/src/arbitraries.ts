@@ -7,8 +7,8 @@
  * IPO's symbol or slug, and symbols that differ only in case come up often.
  */
 import fc from 'fast-check';
-import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, IPO_FIELDS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, SUBSCRIPTION_CATEGORIES, type SubscriptionRecord, type SubscriptionTimes, toIsoUtc } from '@ipokit/core/backend';
-import { type Dataset, type DatasetIpo, type DatasetSnapshot, EXCHANGES, type Exchange, type IpoDates, type IpoType, type ListingPrice, type ScheduleEvent } from '@ipokit/core';
+import { addDays, aggregatePaise, asciiLower, compareCodePoints, DAY_MS, IPO_FIELDS, type IpoRecord, MAX_GMP_PAISE, paiseToRupees, type SnapshotRecord, type SubscriptionRecord, toIsoUtc } from '@ipokit/core/backend';
+import { type Dataset, EXCHANGES, SUBSCRIPTION_CATEGORIES, type SubscriptionTimes, type Exchange, type IpoDates, type IpoType, type ListingPrice, type ScheduleEvent } from '@ipokit/core';
 
 /** The first day the date arbitraries draw from by default. */
 export const ARBITRARY_FIRST_DAY = '2026-12-10';
@@ -117,7 +117,7 @@ export function makeSubscription(ipoId: string, timestamp: number | string, time
 }
 
 /** What {@link toDataset} returns: `ipos` and `gmp` always, `subscription` when the records have it. */
-export type RecordsAsDataset = Dataset & { ipos: DatasetIpo[]; gmp: DatasetSnapshot[] };
+export type RecordsAsDataset = Required<Pick<Dataset, 'ipos' | 'gmp'>> & Pick<Dataset, 'subscription'>;
 
 /**
  * The dataset form (docs/spec.md#datasets) of store records, for `importDataset`: snapshot

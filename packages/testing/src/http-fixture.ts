@@ -7,7 +7,8 @@
  * code of the core: it is the second opinion the suite compares the routers with.
  */
 import { createAccount, createApiKey, type Dataset, type DatasetIpo, type DatasetSnapshot, type GmpField, type GmpInterval, type GmpSeries, type GmpSnapshot, importDataset, type Ipo, type IpoStatus, revokeApiKey, type Store } from '@ipokit/core';
-import type { SubscriptionRecord, SubscriptionSeries, SubscriptionSnapshot, SubscriptionTimes } from '@ipokit/core/backend';
+import type { SubscriptionSeries, SubscriptionSnapshot, SubscriptionTimes } from '@ipokit/core';
+import type { SubscriptionRecord } from '@ipokit/core/backend';
 
 /** The suite's "now": 2026-11-22T06:30:00.000Z, 12:00 in India. */
 export const FIXTURE_NOW = Date.UTC(2026, 10, 22, 6, 30);

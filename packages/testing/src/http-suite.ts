@@ -8,8 +8,8 @@ import http from 'node:http';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createApiKey, type DatasetIpo, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, updateAccount } from '@ipokit/core';
-import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse, type SubscriptionSeries } from '@ipokit/core/backend';
+import { createApiKey, type DatasetIpo, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, type SubscriptionSeries, updateAccount } from '@ipokit/core';
+import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core/backend';
 import {
   EXPECTED_ORDER,
   FIXTURE_NOW,
