@@ -2729,7 +2729,7 @@ function openApiChecks(): HttpCheck[] {
         expect(absolute.status).toBe(200);
         expect(absolute.text).toBe(expected);
         const doc = asOpenApiDocument(JSON.parse(expected));
-        expect(Object.keys(doc.paths)).toEqual(['/', '/{identifier}', '/{identifier}/gmp']);
+        expect(Object.keys(doc.paths)).toEqual(['/', '/{identifier}', '/{identifier}/gmp', '/{identifier}/subscription']);
         expect(doc.servers).toEqual([{ url: mount, description: expect.any(String) }]);
         // the windows were not touched: the first counted request sees the full keyless quota
         const list = await ctx.request('?status=open');
