@@ -44,7 +44,7 @@ import type { IpoRouterOptions } from '@ipokit/core';
 import { GMP_FIELDS } from '@ipokit/core';
 import { IPO_FIELDS } from '@ipokit/core/backend';
 import type { GmpField, GmpInterval, Store } from '@ipokit/core';
-import { EXPECTED_ORDER, FIXTURE_NOW, FIXTURE_TODAY, expectedIpo, expectedSeries, fixtureDataset, seedFixture, type FixtureKeys } from './http-fixture.js';
+import { EXPECTED_ORDER, FIXTURE_NOW, FIXTURE_TODAY, expectedIpo, expectedSeries, expectedSubscriptionSeries, fixtureDataset, seedFixture, type FixtureKeys } from './http-fixture.js';
 import type { HttpTarget, StartedTarget } from './http-suite.js';
 import { SPEC_CODES as CODES, SPEC_TITLES as TITLES } from './spec-error-tables.js';
 
@@ -394,7 +394,7 @@ export async function fuzzHttp(options: FuzzHttpOptions): Promise<FuzzReport> {
     requests: 0,
     statuses: {},
     refusedByNode: 0,
-    routes: { list: 0, ipo: 0, gmp: 0, unknown: 0, ambiguous: 0 },
+    routes: { list: 0, ipo: 0, gmp: 0, subscription: 0, unknown: 0, ambiguous: 0 },
     phases: [],
     headCompared: 0,
     knownBugs: {},
@@ -531,9 +531,16 @@ const OUT_OF_REACH: NonNullable<IpoRouterOptions['limits']> = {
   keyless: { perMinute: GENEROUS },
 };
 const MAX_LIST_LIMIT: Readonly<Record<Plan, number>> = { free: 1, paid: 100, pro: 100, proGmp: 100 };
-const LIST_PARAMS = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp'];
+const LIST_PARAMS = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'q', 'page', 'limit', 'includeGmp'];
 const IPO_PARAMS = ['identifier', 'includeGmp'];
 const GMP_PARAMS = ['identifier', 'interval', 'field', 'from', 'to'];
+const SUBSCRIPTION_PARAMS = ['identifier', 'from', 'to'];
+/** The longest `q`, in code points. */
+const MAX_Q = 64;
+/** The subscription route's default start: the earliest instant a dataset may hold. */
+const EARLIEST = Date.UTC(2000, 0, 1);
+/** A subscription series point's keys, in wire order. */
+const POINT_KEYS = 'timestamp,qib,nii,bnii,snii,retail,employee,shareholder,total';
 const STATUSES = ['open', 'upcoming', 'listed', 'closed', 'announced'];
 const INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'];
 const FIELDS: readonly string[] = GMP_FIELDS;
@@ -564,10 +571,11 @@ const PRINTABLE = Array.from({ length: 0x7e - 0x20 }, (_, i) => String.fromCharC
 const SEGMENT_CHARS = PRINTABLE.filter((c) => c !== '/' && c !== '?' && c !== '#');
 const VALUE_CHARS = PRINTABLE.filter((c) => c !== '&' && c !== '#');
 /** The fixture's IPOs, by the fields that identify them. */
-const FIXTURE_IPOS: ReadonlyArray<{ id: string; symbol: string | null; slug: string; type: string; exchanges: readonly string[]; startDate: string | null; endDate: string | null }> = (
+const FIXTURE_IPOS: ReadonlyArray<{ id: string; name: string; symbol: string | null; slug: string; type: string; exchanges: readonly string[]; startDate: string | null; endDate: string | null }> = (
   fixtureDataset().ipos ?? []
 ).map((i) => ({
   id: i.id,
+  name: i.name,
   symbol: typeof i.symbol === 'string' ? i.symbol : null,
   slug: i.slug,
   type: i.type,
@@ -661,16 +669,23 @@ const gmpSegmentArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('gmp ', 'gmp%20', 'gmp.', 'gmps', 'gm', 'gmp%00', '%67%6D%70', 'g%6Dp', 'gmp;x', 'gmp%2F', 'history') },
 );
 
+const subscriptionSegmentArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 10, arbitrary: fc.constant('subscription') },
+  { weight: 4, arbitrary: mangled(fc.constant('subscription')) },
+  { weight: 1, arbitrary: fc.constantFrom('subscription ', 'subscriptions', 'subscriptio', 'Subscription', '%73ubscription', 'subscription%00', 'subscription;x', 'sub', 'subscription%2F') },
+);
+
 const trailingArb = fc.oneof({ weight: 8, arbitrary: fc.constant('') }, { weight: 2, arbitrary: fc.constant('/') }, { weight: 1, arbitrary: fc.constant('//') });
 
 const pathArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 30, arbitrary: fc.constantFrom('', '/') },
   { weight: 28, arbitrary: fc.tuple(identifierSegmentArb, trailingArb).map(([s, t]) => `/${s}${t}`) },
   { weight: 28, arbitrary: fc.tuple(identifierSegmentArb, gmpSegmentArb, trailingArb).map(([s, g, t]) => `/${s}/${g}${t}`) },
+  { weight: 20, arbitrary: fc.tuple(identifierSegmentArb, subscriptionSegmentArb, trailingArb).map(([s, g, t]) => `/${s}/${g}${t}`) },
   {
     weight: 14,
     arbitrary: fc
-      .tuple(fc.array(fc.tuple(fc.constantFrom('/', '/', '/', '//', '///'), fc.oneof(hostileSegmentArb, identifierSegmentArb, gmpSegmentArb)), { maxLength: 5 }), trailingArb)
+      .tuple(fc.array(fc.tuple(fc.constantFrom('/', '/', '/', '//', '///'), fc.oneof(hostileSegmentArb, identifierSegmentArb, gmpSegmentArb, subscriptionSegmentArb)), { maxLength: 5 }), trailingArb)
       .map(([parts, t]) => (parts.length === 0 ? `/${t}` : parts.map(([sep, s]) => sep + s).join('') + t)),
   },
 );
@@ -759,6 +774,10 @@ const PARAM_VALUES: Readonly<Record<string, fc.Arbitrary<string>>> = {
   includeGmp: fc.oneof(cased(['true', 'false']), fc.constantFrom('yes', '1', '0', 'on', 'TRUE%20', 't')),
   interval: fc.oneof(cased(INTERVALS), fc.constantFrom('1h', '5M', '60m', '1d', '1w', 'monthly', 'hour', '5m,daily', '%35m')),
   field: fc.oneof(cased(FIELDS), fc.constantFrom('avg', 'average', 'mean,max', 'MEAN%00', 'med')),
+  q: fc.oneof(
+    mangled(fc.constantFrom(...(fixtureDataset().ipos ?? []).flatMap((i) => [i.name, ...(typeof i.symbol === 'string' ? [i.symbol] : [])]).map((t) => encodeURIComponent(t)))),
+    fc.constantFrom('orb', 'ORB', 'e', 'nova', 'r%26d', '%C3%A9clair', '%C3%89CLAIR', '%25', '_', '%5C', '+', '%20orbit', 'a'.repeat(64), 'a'.repeat(65), '%F0%9F%98%80'.repeat(64), '%F0%9F%98%80'.repeat(65), '%E2%84%AA'),
+  ),
 };
 const KNOWN_NAMES = Object.keys(PARAM_VALUES);
 const ODD_NAMES = [
@@ -814,6 +833,7 @@ const plausibleQueryArb: fc.Arbitrary<string> = fc
         cased(FIELDS).map((v) => `field=${v}`),
         realDateArb.map((d) => `from=${d}`),
         realDateArb.map((d) => `to=${d}`),
+        fc.constantFrom('orbit', 'ORB', 'e', 'nova', 'r%26d', '%C3%89CLAIR', 'ltd').map((v) => `q=${v}`),
       ],
       { maxLength: 4 },
     ),
@@ -955,7 +975,7 @@ interface PhaseContext {
 }
 
 /** The route a request's path names (docs/spec.md#requests), or `ambiguous` when the adapters may see different paths. */
-export type FuzzRoute = 'list' | 'ipo' | 'gmp' | 'unknown' | 'ambiguous';
+export type FuzzRoute = 'list' | 'ipo' | 'gmp' | 'subscription' | 'unknown' | 'ambiguous';
 type Plan = 'free' | 'paid' | 'pro' | 'proGmp';
 
 interface Outcome {
@@ -1292,7 +1312,7 @@ interface ExpectedBody {
 }
 
 /** The route a path below the mount names (docs/spec.md#requests), written from the contract's text. */
-function routeOfPath(path: string): 'list' | 'ipo' | 'gmp' | 'unknown' {
+function routeOfPath(path: string): 'list' | 'ipo' | 'gmp' | 'subscription' | 'unknown' {
   let p = path === '' ? '/' : path;
   if (!p.startsWith('/')) return 'unknown';
   if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
@@ -1301,6 +1321,7 @@ function routeOfPath(path: string): 'list' | 'ipo' | 'gmp' | 'unknown' {
   if (segments.includes('')) return 'unknown';
   if (segments.length === 1) return 'ipo';
   if (segments.length === 2 && decodeOnce(segments[1] as string) === 'gmp') return 'gmp';
+  if (segments.length === 2 && decodeOnce(segments[1] as string) === 'subscription') return 'subscription';
   return 'unknown';
 }
 
@@ -1329,7 +1350,8 @@ function keyOf(req: SentRequest, keys: FixtureKeys): Expected['key'] {
 function expectationsOf(req: SentRequest, x: FuzzExpectations): Expected {
   const route = routeOf(req);
   const key = keyOf(req, x.keys);
-  const parameters = route === 'list' ? LIST_PARAMS : route === 'ipo' ? IPO_PARAMS : route === 'gmp' ? GMP_PARAMS : [...new Set([...LIST_PARAMS, ...IPO_PARAMS, ...GMP_PARAMS])];
+  const parameters =
+    route === 'list' ? LIST_PARAMS : route === 'ipo' ? IPO_PARAMS : route === 'gmp' ? GMP_PARAMS : route === 'subscription' ? SUBSCRIPTION_PARAMS : [...new Set([...LIST_PARAMS, ...IPO_PARAMS, ...GMP_PARAMS])];
   const limited = x.rateLimited ? [429] : [];
   const base = { route, key, parameters, parameter: null, body: null };
   // Step 1: length, path, method. No window counts these.
@@ -1345,7 +1367,14 @@ function expectationsOf(req: SentRequest, x: FuzzExpectations): Expected {
   const path = q < 0 ? req.below : req.below.slice(0, q);
   const query = parseQueryParams(q < 0 ? '' : req.below.slice(q + 1));
   const segment = path.replace(/^\//, '').split('/')[0] ?? '';
-  const verdict = route === 'list' ? listVerdict(query, key, x.now) : route === 'ipo' ? ipoVerdict(segment, query, key, x.now) : gmpVerdict(segment, query, key, x.now);
+  const verdict =
+    route === 'list'
+      ? listVerdict(query, key, x.now)
+      : route === 'ipo'
+        ? ipoVerdict(segment, query, key, x.now)
+        : route === 'gmp'
+          ? gmpVerdict(segment, query, key, x.now)
+          : subscriptionVerdict(segment, query, x.now);
   const who = key === 'none' ? 'no key' : `a ${key} key`;
   if (verdict.kind === 'unknown') {
     return { ...base, allowed: [...verdict.statuses, ...limited], why: `${req.method} ${route} route with ${who}: ${verdict.why}` };
@@ -1460,6 +1489,8 @@ function listVerdict(query: Map<string, string[]>, key: Plan | 'none', now: numb
     type = items.some((i) => i.state === 'invalid') ? { state: 'invalid' } : items.some((i) => i.state === 'open') ? { state: 'open' } : typeText;
   }
   const year = single(query, 'year');
+  const qText = single(query, 'q');
+  const q: Checked<string> = qText.state === 'ok' && [...qText.value].length > MAX_Q ? { state: 'invalid' } : qText;
   const page = digitsParam(query, 'page', 1n, 1_000_000_000n);
   const limit = digitsParam(query, 'limit', 1n, null);
   const includeGmp = booleanParam(query, 'includeGmp');
@@ -1470,6 +1501,7 @@ function listVerdict(query: Map<string, string[]>, key: Plan | 'none', now: numb
     ['startDate', dateParam(query, 'startDate')],
     ['endDate', dateParam(query, 'endDate')],
     ['year', year.state === 'ok' && !/^[0-9]{4}$/.test(year.value) ? { state: 'invalid' } : year],
+    ['q', q],
     ['page', page],
     ['limit', limit],
     ['includeGmp', includeGmp],
@@ -1497,6 +1529,8 @@ function listVerdict(query: Map<string, string[]>, key: Plan | 'none', now: numb
       if (from.state === 'ok' && (ipo.startDate === null || ipo.startDate < from.value)) return false;
       if (to.state === 'ok' && (ipo.endDate === null || ipo.endDate > to.value)) return false;
       if (year.state === 'ok' && (ipo.startDate === null || !ipo.startDate.startsWith(`${year.value}-`))) return false;
+      // q: name or symbol contains it, A-Z folded to a-z and nothing else
+      if (q.state === 'ok' && !asciiLower(ipo.name).includes(asciiLower(q.value)) && !(ipo.symbol !== null && asciiLower(ipo.symbol).includes(asciiLower(q.value)))) return false;
       return true;
     });
     body.count = matches.length;
@@ -1509,7 +1543,7 @@ function listVerdict(query: Map<string, string[]>, key: Plan | 'none', now: numb
       limit: effective,
     };
     if (key === 'none') meta['info'] = KEYLESS_INFO;
-    const ipos = body.ids.map((id) => expectedIpo(id, withGmp ? { today: FIXTURE_TODAY, gmpAt: now } : { today: FIXTURE_TODAY }));
+    const ipos = body.ids.map((id) => expectedIpo(id, withGmp ? { today: FIXTURE_TODAY, gmpAt: now, subscriptionAt: now } : { today: FIXTURE_TODAY, subscriptionAt: now }));
     body.text = JSON.stringify({ meta, ipos });
   }
   return { kind: 'known', status: 200, body, why: `200 with every parameter valid${key === 'none' ? ' (keyless: page 1, limit 1)' : ''}` };
@@ -1526,7 +1560,7 @@ function ipoVerdict(segment: string, query: Map<string, string[]>, key: Plan | '
   if (id === null) return { kind: 'known', status: 404, why: `404: no fixture IPO is ${show(identifier)}` };
   const withGmp = includeGmp.state === 'ok' && includeGmp.value;
   const body: ExpectedBody = { ipoId: id, withGmp };
-  if (now !== null && istDay(now) === FIXTURE_TODAY) body.text = JSON.stringify({ ipo: expectedIpo(id, withGmp ? { today: FIXTURE_TODAY, gmpAt: now } : { today: FIXTURE_TODAY }) });
+  if (now !== null && istDay(now) === FIXTURE_TODAY) body.text = JSON.stringify({ ipo: expectedIpo(id, withGmp ? { today: FIXTURE_TODAY, gmpAt: now, subscriptionAt: now } : { today: FIXTURE_TODAY, subscriptionAt: now }) });
   return { kind: 'known', status: 200, body, why: `200: ${show(identifier)} is IPO ${id}` };
 }
 
@@ -1597,6 +1631,38 @@ function gmpVerdict(segment: string, query: Map<string, string[]>, key: Plan | '
   return { kind: 'known', status: 200, body, why: `200: the series of ${id} over ${buckets} buckets` };
 }
 
+/** docs/spec.md#subscription: identifier, from, to, then start > end; any valid key; 404 for no IPO. */
+function subscriptionVerdict(segment: string, query: Map<string, string[]>, now: number | null): Verdict {
+  const identifier = decodeOnce(segment);
+  if (identifier === null) return bad('identifier', 'the identifier has a malformed percent-encoding');
+  const from = dateParam(query, 'from');
+  const to = dateParam(query, 'to');
+  const problem = firstProblem([
+    ['from', from],
+    ['to', to],
+  ]);
+  if (problem !== null) return bad(problem.name, 'the first invalid subscription parameter');
+  const DAY = 86_400_000;
+  const start = from.state === 'ok' ? from.value : EARLIEST;
+  let end: number;
+  if (to.state === 'ok') end = to.value + DAY - 1;
+  else if (now === null) return open([200, 400, 404], 'the range ends at the clock, unknown under a moving clock');
+  else end = now;
+  if (start > end) return bad('from', `start ${new Date(start).toISOString()} is after end ${new Date(end).toISOString()}`);
+  const id = resolveIdentifier(identifier);
+  if (id === null) return { kind: 'known', status: 404, why: `404: no fixture IPO is ${show(identifier)}` };
+  const body: ExpectedBody = { ipoId: id, from: new Date(start).toISOString(), to: new Date(end).toISOString() };
+  if (now !== null) {
+    const raw = (name: string): string | null => {
+      const c = single(query, name);
+      return c.state === 'ok' ? c.value : null;
+    };
+    const series = expectedSubscriptionSeries({ ipoId: id, from: raw('from'), to: raw('to'), now });
+    if (series !== 'from') body.text = JSON.stringify(series);
+  }
+  return { kind: 'known', status: 200, body, why: `200: the subscription series of ${id}` };
+}
+
 function istDay(ms: number): string {
   return new Date(ms + 330 * 60_000).toISOString().slice(0, 10);
 }
@@ -1655,7 +1721,7 @@ function checkSuccessBody(body: unknown, expected: Expected, fail: (p: string) =
     return;
   }
   const keys = Object.keys(body).join(',');
-  const shapes: Record<string, 'list' | 'ipo' | 'gmp'> = { 'meta,ipos': 'list', ipo: 'ipo', 'ipoId,symbol,interval,field,series,meta': 'gmp' };
+  const shapes: Record<string, 'list' | 'ipo' | 'gmp' | 'subscription'> = { 'meta,ipos': 'list', ipo: 'ipo', 'ipoId,symbol,interval,field,series,meta': 'gmp', 'ipoId,symbol,series,meta': 'subscription' };
   const shape = shapes[keys];
   if (shape === undefined) {
     fail(`a 200 body with keys ${keys}`);
@@ -1704,6 +1770,28 @@ function checkSuccessBody(body: unknown, expected: Expected, fail: (p: string) =
     checkIpo(body['ipo'], expected.body?.withGmp, fail);
     const id = isRecord(body['ipo']) ? body['ipo']['id'] : undefined;
     if (expected.body?.ipoId !== undefined && id !== expected.body.ipoId) fail(`IPO ${show(id)}, not ${expected.body.ipoId} (${expected.why})`);
+  } else if (shape === 'subscription') {
+    const want = expected.body;
+    const { series, meta } = body as Record<string, unknown>;
+    if (want !== null) {
+      const m = isRecord(meta) ? meta : {};
+      const got: ExpectedBody = { ipoId: body['ipoId'] as string, from: m['from'] as string, to: m['to'] as string };
+      for (const k of ['ipoId', 'from', 'to'] as const) {
+        if (want[k] !== undefined && got[k] !== want[k]) fail(`subscription ${k} ${show(got[k])}, not ${show(want[k])} (${expected.why})`);
+      }
+    }
+    if (!Array.isArray(series) || !isRecord(meta) || meta['count'] !== series.length) fail(`subscription meta.count ${show(isRecord(meta) ? meta['count'] : meta)} for ${Array.isArray(series) ? series.length : 'no'} points`);
+    if (isRecord(meta) && Object.keys(meta).join(',') !== 'from,to,count') fail(`subscription meta keys ${Object.keys(meta).join(',')}`);
+    if (Array.isArray(series)) {
+      let last = '';
+      for (const point of series) {
+        if (!isRecord(point) || Object.keys(point).join(',') !== POINT_KEYS || typeof point['timestamp'] !== 'string' || point['timestamp'] <= last) {
+          fail(`subscription point ${show(point)} out of shape or order`);
+          break;
+        }
+        last = point['timestamp'];
+      }
+    }
   } else {
     const want = expected.body;
     if (want !== null) {
