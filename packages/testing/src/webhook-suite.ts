@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type AccountStore, type EventType, type IpoStore, todayInIst, type WebhookStore } from '@ipokit/core';
 import { type ClaimedDelivery, type DeliveryResult, DISABLED_ERROR, type IpoRecord, type SnapshotRecord, statusChangeEventId, toGmpSnapshot, toIsoUtc, toWireIpo, type WebhookRecord } from '@ipokit/core/backend';
-import { makeIpo, makeSnapshot } from './arbitraries.js';
+import { makeIpo, makeSnapshot, makeSubscription } from './arbitraries.js';
 import { referenceStore } from './reference-store.js';
 
 /** What the webhook checks need: the IPO data, accounts and webhooks of one backend. */
@@ -158,7 +158,7 @@ const DAY = 86_400_000;
 const LEASE = 60_000;
 /** No cap on an account's endpoints. */
 const NO_CAP = { maxPerAccount: Infinity };
-const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'];
+const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot', 'subscription.snapshot'];
 
 /** Claims everything due at `now` (generous limits). */
 const claimAll = (store: WebhookStore, now: number, extra: Partial<Parameters<WebhookStore['claimDeliveries']>[0]> = {}): Promise<ClaimedDelivery[]> =>
@@ -259,6 +259,45 @@ function eventChecks(check: Check, hook: Hook): void {
         },
       ]),
     );
+  });
+
+  check('subscription.snapshot per new or changed subscription snapshot ({ ipoId, timestamp, times }, every category); the IPO object of ipo.created and ipo.updated shows its latest subscription snapshot at the write', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_sub', 'acct_1'), ['subscription.snapshot', 'ipo.created', 'ipo.updated']), NO_CAP);
+    const first = makeSubscription('ipo1', '2026-11-24T04:00:00.000Z', { retail: 1.5, total: 0.75 });
+    const later = makeSubscription('ipo1', '2026-11-25T04:00:00.000Z', { total: 9 }); // after the write's instant
+    const event = (at: number, s: typeof first): Shape => ({
+      webhookId: 'wh_sub',
+      type: 'subscription.snapshot',
+      body: { type: 'subscription.snapshot', timestamp: toIsoUtc(at), data: { ipoId: s.ipoId, timestamp: toIsoUtc(s.timestamp), times: s.times } },
+    });
+    // Claims what is due and settles it delivered, so that nothing comes back when its lease ends.
+    const take = async (at: number): Promise<Shape[]> => {
+      const claimed = await claimAll(store, at);
+      await store.finishDeliveries(claimed.map((c) => result(c, at)));
+      return claimed.map(shape);
+    };
+    expect(await store.writeDataset({ ipos: [ipo], snapshots: [], subscription: [later, first] }, { at: T })).toEqual([]);
+    const created = { type: 'ipo.created', timestamp: toIsoUtc(T), data: toWireIpo(ipo, 'open', undefined, first) };
+    expect(sortShapes(await take(T))).toEqual(sortShapes([{ webhookId: 'wh_sub', type: 'ipo.created', body: created }, event(T, later), event(T, first)]));
+    expect(JSON.stringify(created.data.subscription)).toBe('{"asOf":"2026-11-24T04:00:00.000Z","times":{"qib":null,"nii":null,"bnii":null,"snii":null,"retail":1.5,"employee":null,"shareholder":null,"total":0.75}}');
+    // The same snapshots again: nothing; one category moved: that snapshot alone.
+    expect(await store.writeDataset({ ipos: [], snapshots: [], subscription: [first, later] }, { at: T + 1 })).toEqual([]);
+    expect(await take(T + 1)).toEqual([]);
+    const moved = makeSubscription('ipo1', '2026-11-24T04:00:00.000Z', { retail: 1.5, total: 0.8 });
+    expect(await store.writeDataset({ ipos: [], snapshots: [], subscription: [moved, later] }, { at: T + 2 })).toEqual([]);
+    expect(await take(T + 2)).toEqual([event(T + 2, moved)]);
+    // A write a day later: the IPO object shows the snapshot that is now the latest.
+    const renamed = { ...ipo, name: 'Renamed' };
+    expect(await store.writeDataset({ ipos: [renamed], snapshots: [] }, { at: T + DAY })).toEqual([]);
+    expect(await take(T + DAY)).toEqual([
+      { webhookId: 'wh_sub', type: 'ipo.updated', body: { type: 'ipo.updated', timestamp: toIsoUtc(T + DAY), data: toWireIpo(renamed, 'open', undefined, later) } },
+    ]);
+    // deleteIpos takes the IPO's subscription snapshots with it: an IPO written again under that id shows none.
+    await store.deleteIpos(['ipo1'], { at: T + DAY + 1 });
+    expect(await store.writeDataset({ ipos: [ipo], snapshots: [] }, { at: T + DAY + 2 })).toEqual([]);
+    expect(await take(T + DAY + 2)).toEqual([
+      { webhookId: 'wh_sub', type: 'ipo.created', body: { type: 'ipo.created', timestamp: toIsoUtc(T + DAY + 2), data: toWireIpo(ipo, 'open') } },
+    ]);
   });
 
   check('the status change an import causes has the id every process gives that change', async (store) => {
