@@ -1009,6 +1009,124 @@ describe('importDataset: the store’s part of the check, with the other problem
   });
 });
 
+describe('importDataset: subscription snapshots', () => {
+  const sub = (ipoId: string, minute: number, more: object = {}) => ({
+    ipoId,
+    timestamp: new Date(Date.UTC(2026, 10, 18) + minute * 60_000).toISOString(),
+    times: { total: 1.5 },
+    ...more,
+  });
+
+  /** The reference store, its writes recorded, answering `conflicts` when given. */
+  function recording(conflicts?: DatasetConflict[]): { store: IpoStore; writes: Array<Parameters<IpoStore['writeDataset']>[0]> } {
+    const inner = referenceStore();
+    const writes: Array<Parameters<IpoStore['writeDataset']>[0]> = [];
+    const store: IpoStore = {
+      ...inner,
+      writeDataset: (input, options) => {
+        writes.push(input);
+        return conflicts === undefined ? inner.writeDataset(input, options) : Promise.resolve(conflicts);
+      },
+    };
+    return { store, writes };
+  }
+
+  it('passes the normalised subscription snapshots to the store and counts them', async () => {
+    const { store, writes } = recording();
+    const counts = await importDataset(store, { ipos: [MINIMAL], subscription: [sub('a1', 1, { times: { qib: 2, total: null } }), sub('a1', 2)] });
+    expect(counts).toEqual({ ipos: 1, snapshots: 0, subscription: 2 });
+    expect(writes[0]?.subscription).toEqual([
+      subscriptionRecord('a1', '2026-11-18T00:01:00.000Z', { qib: 2 }),
+      subscriptionRecord('a1', '2026-11-18T00:02:00.000Z', { total: 1.5 }),
+    ]);
+    expect(await importDataset(store, { gmp: [] })).toEqual({ ipos: 0, snapshots: 0, subscription: 0 });
+    expect(writes[1]?.subscription).toEqual([]);
+  });
+
+  it('reports subscription snapshots of IPOs neither in the dataset nor stored with the other problems, after the GMP snapshots’', async () => {
+    const store = referenceStore();
+    await importDataset(store, { ipos: [{ id: 'held', name: 'H', slug: 'held', type: 'EQ' }] });
+    const dataset = {
+      subscription: [sub('held', 1), sub('ghost', 1), sub('a1', 1), sub('ghost', 2, { times: {} })],
+      gmp: [{ ipoId: 'phantom', timestamp: TS, sources: [] }],
+      ipos: [{ ...MINIMAL, typo: 1 }],
+    };
+    const err = await importDataset(store, dataset).then(
+      () => null,
+      (e: unknown) => e as IpokitError,
+    );
+    const unknown = (part: string, i: number, id: string) => ({ path: `${part}[${i}].ipoId`, message: `ipoId "${id}" names no IPO in the dataset or the store` });
+    expect(err).toMatchObject({
+      code: 'ERR:DATASET',
+      problemCount: 5,
+      problems: [
+        { path: 'ipos[0].typo', message: 'unknown field "typo" in an IPO record' },
+        unknown('gmp', 0, 'phantom'),
+        unknown('subscription', 1, 'ghost'),
+        { path: 'subscription[3].times', message: expect.stringMatching(/^times gives no category/) as unknown },
+        unknown('subscription', 3, 'ghost'),
+      ],
+    });
+  });
+
+  it('turns the store’s conflicts into problems in dataset order: IPOs (symbol before slug), GMP snapshots, subscription snapshots', async () => {
+    const conflicts: DatasetConflict[] = [
+      { kind: 'unknown-ipo-subscription', snapshot: 1 },
+      { kind: 'unknown-ipo', snapshot: 0 },
+      { kind: 'unknown-ipo-subscription', snapshot: 0 },
+      { kind: 'slug-taken', ipo: 0, holder: 'h1' },
+      { kind: 'symbol-taken', ipo: 0, holder: 'h2' },
+    ];
+    const { store } = recording(conflicts);
+    const dataset = { ipos: [{ ...MINIMAL, symbol: 'ACME' }], gmp: [{ ipoId: 'g1', timestamp: TS, sources: [] }], subscription: [sub('s0', 1), sub('s1', 1)] };
+    await expect(importDataset(store, dataset)).rejects.toMatchObject({
+      code: 'ERR:DATASET',
+      message: 'The dataset has 5 problem(s) with stored data; nothing was written.',
+      problemCount: 5,
+      problems: [
+        { path: 'ipos[0].symbol', message: 'symbol "ACME" is already held by the stored IPO "h2"' },
+        { path: 'ipos[0].slug', message: 'slug "acme" is already held by the stored IPO "h1"' },
+        { path: 'gmp[0].ipoId', message: 'ipoId "g1" names no IPO in the dataset or the store' },
+        { path: 'subscription[0].ipoId', message: 'ipoId "s0" names no IPO in the dataset or the store' },
+        { path: 'subscription[1].ipoId', message: 'ipoId "s1" names no IPO in the dataset or the store' },
+      ],
+    });
+  });
+});
+
+describe('datasetConflictError', () => {
+  it(`keeps the first ${MAX_DATASET_PROBLEMS} in dataset order and counts them all, as a streaming import passes them`, () => {
+    const conflicts: DatasetConflict[] = [
+      ...Array.from({ length: 900 }, (_, i): DatasetConflict => ({ kind: 'unknown-ipo-subscription', snapshot: i })),
+      ...Array.from({ length: 900 }, (_, i): DatasetConflict => ({ kind: 'unknown-ipo', snapshot: i })),
+    ];
+    const places = Array.from({ length: 900 }, () => ({ ipoId: 'x' }));
+    const err = datasetConflictError(conflicts, [], places, 5_000, places);
+    expect(err.problemCount).toBe(5_000);
+    expect(err.problems).toHaveLength(MAX_DATASET_PROBLEMS);
+    expect(err.problems?.[899]?.path).toBe('gmp[899].ipoId');
+    expect(err.problems?.[900]?.path).toBe('subscription[0].ipoId');
+    expect(err.problems?.[999]?.path).toBe('subscription[99].ipoId');
+  });
+
+  it('quotes values as the dataset’s other problems do: cut to 50 code points', async () => {
+    const id = 'i'.repeat(60);
+    const slug = 's'.repeat(128);
+    const err = datasetConflictError([{ kind: 'slug-taken', ipo: 0, holder: id }, { kind: 'unknown-ipo-subscription', snapshot: 0 }], [{ symbol: null, slug }], [], 2, [{ ipoId: id }]);
+    const cut = (text: string) => `${JSON.stringify(text.slice(0, 50))}…`;
+    expect(err.problems).toEqual([
+      { path: 'ipos[0].slug', message: `slug ${cut(slug)} is already held by the stored IPO ${cut(id)}` },
+      { path: 'subscription[0].ipoId', message: `ipoId ${cut(id)} names no IPO in the dataset or the store` },
+    ]);
+    // The same words as the refusal of a dataset with problems of its own.
+    const refused = await importDataset(referenceStore(), { subscription: [{ ipoId: id, timestamp: TS, times: {} }] }).then(
+      () => null,
+      (e: unknown) => e as IpokitError,
+    );
+    expect(refused?.problems?.[1]).toEqual(err.problems?.[1]);
+  });
+});
+
 describe('validateDataset: properties', () => {
   function onlyDatasetErrors(input: unknown): void {
     try {

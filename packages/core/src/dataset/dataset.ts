@@ -1509,8 +1509,18 @@ function cut(text: string, max: number): string {
   return out;
 }
 
-/** A bad string quoted as JSON, cut to 50 characters (lone surrogates and NUL escaped). */
-function quote(text: string): string {
+/**
+ * A value as a dataset problem's message quotes it (docs/spec.md#datasets): a JSON string of
+ * at most 50 code points, then `…` when cut (lone surrogates and NUL escaped). For the
+ * problems found elsewhere (a store's conflicts) to read as the checker's do.
+ *
+ * @example
+ * ```ts
+ * quote('acme');          // '"acme"'
+ * quote('x'.repeat(60));  // '"xxx…x"…' (the first 50 x's inside the quotes)
+ * ```
+ */
+export function quote(text: string): string {
   const short = cut(text, QUOTE_LENGTH);
   return short === text ? JSON.stringify(text) : `${JSON.stringify(short.slice(0, -1))}…`;
 }
