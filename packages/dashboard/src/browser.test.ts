@@ -311,7 +311,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const url = `https://receiver.example.com/ipokit/hooks/${Date.now()}`;
       await page.getByLabel('Endpoint URL').fill(url);
       // gmp.snapshot only: the other boxes start checked.
-      for (const type of ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed']) await page.getByRole('checkbox', { name: type }).uncheck();
+      for (const type of ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'subscription.snapshot']) await page.getByRole('checkbox', { name: type }).uncheck();
       await page.getByLabel('Description (optional)').fill('ci receiver');
       await page.getByRole('button', { name: 'Add endpoint' }).click();
 
@@ -576,12 +576,12 @@ describe.skipIf(chromium === null)(TITLE, () => {
     async () => {
       const today = istDay(Date.now());
       const page = await open(await newContext('free'), '#/usage', 'table caption#usage-table-caption');
-      /** Today's admitted requests in the table (List + One IPO + GMP), 0 when today has no row. */
+      /** Today's admitted requests in the table (List + One IPO + GMP + Subscription), 0 when today has no row. */
       const admittedToday = async () => {
         const row = page.locator('#usage-table-caption').locator('xpath=..').locator('tbody tr', { has: page.locator(`time[datetime="${today}"]`) });
         if ((await row.count()) === 0) return 0;
         const cells = await row.locator('td').allInnerTexts();
-        return cells.slice(0, 3).reduce((sum, text) => sum + Number(text.replace(/\D/g, '')), 0);
+        return cells.slice(0, 4).reduce((sum, text) => sum + Number(text.replace(/\D/g, '')), 0);
       };
       const before = await admittedToday();
       const n = 7;

@@ -15,6 +15,7 @@ import type {
   GmpSnapshot,
   Ipo,
   IpoStatus,
+  ListingPrice,
   ListResponse,
   Plan,
   RateWindowName,
@@ -24,7 +25,21 @@ import type {
 import type { DeliveryState, UsageRoute } from '@ipokit/core/backend';
 
 // The wire types are the core's own, imported as types only: the bundle gains nothing.
-export type { DeliveryState, EventType, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, Plan, UsageRoute, UsageRow };
+export type { DeliveryState, EventType, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, ListingPrice, Plan, UsageRoute, UsageRow };
+/** The IPO object's latest subscription snapshot (`asOf`, `times`). */
+export type SubscriptionSnapshot = NonNullable<Ipo['subscription']>;
+/** Times subscribed per investor category, null where the issue has none. */
+export type SubscriptionTimes = SubscriptionSnapshot['times'];
+export type SubscriptionCategory = keyof SubscriptionTimes;
+/** One reading of the subscription route's series. */
+export type SubscriptionPoint = { timestamp: string } & SubscriptionTimes;
+/** The answer of `GET {mount}/ipos/{id}/subscription`: every reading up to now, ascending. */
+export interface SubscriptionSeries {
+  ipoId: string;
+  symbol: string | null;
+  series: SubscriptionPoint[];
+  meta: { from: string; to: string; count: number };
+}
 export type WindowName = RateWindowName;
 /** A rate window of the account, as `GET /` lists them. */
 export type RateWindow = AccountWindow;
@@ -65,8 +80,11 @@ export type IpoList = ListResponse;
 export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'] as const satisfies readonly GmpInterval[];
 export const GMP_FIELDS = ['mean', 'median', 'min', 'max', 'mode'] as const satisfies readonly GmpField[];
 
+/** The investor categories, in the contract's order (the order of `times`). */
+export const SUBSCRIPTION_CATEGORIES = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'] as const satisfies readonly SubscriptionCategory[];
+
 /** Webhook event types, in the contract's order. */
-export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const satisfies readonly EventType[];
+export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot', 'subscription.snapshot'] as const satisfies readonly EventType[];
 
 /** An endpoint as created: the only time its signing secret (`whsec_...`) is seen. */
 export interface CreatedWebhook extends Webhook {
