@@ -149,6 +149,12 @@ describe('requests', () => {
     expect(f.calls[2]!.url).toBe(`${BASE}/ORBIT?includeGmp=true`);
     await client.gmp('ORBIT', { to: '2026-11-30', from: '2026-11-01', field: 'median', interval: '5m' }).catch(() => undefined);
     expect(f.calls[3]!.url).toBe(`${BASE}/ORBIT/gmp?interval=5m&field=median&from=2026-11-01&to=2026-11-30`);
+    await client.subscription('ORBIT', { to: '2026-11-30', from: '2026-11-01' }).catch(() => undefined);
+    expect(f.calls[4]!.url).toBe(`${BASE}/ORBIT/subscription?from=2026-11-01&to=2026-11-30`);
+    await client.subscription('R&D').catch(() => undefined);
+    expect(f.calls[5]!.url).toBe(`${BASE}/R%26D/subscription`);
+    await client.list({ status: 'open', q: 'orbit 100%_' }).catch(() => undefined);
+    expect(f.calls[6]!.url).toBe(`${BASE}?status=open&q=orbit%20100%25_`);
   });
 
   it('property: any identifier and any query value reach the server exactly as given', async () => {

@@ -93,6 +93,12 @@ describe.each(FRAMEWORKS)('client against $name', (framework) => {
     expect(series.series.length).toBeGreaterThan(0);
     const daily = await client('proGmp').gmp(IPO_IDS.orbit);
     expect(JSON.stringify(daily)).toBe((await raw(`${server.baseUrl}/${IPO_IDS.orbit}/gmp`, server.keys.proGmp)).text);
+    // The subscription series: a key of any plan.
+    const subscription = await client('free').subscription('ORBIT', { to: '2026-11-30' });
+    expect(JSON.stringify(subscription)).toBe((await raw(`${server.baseUrl}/ORBIT/subscription?to=2026-11-30`, server.keys.free)).text);
+    expect(subscription.meta.from).toBe('2000-01-01T00:00:00.000Z');
+    const found = await client('paid').list({ status: 'open', q: 'orbit', limit: 100 });
+    expect(JSON.stringify(found)).toBe((await raw(`${server.baseUrl}?status=open&q=orbit&limit=100`, server.keys.paid)).text);
   });
 
   it('property: all() yields every matching IPO exactly once, in order, whatever the filters, limit and first page', async () => {

@@ -1,6 +1,6 @@
 /**
  * `@ipokit/client`: a typed, fetch-based client for the IPO API, for the hosted service and
- * for any app that mounts ipokit (docs/spec.md#list, #one-ipo, #gmp-series, #errors). It needs only `fetch`, `AbortSignal` and
+ * for any app that mounts ipokit (docs/spec.md#list, #one-ipo, #gmp-series, #subscription-series, #errors). It needs only `fetch`, `AbortSignal` and
  * `setTimeout`, so it runs in browsers and in Node 20+.
  *
  * @example
@@ -14,9 +14,9 @@
  */
 // Types only: the built .d.ts inlines them (see tsup.config.ts), so the published client needs
 // @ipokit/core neither at run time nor for its types.
-import type { ErrorBody, ErrorCode, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListingPrice, ListResponse, PriceBand, ScheduleEvent } from '@ipokit/core';
+import type { ErrorBody, ErrorCode, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListingPrice, ListResponse, PriceBand, ScheduleEvent, SubscriptionCategory, SubscriptionPoint, SubscriptionSeries, SubscriptionSnapshot, SubscriptionTimes } from '@ipokit/core';
 
-export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListingPrice, ListResponse, PriceBand, ScheduleEvent };
+export type { ErrorBody, Exchange, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, IpoType, ListingPrice, ListResponse, PriceBand, ScheduleEvent, SubscriptionCategory, SubscriptionPoint, SubscriptionSeries, SubscriptionSnapshot, SubscriptionTimes };
 
 /**
  * The `meta` of a 429 (`ERR:RATELIMIT`): the refusing window (`window`: `minute`, `hour`,
@@ -247,6 +247,8 @@ export interface ListIposParams extends CallOptions {
   endDate?: string;
   /** Four digits: IPOs whose startDate falls in that year. */
   year?: number | string;
+  /** IPOs whose name or symbol contains this text, ASCII letter case ignored (1 to 64 characters). */
+  q?: string;
   /** From 1 (default 1). */
   page?: number;
   /** Per page (default 3); the server clamps it to the plan's maximum and reports it in `meta.limit`. */
@@ -273,6 +275,14 @@ export interface GmpSeriesParams extends CallOptions {
   to?: string;
 }
 
+/** Parameters of `GET /ipos/{identifier}/subscription` (docs/spec.md#subscription-series). */
+export interface SubscriptionSeriesParams extends CallOptions {
+  /** `YYYY-MM-DD`, from 00:00:00.000Z (default: every snapshot). */
+  from?: string;
+  /** `YYYY-MM-DD`, through 23:59:59.999Z (default: up to now). */
+  to?: string;
+}
+
 /** The client {@link createClient} returns. */
 export interface IpokitClient {
   /** One page of `GET /ipos`, as the server serialised it. */
@@ -294,6 +304,8 @@ export interface IpokitClient {
   get(identifier: string, params?: GetIpoParams): Promise<Ipo>;
   /** The GMP series of one IPO. */
   gmp(identifier: string, params?: GmpSeriesParams): Promise<GmpSeries>;
+  /** Every subscription snapshot of one IPO, by investor category, ascending (a key of any plan). */
+  subscription(identifier: string, params?: SubscriptionSeriesParams): Promise<SubscriptionSeries>;
 }
 
 /** Details of an {@link IpokitApiError}. */
@@ -463,7 +475,16 @@ export function createClient(options: ClientOptions): IpokitClient {
     return body as unknown as GmpSeries;
   }
 
-  return { list, pages, all, get, gmp };
+  async function subscription(identifier: string, params: SubscriptionSeriesParams = {}): Promise<SubscriptionSeries> {
+    const query: Query = [
+      ['from', params.from],
+      ['to', params.to],
+    ];
+    const body = await request(`/${segment(identifier)}/subscription`, query, params.signal, SUBSCRIPTION_SHAPE);
+    return body as unknown as SubscriptionSeries;
+  }
+
+  return { list, pages, all, get, gmp, subscription };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -585,6 +606,7 @@ function listQuery(p: ListIposParams): Query {
     ['startDate', p.startDate],
     ['endDate', p.endDate],
     ['year', p.year],
+    ['q', p.q],
     ['page', p.page],
     ['limit', p.limit],
     ['includeGmp', p.includeGmp],
@@ -630,6 +652,7 @@ interface Shape {
 const LIST_SHAPE: Shape = { test: (b) => isObject(b.meta) && Array.isArray(b.ipos), expected: 'a list (meta and ipos)' };
 const IPO_SHAPE: Shape = { test: (b) => isObject(b.ipo), expected: 'an IPO ({ ipo })' };
 const SERIES_SHAPE: Shape = { test: (b) => Array.isArray(b.series) && isObject(b.meta), expected: 'a GMP series' };
+const SUBSCRIPTION_SHAPE: Shape = { test: (b) => Array.isArray(b.series) && isObject(b.meta), expected: 'a subscription series' };
 
 function parseSuccess(response: FetchResponseLike, text: string, shape: Shape): Record<string, unknown> {
   const parsed = parseJson(text);

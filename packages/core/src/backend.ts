@@ -22,6 +22,9 @@ export { aggregatePaise } from './model/aggregate.js';
 export { MAX_GMP_PAISE, paiseToRupees, roundDiv } from './model/numbers.js';
 // GMP buckets.
 export { BUCKET_GRIDS, toGmpSnapshot, toSeriesPoints } from './model/gmp.js';
+// Subscription snapshots.
+export { fullTimes, isSubscriptionTimes, toSubscriptionPoint, toSubscriptionSnapshot } from './model/subscription.js';
+export { EARLIEST_INSTANT, LATEST_INSTANT } from './model/dates.js';
 // The IPO fields, written once: their order, JSON Schemas and dataset checks.
 export { IPO_FIELDS } from './model/ipo-fields.js';
 // The windows: the decision every limiter is pinned to, and IST day periods.
@@ -37,7 +40,7 @@ export { decodeComponent, decodeQueryComponent, isOpenApiPath, parseQuery, route
 export { errorBody, toWireIpo } from './http/serialize.js';
 export { parsedAccountBody, readAccountBody } from './http/account-handler.js';
 // Webhooks: the events of a write, and endpoints, events and deliveries in memory.
-export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, type WriteChanges } from './events/events.js';
+export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, sameSubscription, type WriteChanges } from './events/events.js';
 export { dueStatusChanges, nextStatusChangeAt } from './events/events.js';
 export { DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS, DISABLED_ERROR, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_RETRY_DELAYS_MS } from './events/events.js';
 export { generateWebhookSecret, nextAttemptAt, statusChangeEventId, webhookSignature } from './events/events.js';
@@ -64,6 +67,8 @@ export type {
   RateLimitWindowState,
   SnapshotRecord,
   StoreCallOptions,
+  SubscriptionQuery,
+  SubscriptionRecord,
   UsageCharge,
   UsageRoute,
   WebhookRecord,

@@ -21,6 +21,8 @@ export {
   IPO_TYPES,
   RATE_WINDOWS,
   STATUS_VALUES,
+  SUBSCRIPTION_CATEGORIES,
+  USAGE_ROUTES,
   type ErrorBody,
   type EventType,
   type Exchange,
@@ -39,6 +41,12 @@ export {
   type PriceBand,
   type RateWindowName,
   type ScheduleEvent,
+  type SubscriptionCategory,
+  type SubscriptionPoint,
+  type SubscriptionSeries,
+  type SubscriptionSnapshot,
+  type SubscriptionTimes,
+  type UsageRoute,
 } from './model/types.js';
 
 // The store, as the capabilities a router or function asks for (docs/spec.md#storage); the
@@ -59,7 +67,7 @@ export { OPENAPI_PATH, openApiDocument, type OpenApiDocument, type OpenApiDocume
 // The operator's functions: data (docs/spec.md#datasets).
 export { deleteIpos, importDataset } from './dataset/import.js';
 export { validateDataset } from './dataset/dataset.js';
-export type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource } from './model/types.js';
+export type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource, DatasetSubscription } from './model/types.js';
 // Accounts and keys (docs/spec.md#keys, #limits).
 export {
   createAccount,

@@ -7,6 +7,7 @@
  */
 import { IpokitError, type RateLimiter, type UsageRow } from '@ipokit/core';
 import { compareCodePoints, isCalendarDate, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, type StoreCallOptions, type UsageCharge, type UsageRoute, WINDOW_MS } from '@ipokit/core/backend';
+import { USAGE_ROUTES } from '@ipokit/core';
 import { scriptRunner, type IoredisClient, type NodeRedisClient } from './clients.js';
 
 /** Options of {@link redisLimiter}. */
@@ -51,7 +52,7 @@ const MAX_USAGE_DAYS = 367;
 const MAX_EXPIRY_MS = 1e15;
 
 /** A usage hash field: `<key id>:<route>:a` (admitted) or `:r` (refused); the key id may hold `:`. */
-const USAGE_FIELD = /^([\s\S]*):(list|ipo|gmp):([ar])$/;
+const USAGE_FIELD = new RegExp(`^([\\s\\S]*):(${USAGE_ROUTES.join('|')}):([ar])$`);
 
 /**
  * How long the server clock's offset estimates are kept (two periods): long enough to

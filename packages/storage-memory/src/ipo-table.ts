@@ -227,7 +227,7 @@ export class IpoTable {
           if (maxListing < Infinity) lo = Math.min(hi, Math.max(lo, lowerBound(order.key, -maxListing, lo, hi)));
         }
         if (f.none) cut(order, lo, hi, page);
-        else if (!f.dated) pick(order, lo, hi, f, page);
+        else if (!f.dated && f.text === null) pick(order, lo, hi, f, page);
         else scan(ix, order, lo, hi, NO_STATUS_CHECK, t, f, page);
         break;
       }
@@ -236,7 +236,7 @@ export class IpoTable {
         const [lo, hi] = startRange(order, f, upperBound(order.key, t), order.key.length);
         // With valid data every IPO of the range is upcoming, and the range already holds
         // the startDate and year filters exactly: only endDate needs a look at each entry.
-        if (ix.valid && f.maxEnd === Infinity) pick(order, lo, hi, f, page);
+        if (ix.valid && f.maxEnd === Infinity && f.text === null) pick(order, lo, hi, f, page);
         else scan(ix, order, lo, hi, ix.valid ? NO_STATUS_CHECK : UPCOMING, t, f, page);
         break;
       }
@@ -249,8 +249,10 @@ export class IpoTable {
       case 'announced': {
         const order = ix.byName;
         // With valid data an announced IPO has no date at all, so no date filter matches.
-        if (ix.valid && !f.dated) pick(order, 0, order.index.length, f, page);
-        else if (!ix.valid) scan(ix, order, 0, order.index.length, ANNOUNCED, t, f, page);
+        if (ix.valid && !f.dated) {
+          if (f.text === null) pick(order, 0, order.index.length, f, page);
+          else scan(ix, order, 0, order.index.length, NO_STATUS_CHECK, t, f, page);
+        } else if (!ix.valid) scan(ix, order, 0, order.index.length, ANNOUNCED, t, f, page);
         break;
       }
       case 'closed':
@@ -323,6 +325,7 @@ export class IpoTable {
         }
         if (checkBits && ((bits & f.types) === 0 || (bits & f.source) !== f.source)) continue;
         if (f.dated && !datesPass(ix, e, f)) continue;
+        if (f.text !== null && !textPasses(ix, e, f.text)) continue;
         if (page.count >= page.from && page.count < page.to) page.entries.push(e);
         page.count++;
       }
@@ -419,6 +422,8 @@ interface Indexes {
   maxListGap: number;
   /** Every record follows the transitions (docs/spec.md#status), which makes some ranges pure. */
   valid: boolean;
+  /** Per entry: the name and the symbol ('' for none) with A-Z lowered, made at the first `q`. */
+  folded: { names: string[]; symbols: string[] } | null;
 }
 
 const NSE_BIT = 8;
@@ -509,6 +514,7 @@ function buildIndexes(records: IpoRecord[]): Indexes {
     maxOpenSpan,
     maxListGap,
     valid,
+    folded: null,
   };
 }
 
@@ -533,6 +539,8 @@ interface Filter {
   maxEnd: number;
   /** With valid data, every date of a matching IPO is >= this (-Infinity: no bound). */
   minDate: number;
+  /** `q` with A-Z lowered: the name or the symbol (likewise lowered) must contain it; null: no such filter. */
+  text: string | null;
 }
 
 function toFilter(q: ListQuery, valid: boolean): Filter {
@@ -551,8 +559,10 @@ function toFilter(q: ListQuery, valid: boolean): Filter {
   const startFiltered = q.startDate !== null || q.year !== null;
   const maxEnd = q.endDate === null ? Infinity : dayNumber(q.endDate);
   const dated = startFiltered || q.endDate !== null;
+  const text = q.q === undefined || q.q === null ? null : asciiLower(q.q);
   return {
-    none: types === ALL_TYPES && source === 0 && !dated,
+    none: types === ALL_TYPES && source === 0 && !dated && text === null,
+    text,
     types,
     source,
     dated,
@@ -600,6 +610,15 @@ function datesPass(ix: Indexes, e: number, f: Filter): boolean {
   return !(f.maxEnd < Infinity) || (ix.end[e] as number) <= f.maxEnd;
 }
 
+/** Whether an entry's name or symbol contains the folded `q` (docs/spec.md#list: ASCII case ignored only). */
+function textPasses(ix: Indexes, e: number, text: string): boolean {
+  const folded = (ix.folded ??= {
+    names: ix.records.map((r) => asciiLower(r.name)),
+    symbols: ix.records.map((r) => (r.symbol === null ? '' : asciiLower(r.symbol))),
+  });
+  return (folded.names[e] as string).includes(text) || (folded.symbols[e] as string).includes(text);
+}
+
 /** One pass over positions [lo, hi) of an order: bits, then status (unless `want` is 0) and dates. */
 function scan(ix: Indexes, order: Order, lo: number, hi: number, want: number, t: number, f: Filter, page: Page): void {
   const { index, bits } = order;
@@ -611,10 +630,11 @@ function scan(ix: Indexes, order: Order, lo: number, hi: number, want: number, t
       const b = bits[i] as number;
       if ((b & types) === 0 || (b & source) !== source) continue;
     }
-    if (want !== NO_STATUS_CHECK || f.dated) {
+    if (want !== NO_STATUS_CHECK || f.dated || f.text !== null) {
       const e = index[i] as number;
       if (want !== NO_STATUS_CHECK && statusOf(ix, e, t) !== want) continue;
       if (f.dated && !datesPass(ix, e, f)) continue;
+      if (f.text !== null && !textPasses(ix, e, f.text)) continue;
     }
     if (page.count >= page.from && page.count < page.to) page.entries.push(index[i] as number);
     page.count++;

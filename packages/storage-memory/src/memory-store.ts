@@ -7,12 +7,13 @@
  * one atomic step, and a reader sees a write whole or not at all.
  */
 import { type AccountStore, type IpoDates, IpokitError, type Store, type UsageRow, type WebhookStore } from '@ipokit/core';
-import { type AccountRecord, type ApiKeyRecord, type ClaimedDelivery, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, sameIpo, sameSnapshot, type SnapshotRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
+import { type AccountRecord, type ApiKeyRecord, type ClaimedDelivery, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, fullTimes, sameIpo, sameSnapshot, sameSubscription, type SnapshotRecord, type SubscriptionQuery, type SubscriptionRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
 import { MemoryOutbox } from '@ipokit/webhooks';
 import { AccountTable } from './account-table.js';
 import { IpoTable } from './ipo-table.js';
 import { DEFAULT_SWEEP_EVERY, RateWindows } from './rate-windows.js';
 import { SnapshotTable } from './snapshot-table.js';
+import { SubscriptionTable } from './subscription-table.js';
 
 /**
  * Options of {@link memoryStore}.
@@ -71,6 +72,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
   }
   const ipos = new IpoTable();
   const snapshots = new SnapshotTable();
+  const subscription = new SubscriptionTable();
   const accounts = new AccountTable();
   const outbox = new MemoryOutbox();
   const windows = new RateWindows(sweepEvery);
@@ -86,10 +88,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
   };
   /** What a synchronous method of a closed store answers: the rejection an async one makes. */
   const closedError = (): Promise<never> => Promise.reject(closedStore());
-  const withGmp = (ipo: IpoRecord, gmpAt: number | null): IpoRow => (gmpAt === null ? { ipo } : { ipo, gmp: snapshots.latest(ipo.id, gmpAt) });
+  /** A row with, as asked, its latest GMP snapshot and latest subscription snapshot. */
+  const rowOf = (ipo: IpoRecord, gmpAt: number | null, subscriptionAt: number | null | undefined): IpoRow => {
+    const row: IpoRow = gmpAt === null ? { ipo } : { ipo, gmp: snapshots.latest(ipo.id, gmpAt) };
+    if (typeof subscriptionAt === 'number') row.subscription = subscription.latest(ipo.id, subscriptionAt);
+    return row;
+  };
 
   return {
-    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]> {
+    async writeDataset(input: { ipos: IpoRecord[]; snapshots: SnapshotRecord[]; subscription?: SubscriptionRecord[] }, options?: WriteOptions): Promise<DatasetConflict[]> {
       open();
       const conflicts = ipos.conflicts(input.ipos);
       const writing = new Set<string>();
@@ -97,31 +104,41 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       input.snapshots.forEach((s, index) => {
         if (!writing.has(s.ipoId) && !ipos.has(s.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: index });
       });
+      const givenSubscription = input.subscription ?? [];
+      givenSubscription.forEach((s, index) => {
+        if (!writing.has(s.ipoId) && !ipos.has(s.ipoId)) conflicts.push({ kind: 'unknown-ipo-subscription', snapshot: index });
+      });
       if (conflicts.length > 0) return conflicts;
       // Copy everything before changing anything: a copy cannot fail halfway through a write.
       const newIpos = input.ipos.map(copyIpo);
       const newSnapshots = input.snapshots.map(copySnapshot);
+      const newSubscription = givenSubscription.map(copySubscription);
       // The events, found against what is stored before it changes (docs/spec.md#webhooks).
       const types = outbox.subscribedTypes();
       const at = options?.at ?? Date.now();
-      const events =
+      const changedSubscription =
         types.size === 0
           ? []
-          : eventsOfWrite(
-              {
-                at,
-                ipos: changedIpos(newIpos, (id) => ipos.get(id)),
-                snapshots: newSnapshots.filter((x) => {
-                  const stored = snapshots.get(x.ipoId, x.timestamp);
-                  return stored === null || !sameSnapshot(stored, x);
-                }),
-                deleted: [],
-              },
-              types,
-            );
+          : newSubscription.filter((x) => {
+              const stored = subscription.get(x.ipoId, x.timestamp);
+              return stored === null || !sameSubscription(stored, x);
+            });
+      const changedSnapshots =
+        types.size === 0
+          ? []
+          : newSnapshots.filter((x) => {
+              const stored = snapshots.get(x.ipoId, x.timestamp);
+              return stored === null || !sameSnapshot(stored, x);
+            });
+      const changed = types.size === 0 ? [] : changedIpos(newIpos, (id) => ipos.get(id));
       ipos.put(newIpos);
       for (const s of newSnapshots) snapshots.put(s);
-      outbox.record(events, at);
+      for (const s of newSubscription) subscription.put(s);
+      if (types.size > 0) {
+        // An IPO object carries its latest subscription snapshot as of the write, this write's included.
+        const withLatest = changed.map((c) => ({ ...c, subscription: subscription.latest(c.ipo.id, at) }));
+        outbox.record(eventsOfWrite({ at, ipos: withLatest, snapshots: changedSnapshots, subscription: changedSubscription, deleted: [] }, types), at);
+      }
       return [];
     },
 
@@ -135,6 +152,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
         ipoCount++;
         deleted.push(id);
         snapshotCount += snapshots.deleteIpo(id);
+        subscription.deleteIpo(id);
       }
       const types = outbox.subscribedTypes();
       if (types.has('ipo.deleted') && deleted.length > 0) {
@@ -149,18 +167,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
     listIpos(query: ListQuery): { count: number; rows: IpoRow[] } | Promise<never> {
       if (closed) return closedError();
       const page = ipos.list(query);
-      return { count: page.count, rows: page.ipos.map((ipo) => withGmp(ipo, query.gmpAt)) };
+      return { count: page.count, rows: page.ipos.map((ipo) => rowOf(ipo, query.gmpAt, query.subscriptionAt)) };
     },
 
-    findIpo(query: { identifier: string; gmpAt: number | null }): IpoRow | null | Promise<never> {
+    findIpo(query: { identifier: string; gmpAt: number | null; subscriptionAt?: number | null }): IpoRow | null | Promise<never> {
       if (closed) return closedError();
       const ipo = ipos.find(query.identifier);
-      return ipo === null ? null : withGmp(ipo, query.gmpAt);
+      return ipo === null ? null : rowOf(ipo, query.gmpAt, query.subscriptionAt);
     },
 
     gmpBuckets(query: GmpBucketQuery): GmpBucket[] | Promise<never> {
       if (closed) return closedError();
       return snapshots.buckets(query);
+    },
+
+    subscriptionSeries(query: SubscriptionQuery): SubscriptionRecord[] | Promise<never> {
+      if (closed) return closedError();
+      return subscription.range(query);
     },
 
     async insertAccount(account: AccountRecord): Promise<void> {
@@ -291,6 +314,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       clearInterval(idleSweep);
       ipos.clear();
       snapshots.clear();
+      subscription.clear();
       accounts.clear();
       outbox.clear();
       windows.clear();
@@ -333,6 +357,11 @@ function changedIpos(written: readonly IpoRecord[], stored: (id: string) => IpoR
 }
 
 /** A deep copy of a snapshot record. */
+/** A frozen copy with every category (the serializer keeps the text of a frozen snapshot). */
+function copySubscription(record: SubscriptionRecord): SubscriptionRecord {
+  return Object.freeze({ ipoId: record.ipoId, timestamp: record.timestamp, times: Object.freeze(fullTimes(record.times)) });
+}
+
 function copySnapshot(snapshot: SnapshotRecord): SnapshotRecord {
   return { ...snapshot, sources: snapshot.sources.map((source) => ({ ...source })), aggregations: { ...snapshot.aggregations } };
 }

@@ -225,7 +225,7 @@ describe('the OpenAPI path with the openapi option off', () => {
     for (const path of ['/-/other.json', '/x/y/z', '/-/openapi.json/x']) {
       const res = await handle(request(`/ipos${path}`, path));
       expect(res.status).toBe(404);
-      expect((JSON.parse(res.body) as { detail: string }).detail).toBe('No such route: use /, /{identifier} or /{identifier}/gmp.');
+      expect((JSON.parse(res.body) as { detail: string }).detail).toBe('No such route: use /, /{identifier}, /{identifier}/gmp or /{identifier}/subscription.');
     }
   });
 });

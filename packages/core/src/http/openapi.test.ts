@@ -15,7 +15,7 @@ import type { Store } from '../model/types.js';
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
 
-const ROUTES = ['/', '/{identifier}', '/{identifier}/gmp'] as const;
+const ROUTES = ['/', '/{identifier}', '/{identifier}/gmp', '/{identifier}/subscription'] as const;
 const DOC_ID = 'https://ipokit.invalid/test-openapi.json';
 
 /** Every place of the document that holds a JSON Schema, as a JSON pointer (unescaped parts). */
@@ -113,7 +113,9 @@ describe('openApiDocument', () => {
     for (const path of ROUTES) {
       const item = doc.paths[path];
       expect(Object.keys(item).filter((k) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(k))).toEqual(['get', 'head']);
-      const statuses = path === '/' ? common : [...common, '404'];
+      // Any plan may read the subscription series: it answers no 403.
+      const keyedStatuses = path === '/{identifier}/subscription' ? common.filter((x) => x !== '403') : common;
+      const statuses = path === '/' ? common : [...keyedStatuses, '404'];
       for (const method of ['get', 'head'] as const) {
         const op = item[method];
         ids.add(op.operationId);
@@ -135,10 +137,10 @@ describe('openApiDocument', () => {
       const pathParams = (item.parameters ?? []).map((p) => ('$ref' in p ? resolvePointer(doc, p.$ref) : p));
       expect(pathParams).toEqual(path === '/' ? [] : [expect.objectContaining({ name: 'identifier', in: 'path', required: true })]);
     }
-    expect(ids.size).toBe(6);
+    expect(ids.size).toBe(8);
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
     const list = doc.paths['/'].get.parameters.map((p) => ('$ref' in p ? (resolvePointer(doc, p.$ref) as { name: string }).name : p.name));
-    expect(list).toEqual(['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp']);
+    expect(list).toEqual(['status', 'type', 'source', 'startDate', 'endDate', 'year', 'q', 'page', 'limit', 'includeGmp']);
   });
 });
 
@@ -219,7 +221,7 @@ type KeyName = keyof FixtureKeys | 'none' | 'empty';
 
 interface GeneratedCall {
   method: string;
-  route: 'list' | 'ipo' | 'gmp' | 'openapi' | 'unknown';
+  route: 'list' | 'ipo' | 'gmp' | 'subscription' | 'openapi' | 'unknown';
   identifier: string;
   trailing: boolean;
   params: Array<[string, string | null]>;
@@ -233,14 +235,14 @@ const VALUES = [
   'open', 'LISTED', 'closed', 'upcoming', 'announced', 'bogus', '', 'EQ', 'eq,sme', 'EQ,,SME', 'DEBT,EQ,EQ', 'nse', 'BSE', 'x',
   '2026-11-20', '2026-02-30', '2026-2-3', '0000-01-15', '9999-12-31', '2026', '02026', '1', '0', '007', '-1', '1.5', '1e2',
   '999999999999999999999', '1000000000', '1000000001', 'true', 'FALSE', 'yes', '%', '%E0%A4', 'a+b', '5m', 'WEEKLY', 'hourly',
-  'median', 'MODE', 'avg', '2026-11-01', '2026-10-01', '2025-01-01',
+  'median', 'MODE', 'avg', '2026-11-01', '2026-10-01', '2025-01-01', 'orb', 'ORBIT', '%25', 'x'.repeat(64), 'x'.repeat(65),
 ];
-const NAMES = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp', 'interval', 'field', 'from', 'to', 'foo'];
+const NAMES = ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp', 'interval', 'field', 'from', 'to', 'q', 'foo'];
 const IDENTIFIERS = ['ORBIT', 'orbit', '2026000001', 'orbit-aerospace-ipo', '2026000004', 'NOPE', '%E0%A4', 'a%2Fb', '-', 'openapi.json', 'x'.repeat(140), 'R%26D'];
 
 const callArb: fc.Arbitrary<GeneratedCall> = fc.record({
   method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'),
-  route: fc.constantFrom('list', 'list', 'ipo', 'gmp', 'gmp', 'openapi', 'unknown'),
+  route: fc.constantFrom('list', 'list', 'ipo', 'gmp', 'gmp', 'subscription', 'subscription', 'openapi', 'unknown'),
   identifier: fc.constantFrom(...IDENTIFIERS),
   trailing: fc.boolean(),
   params: fc.array(fc.tuple(fc.constantFrom(...NAMES), fc.option(fc.constantFrom(...VALUES), { nil: null })), { maxLength: 6 }),
@@ -302,7 +304,7 @@ describe('every response of the handler validates against the OpenAPI document (
     return res.status;
   };
 
-  it('for generated requests of the three routes, valid and invalid, with every key, 429s, 503s and 500s', async () => {
+  it('for generated requests of the four routes, valid and invalid, with every key, 429s, 503s and 500s', async () => {
     const seen = new Set<number>();
     await fc.assert(
       fc.asyncProperty(callArb, fc.boolean(), async (c, generous) => {
@@ -311,6 +313,7 @@ describe('every response of the handler validates against the OpenAPI document (
           c.route === 'list' ? '/' :
           c.route === 'ipo' ? `/${c.identifier}` :
           c.route === 'gmp' ? `/${c.identifier}/gmp` :
+          c.route === 'subscription' ? `/${c.identifier}/subscription` :
           c.route === 'openapi' ? OPENAPI_PATH : `/${c.identifier}/x`;
         const below = c.trailing && path !== '/' ? `${path}/` : path;
         let query = c.params.map(([n, v]) => (v === null ? n : `${n}=${v}`)).join('&');
@@ -341,6 +344,7 @@ describe('every response of the handler validates against the OpenAPI document (
       ['/ORBIT', '', 'wrong'],
       ['/ORBIT', '', 'paid'],
       ['/ORBIT/gmp', 'interval=hourly', 'proGmp'],
+      ['/ORBIT/subscription', '', 'free'],
     ];
     for (const [path, query, who] of burst) {
       clock.now += 61_000;

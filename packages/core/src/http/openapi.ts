@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the three routes (docs/spec.md): every parameter, every
+ * The OpenAPI 3.1 document of the four routes (docs/spec.md): every parameter, every
  * response body and error body, the `x-api-key` scheme and the rate-limit headers,
  * exactly as the handler answers them. The HTTP conformance suite validates every
  * response it receives against this document (with a JSON Schema 2020-12 validator), so
@@ -13,8 +13,8 @@
  */
 import { IpokitError, KEYLESS_INFO } from '../model/errors.js';
 import { RATE_LIMIT_HEADERS, type RateLimitHeaders } from '../model/options.js';
-import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, RATE_WINDOWS, STATUS_VALUES } from '../model/types.js';
-import { DATE_PATTERN, ID_PATTERN, IPO_SCHEMA, MAX_TEXT_LENGTH, PRICE_LIMIT, SYMBOL_PATTERN } from '../model/ipo-fields.js';
+import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, RATE_WINDOWS, STATUS_VALUES, SUBSCRIPTION_CATEGORIES } from '../model/types.js';
+import { DATE_PATTERN, ID_PATTERN, IPO_SCHEMA, MAX_Q_LENGTH, MAX_TEXT_LENGTH, PRICE_LIMIT, SYMBOL_PATTERN } from '../model/ipo-fields.js';
 
 // ---------------------------------------------------------------------------------------
 // Types: the subset of OpenAPI 3.1 and JSON Schema 2020-12 this document uses
@@ -145,6 +145,7 @@ export interface OpenApiDocument {
     '/': OpenApiPathItem;
     '/{identifier}': OpenApiPathItem;
     '/{identifier}/gmp': OpenApiPathItem;
+    '/{identifier}/subscription': OpenApiPathItem;
   };
   components: {
     schemas: Record<string, JsonSchema>;
@@ -174,7 +175,7 @@ export const OPENAPI_PATH = '/-/openapi.json';
 /**
  * The OpenAPI 3.1.0 document of the API (JSON Schema dialect 2020-12), as a fresh plain
  * JSON object: `JSON.stringify` it to serve or save it. It describes GET and HEAD of `/`,
- * `/{identifier}` and `/{identifier}/gmp` below the mount, every parameter, every response
+ * `/{identifier}`, `/{identifier}/gmp` and `/{identifier}/subscription` below the mount, every parameter, every response
  * body and header, and the `x-api-key` scheme, exactly as this version of the routers
  * answers (the HTTP conformance suite validates every response against it).
  *
@@ -211,12 +212,14 @@ export function openApiDocument(options: OpenApiDocumentOptions = {}): OpenApiDo
     tags: [
       { name: 'IPOs', description: 'The list of IPOs and one IPO.' },
       { name: 'GMP', description: 'The Grey Market Premium series of one IPO.' },
+      { name: 'Subscription', description: 'The subscription of one IPO by investor category, as the exchanges published it.' },
     ],
     security: [{ apiKey: [] }],
     paths: {
       '/': pathItem(LIST_ROUTE, mode),
       '/{identifier}': pathItem(IPO_ROUTE, mode),
       '/{identifier}/gmp': pathItem(GMP_ROUTE, mode),
+      '/{identifier}/subscription': pathItem(SUBSCRIPTION_ROUTE, mode),
     },
     components: {
       schemas: schemas(),
@@ -246,6 +249,7 @@ const TYPES = [...IPO_TYPES];
 const EXCHANGE_VALUES = [...EXCHANGES];
 const INTERVALS = [...GMP_INTERVALS];
 const FIELDS = [...GMP_FIELDS];
+const CATEGORIES = [...SUBSCRIPTION_CATEGORIES];
 const WINDOW_NAMES = `(${RATE_WINDOWS.join('|')})`;
 const POLICY_ITEM = `"${WINDOW_NAMES}";q=[0-9]+;w=[0-9]+`;
 const MAX_PAGE = 1_000_000_000;
@@ -274,7 +278,7 @@ const INFO_DESCRIPTION = [
 
 interface RouteSpec {
   /** Path of the document. */
-  path: '/' | '/{identifier}' | '/{identifier}/gmp';
+  path: '/' | '/{identifier}' | '/{identifier}/gmp' | '/{identifier}/subscription';
   operationId: string;
   tag: string;
   summary: string;
@@ -286,7 +290,8 @@ interface RouteSpec {
   badParameters: string[];
   okDescription: string;
   okSchema: string;
-  forbidden: string;
+  /** The 403 of the route; null when it answers none. */
+  forbidden: string | null;
   /** The 404 of the lookup; null when the route answers no 404. */
   notFound: string | null;
 }
@@ -316,11 +321,12 @@ const LIST_ROUTE: RouteSpec = {
     ref('parameters', 'startDate'),
     ref('parameters', 'endDate'),
     ref('parameters', 'year'),
+    ref('parameters', 'q'),
     ref('parameters', 'page'),
     ref('parameters', 'limit'),
     ref('parameters', 'includeGmp'),
   ],
-  badParameters: ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'page', 'limit', 'includeGmp'],
+  badParameters: ['status', 'type', 'source', 'startDate', 'endDate', 'year', 'q', 'page', 'limit', 'includeGmp'],
   okDescription: 'One page of IPOs, with the list metadata.',
   okSchema: 'ListResponse',
   forbidden: '`includeGmp=true` without the pro plan with the GMP add-on (a keyless list included). Code `ERR:PLAN`.',
@@ -363,6 +369,28 @@ const GMP_ROUTE: RouteSpec = {
   okDescription: 'The series.',
   okSchema: 'GmpSeries',
   forbidden: 'The free GMP preview has ended and the key\'s plan is not pro with the GMP add-on. Code `ERR:PLAN`.',
+  notFound: 'No IPO has this identifier. Code `ERR:NOTFOUND`.',
+};
+
+const SUBSCRIPTION_ROUTE: RouteSpec = {
+  path: '/{identifier}/subscription',
+  operationId: 'getSubscriptionSeries',
+  tag: 'Subscription',
+  summary: 'Every subscription snapshot of one IPO, by investor category',
+  description: [
+    'Every subscription snapshot of the IPO whose timestamp is in the range and not after now, ascending, not bucketed (a few dozen per IPO). Each point gives the times subscribed per investor category (`null` for a category the issue does not have or the source did not give). No data in range is a 200 with `series: []`.',
+    '',
+    'Range: from 00:00:00.000Z of `from` to 23:59:59.999Z of `to`. Without `from` it starts at 2000-01-01T00:00:00.000Z (the earliest instant a dataset may hold), also with only `to`; without `to` it ends now. `meta.from` and `meta.to` show the effective range. A start after the end is a 400 naming `from`.',
+    '',
+    'A key of any plan is required. The route draws on the main windows (minute, hour, day), not the GMP ones; usage counts it as route `subscription`.',
+  ].join('\n'),
+  keyRequired: true,
+  pathParameters: [ref('parameters', 'identifier')],
+  queryParameters: [ref('parameters', 'subscriptionFrom'), ref('parameters', 'subscriptionTo')],
+  badParameters: ['identifier', 'from', 'to'],
+  okDescription: 'The series.',
+  okSchema: 'SubscriptionSeries',
+  forbidden: null,
   notFound: 'No IPO has this identifier. Code `ERR:NOTFOUND`.',
 };
 
@@ -412,8 +440,8 @@ function operation(route: RouteSpec, mode: RateLimitHeaders): OpenApiOperation {
       'optional',
       mode,
     ),
-    '403': errorResponse(route.forbidden, schemaRef('ForbiddenError'), 'optional', mode),
   };
+  if (route.forbidden !== null) responses['403'] = errorResponse(route.forbidden, schemaRef('ForbiddenError'), 'optional', mode);
   if (route.notFound !== null) responses['404'] = errorResponse(route.notFound, schemaRef('NotFoundError'), 'optional', mode);
   responses['405'] = errorResponse(
     'Any method other than GET or HEAD on this path (never GET or HEAD themselves), with `Allow: GET, HEAD`. Code `ERR:METHOD`. No window counts it.',
@@ -544,6 +572,14 @@ function componentParameters(): Record<string, OpenApiParameter> {
       description: 'Keep IPOs whose startDate falls in this year: exactly four digits (announced IPOs never match).',
       schema: { type: 'string', pattern: '^[0-9]{4}$', examples: ['2026'] },
     },
+    q: {
+      name: 'q',
+      in: 'query',
+      required: false,
+      description:
+        'Keep IPOs whose name or symbol contains this text, ASCII letter case ignored (no other folding: `É` does not match `é`). 1 to 64 characters (code points), taken as sent: no trimming, and `%`, `_` and `\\` are literal. Combined with the other filters; the order is unchanged.',
+      schema: { type: 'string', minLength: 1, maxLength: MAX_Q_LENGTH, examples: ['orbit'] },
+    },
     page: {
       name: 'page',
       in: 'query',
@@ -589,6 +625,20 @@ function componentParameters(): Record<string, OpenApiParameter> {
       schema: dateSchema(),
     },
     to: {
+      name: 'to',
+      in: 'query',
+      required: false,
+      description: 'End of the range, a real calendar date: 23:59:59.999Z of that day (the whole day is included). Default: now.',
+      schema: dateSchema(),
+    },
+    subscriptionFrom: {
+      name: 'from',
+      in: 'query',
+      required: false,
+      description: 'Start of the range, a real calendar date: 00:00:00.000Z of that day. Default: 2000-01-01T00:00:00.000Z.',
+      schema: dateSchema(),
+    },
+    subscriptionTo: {
       name: 'to',
       in: 'query',
       required: false,
@@ -653,6 +703,7 @@ function schemas(): Record<string, JsonSchema> {
   });
   const price = (description: string): JsonSchema => ({ type: 'number', minimum: 0, exclusiveMaximum: PRICE_LIMIT, description });
   const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
+  const timesNumber = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, exclusiveMaximum: PRICE_LIMIT, description });
   const errorFor = (status: string, title: string, code: string, meta: 'parameter' | 'rate' | 'none'): JsonSchema => {
     const properties: Record<string, JsonSchema> = {
       status: { type: 'string', const: status },
@@ -813,6 +864,55 @@ function schemas(): Record<string, JsonSchema> {
       properties: {
         timestamp: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'Start of the bucket.' },
         price: gmpNumber('The bucket\'s mean of the field, rounded to 2 decimals; null when every value was null.', true),
+      },
+    },
+    SubscriptionTimes: {
+      type: 'object',
+      description:
+        'Times subscribed per investor category, keys in this order: qualified institutional buyers, non-institutional investors (with the big and small NII parts), retail, employees, shareholders, and the issue as a whole. Each a number >= 0 with at most 2 decimals, or null for a category the issue does not have or the source did not give.',
+      additionalProperties: false,
+      required: CATEGORIES,
+      properties: Object.fromEntries(CATEGORIES.map((c) => [c, timesNumber(`Times the ${c} portion was subscribed.`)])),
+    },
+    SubscriptionSnapshot: {
+      type: 'object',
+      description: 'The latest subscription snapshot whose timestamp is at or before now (later ones are invisible until their time).',
+      additionalProperties: false,
+      required: ['asOf', 'times'],
+      properties: {
+        asOf: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'When the exchanges published it, ISO-8601 UTC with milliseconds.' },
+        times: schemaRef('SubscriptionTimes'),
+      },
+    },
+    SubscriptionSeries: {
+      type: 'object',
+      description: 'Keys in this order.',
+      additionalProperties: false,
+      required: ['ipoId', 'symbol', 'series', 'meta'],
+      properties: {
+        ipoId: { type: 'string', pattern: ID_PATTERN, description: 'The IPO\'s canonical id.' },
+        symbol: { type: ['string', 'null'], pattern: SYMBOL_PATTERN },
+        series: { type: 'array', items: schemaRef('SubscriptionPoint'), description: 'Every snapshot in range, ascending by timestamp.' },
+        meta: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['from', 'to', 'count'],
+          properties: {
+            from: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'Effective start of the range.' },
+            to: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'Effective end of the range (now when `to` was not given).' },
+            count: count('Points in `series`.'),
+          },
+        },
+      },
+    },
+    SubscriptionPoint: {
+      type: 'object',
+      description: 'One snapshot: its instant, then the times per category in the order of `SubscriptionTimes`.',
+      additionalProperties: false,
+      required: ['timestamp', ...CATEGORIES],
+      properties: {
+        timestamp: { type: 'string', format: 'date-time', pattern: INSTANT_PATTERN, description: 'When the exchanges published it.' },
+        ...Object.fromEntries(CATEGORIES.map((c) => [c, timesNumber(`Times the ${c} portion was subscribed.`)])),
       },
     },
     Error: {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseGmpParams, parseIpoParams, parseListParams } from './params.js';
+import { parseGmpParams, parseIpoParams, parseListParams, parseSubscriptionParams } from './params.js';
 import { parseQuery } from './request.js';
 
 const list = (q: string) => parseListParams(parseQuery(q));
@@ -16,7 +16,7 @@ describe('parseListParams', () => {
   it('parses every parameter, enumerations ignoring case', () => {
     expect(list('status=LISTED&type=eq,Sme,EQ&source=NSE&startDate=2026-01-01&endDate=2026-12-31&year=2026&page=0002&limit=10&includeGmp=TRUE')).toEqual({
       status: 'listed', types: ['EQ', 'SME'], source: 'nse', startDate: '2026-01-01', endDate: '2026-12-31',
-      year: '2026', page: 2, limit: 10, includeGmp: true,
+      year: '2026', q: null, page: 2, limit: 10, includeGmp: true,
     });
     expect(list('status=open')).toMatchObject({ types: null, source: null, page: 1, limit: 3, includeGmp: false });
   });
@@ -82,5 +82,36 @@ describe('parseIpoParams and parseGmpParams', () => {
     expect(failsOn(() => parseGmpParams('X', parseQuery('to=x&from=x')))).toBe('from');
     expect(failsOn(() => parseGmpParams('X', parseQuery('to=2026-13-01')))).toBe('to');
     expect(failsOn(() => parseGmpParams('X', parseQuery('interval=1h')))).toBe('interval');
+  });
+});
+
+describe('the list filter q (docs/spec.md#list)', () => {
+  it('takes 1 to 64 code points as sent: no trimming, %, _ and \\ literal, astral characters counted once', () => {
+    expect(list('status=open&q=Orbit').q).toBe('Orbit');
+    expect(list('status=open&q=%20a%25_%5C').q).toBe(' a%_\\');
+    expect(list('status=open&q=a+b').q).toBe('a b');
+    expect(list(`status=open&q=${'x'.repeat(64)}`).q).toBe('x'.repeat(64));
+    const astral = '%F0%9F%98%80'.repeat(64); // 64 code points, 128 UTF-16 units
+    expect(Array.from(list(`status=open&q=${astral}`).q ?? '')).toHaveLength(64);
+  });
+
+  it('refuses an empty, repeated, too long or malformed q, naming q', () => {
+    expect(failsOn(() => list('status=open&q='))).toBe('q');
+    expect(failsOn(() => list('status=open&q=a&q=b'))).toBe('q');
+    expect(failsOn(() => list(`status=open&q=${'x'.repeat(65)}`))).toBe('q');
+    expect(failsOn(() => list(`status=open&q=${'%F0%9F%98%80'.repeat(65)}`))).toBe('q');
+    expect(failsOn(() => list('status=open&q=%E0%A4'))).toBe('q');
+    expect(failsOn(() => list('status=open&q=%zz'))).toBe('q');
+  });
+});
+
+describe('parseSubscriptionParams', () => {
+  it('reads the identifier, then from, then to, each checked whole', () => {
+    expect(parseSubscriptionParams('ORBIT', parseQuery('from=2026-11-17&to=2026-11-20&interval=junk'))).toEqual({ identifier: 'ORBIT', from: '2026-11-17', to: '2026-11-20' });
+    expect(parseSubscriptionParams('a%2Fb', parseQuery(''))).toEqual({ identifier: 'a/b', from: null, to: null });
+    expect(failsOn(() => parseSubscriptionParams('%zz', parseQuery('from=junk')))).toBe('identifier');
+    expect(failsOn(() => parseSubscriptionParams('ORBIT', parseQuery('from=2026-02-30&to=junk')))).toBe('from');
+    expect(failsOn(() => parseSubscriptionParams('ORBIT', parseQuery('to=2026-13-01')))).toBe('to');
+    expect(failsOn(() => parseSubscriptionParams('ORBIT', parseQuery('to=%E0%A4')))).toBe('to');
   });
 });

@@ -6,6 +6,7 @@
 import { asciiLower } from '../model/ascii.js';
 import { dateToEpochMs } from '../model/dates.js';
 import { badParam, IpokitError } from '../model/errors.js';
+import { MAX_Q_LENGTH } from '../model/ipo-fields.js';
 import { decodeComponent, decodeQueryComponent } from './request.js';
 import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES, type Exchange, type GmpField, type GmpInterval, type IpoStatus, type IpoType } from '../model/types.js';
 
@@ -13,8 +14,6 @@ import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES, type Ex
 export const MAX_PAGE = 1_000_000_000;
 /** `limit` when none is asked for. */
 export const DEFAULT_LIST_LIMIT = 3;
-/** The longest `q` of the list, in characters (code points). */
-export const MAX_Q_LENGTH = 64;
 
 
 /** Validated parameters of `GET /ipos`. */

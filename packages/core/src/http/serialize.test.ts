@@ -40,7 +40,7 @@ describe('ipoJson', () => {
     ) as unknown as IpoRecord;
     expect(toWireIpo(legacy, 'open')).toEqual(toWireIpo(full, 'open'));
     expect(ipoJson(Object.freeze(legacy), 'open')).toBe(JSON.stringify(toWireIpo(full, 'open')));
-    expect(JSON.stringify(toWireIpo(legacy, 'open'))).toContain('"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[]}');
+    expect(JSON.stringify(toWireIpo(legacy, 'open'))).toContain('"registrar":null,"leadManagers":[],"marketMaker":null,"sector":null,"listingPrices":[],"subscription":null}');
   });
 });
 

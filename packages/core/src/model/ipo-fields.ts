@@ -37,6 +37,8 @@ export const PRICE_RANGE_PATTERN = '^([0-9]+)(\\.([0-9]{1,2}))?-([0-9]+)(\\.([0-
 export const LISTING_GAIN_PATTERN = '^-?[0-9]+(\\.[0-9]+)?$';
 /** Prices (listing prices, the price band's) are below this many rupees, as GMP values are (docs/spec.md#numbers). */
 export const PRICE_LIMIT = 10_000_000;
+/** The longest `q` of the list (docs/spec.md#list), in characters (code points): the list parser enforces it, the OpenAPI document states it. */
+export const MAX_Q_LENGTH = 64;
 /** A calendar day's form, `YYYY-MM-DD` (whether it is a real date is checked apart). */
 export const DATE_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 
