@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { IpokitError, todayInIst, validateDataset, type Dataset, type DatasetIpo, type DatasetSnapshot, type IpoStatus, type IpoType } from '@ipokit/core';
+import { IpokitError, todayInIst, validateDataset, type Dataset, type DatasetIpo, type DatasetSnapshot, type DatasetSubscription, type IpoStatus, type IpoType } from '@ipokit/core';
 import { deriveStatus, IPO_STATUSES, isCalendarDate } from '@ipokit/core/backend';
 import { DEFAULT_SEED, generateDataset } from './generate.js';
 
@@ -31,8 +31,6 @@ function ipos(d: Dataset): DatasetIpo[] {
 function snapshots(d: Dataset): DatasetSnapshot[] {
   return d.gmp ?? [];
 }
-
-type DatasetSubscription = NonNullable<Dataset['subscription']>[number];
 
 function subscription(d: Dataset): DatasetSubscription[] {
   return d.subscription ?? [];

@@ -7,13 +7,8 @@
  * whatever day the demo runs. Nothing here reads the clock or `Math.random`: the same options
  * always give a deep-equal dataset.
  */
-import type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource, Exchange, IpoType, ListingPrice, ScheduleEvent } from '@ipokit/core';
+import type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource, DatasetSubscription, Exchange, IpoType, ListingPrice, ScheduleEvent, SubscriptionTimes } from '@ipokit/core';
 import { DateTime } from 'luxon';
-
-/** A dataset's subscription snapshot (named from `Dataset`: @ipokit/core exports no name for it yet). */
-type DatasetSubscription = NonNullable<Dataset['subscription']>[number];
-/** Every category's times, null where the issue has none. */
-type SubscriptionTimes = Required<DatasetSubscription['times']>;
 
 const DAY = 86_400_000;
 /** The exchanges' zone: market hours are wall-clock times there. */

@@ -1,8 +1,6 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { type AccountWindow, type ApiKeyInfo, type DeliveryInfo, EVENT_TYPES as CORE_EVENT_TYPES, type EventType as CoreEventType, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS, type GmpSeries as CoreGmpSeries, type GmpSnapshot as CoreGmpSnapshot, type Ipo as CoreIpo, type IpoStatus as CoreIpoStatus, type ListResponse, type Plan as CorePlan, type RateWindowName, type UsageRow as CoreUsageRow, type WebhookInfo } from '@ipokit/core';
+import { SUBSCRIPTION_CATEGORIES as CORE_CATEGORIES, type SubscriptionSeries as CoreSubscriptionSeries, type SubscriptionSnapshot as CoreSubscriptionSnapshot, type AccountWindow, type ApiKeyInfo, type DeliveryInfo, EVENT_TYPES as CORE_EVENT_TYPES, type EventType as CoreEventType, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS, type GmpSeries as CoreGmpSeries, type GmpSnapshot as CoreGmpSnapshot, type Ipo as CoreIpo, type IpoStatus as CoreIpoStatus, type ListResponse, type Plan as CorePlan, type RateWindowName, type UsageRow as CoreUsageRow, type WebhookInfo } from '@ipokit/core';
 import type { DeliveryState as CoreDeliveryState } from '@ipokit/core/backend';
-// Not on @ipokit/core's public list yet (#31): pinned to the model's own until it is.
-import { SUBSCRIPTION_CATEGORIES as CORE_CATEGORIES, type SubscriptionSeries as CoreSubscriptionSeries, type SubscriptionSnapshot as CoreSubscriptionSnapshot } from '../../core/src/model/types.js';
 
 import type {
   Account,
@@ -46,7 +44,6 @@ describe("the dashboard's wire types are the core's", () => {
     expectTypeOf<GmpSeries>().toEqualTypeOf<CoreGmpSeries>();
     expectTypeOf<IpoList>().toEqualTypeOf<ListResponse>();
     expectTypeOf<SubscriptionSnapshot>().toEqualTypeOf<CoreSubscriptionSnapshot>();
-    expectTypeOf<SubscriptionSeries['series'][number]>().toEqualTypeOf<CoreSubscriptionSeries['series'][number]>();
     expectTypeOf<SubscriptionSeries>().toEqualTypeOf<CoreSubscriptionSeries>();
     expectTypeOf<Account>().toEqualTypeOf<{ id: string; name: string; plan: CorePlan; gmpAddon: boolean }>();
     expectTypeOf<CreatedKey>().toEqualTypeOf<{ id: string; key: string; prefix: string; label: string; createdAt: string; expiresAt: string | null }>();

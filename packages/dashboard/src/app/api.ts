@@ -19,27 +19,36 @@ import type {
   ListResponse,
   Plan,
   RateWindowName,
+  SubscriptionCategory,
+  SubscriptionPoint,
+  SubscriptionSeries,
+  SubscriptionSnapshot,
+  SubscriptionTimes,
   UsageRow,
   WebhookInfo,
 } from '@ipokit/core';
 import type { DeliveryState, UsageRoute } from '@ipokit/core/backend';
 
 // The wire types are the core's own, imported as types only: the bundle gains nothing.
-export type { DeliveryState, EventType, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, ListingPrice, Plan, UsageRoute, UsageRow };
-/** The IPO object's latest subscription snapshot (`asOf`, `times`). */
-export type SubscriptionSnapshot = NonNullable<Ipo['subscription']>;
-/** Times subscribed per investor category, null where the issue has none. */
-export type SubscriptionTimes = SubscriptionSnapshot['times'];
-export type SubscriptionCategory = keyof SubscriptionTimes;
-/** One reading of the subscription route's series. */
-export type SubscriptionPoint = { timestamp: string } & SubscriptionTimes;
-/** The answer of `GET {mount}/ipos/{id}/subscription`: every reading up to now, ascending. */
-export interface SubscriptionSeries {
-  ipoId: string;
-  symbol: string | null;
-  series: SubscriptionPoint[];
-  meta: { from: string; to: string; count: number };
-}
+export type {
+  DeliveryState,
+  EventType,
+  GmpField,
+  GmpInterval,
+  GmpSeries,
+  GmpSnapshot,
+  Ipo,
+  IpoStatus,
+  ListingPrice,
+  Plan,
+  SubscriptionCategory,
+  SubscriptionPoint,
+  SubscriptionSeries,
+  SubscriptionSnapshot,
+  SubscriptionTimes,
+  UsageRoute,
+  UsageRow,
+};
 export type WindowName = RateWindowName;
 /** A rate window of the account, as `GET /` lists them. */
 export type RateWindow = AccountWindow;
