@@ -158,7 +158,7 @@ stderr, the summary to stdout.
 
 Options:
   --batch-size N     records per batch, 1 to 50000 (default 5000)
-  --json             print the summary as JSON: {"ipos":N,"snapshots":M,"seconds":T}
+  --json             print the summary as JSON: {"ipos":N,"snapshots":M,"subscription":K,"seconds":T}
 ${DATABASE_OPTIONS}
 
 Example:
@@ -252,6 +252,7 @@ webhook-timestamp, webhook-signature) for each event of the types it takes:
   ipo.status_changed                      an IPO's status changed (by an import, or at an
                                           IST midnight as its dates pass)
   gmp.snapshot                            a GMP snapshot was added or changed
+  subscription.snapshot                   a subscription snapshot was added or changed
 A worker sends them ('ipokit worker', or 'ipokit serve' unless --no-webhooks); an attempt
 that fails is retried 7 times over about 28 hours, and an endpoint failing for 5 days is
 disabled.

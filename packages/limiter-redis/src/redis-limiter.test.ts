@@ -4,6 +4,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError, type RateLimiter, type UsageRow } from '@ipokit/core';
 import type { RateLimitWindow, UsageCharge, UsageRoute } from '@ipokit/core/backend';
+import { USAGE_ROUTES } from '@ipokit/core';
 import { rateLimitModel, testLimiter } from '@ipokit/testing';
 import { redisLimiter, type IoredisClient, type RedisLimiter, type RedisLimiterOptions } from './index.js';
 import { deleteKeysUnder, keysUnder, randomPrefix, REDIS_URL } from './test-redis.js';
@@ -263,7 +264,7 @@ describe.skipIf(!REDIS_URL)('redisLimiter on the Redis at REDIS_URL (skipped: se
               peek: fc.boolean(),
               dt: fc.oneof(fc.constantFrom(0, 1, -1, 0.5), fc.integer({ min: -20_000, max: 60_000 }), fc.constantFrom(30_000, 60_000, -60_000)),
               windows: fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.constantFrom(0, 0, 1, 2, 3, 4, 5)), { minLength: 0, maxLength: 4 }),
-              usage: fc.option(fc.record({ keyId: fc.constantFrom('key_a', 'key_B', 'kéy'), route: fc.constantFrom<UsageRoute>('list', 'ipo', 'gmp'), day: fc.constantFrom('2026-11-20', '2026-11-21') }), { nil: undefined }),
+              usage: fc.option(fc.record({ keyId: fc.constantFrom('key_a', 'key_B', 'kéy'), route: fc.constantFrom<UsageRoute>(...USAGE_ROUTES), day: fc.constantFrom('2026-11-20', '2026-11-21') }), { nil: undefined }),
             }),
             { minLength: 1, maxLength: 40 },
           ),
@@ -300,12 +301,14 @@ describe.skipIf(!REDIS_URL)('redisLimiter on the Redis at REDIS_URL (skipped: se
           await charge('key_\uFFFD', 'gmp', '2026-11-20');
           await charge('key:colon:list:a', 'ipo', '2026-11-20');
           await charge('key_a', 'gmp', '2026-11-20');
+          await charge('key_a', 'subscription', '2026-11-20');
           const row = (day: string, keyId: string, route: UsageRoute): UsageRow => ({ day, keyId, route, admitted: 1, refused: 0 });
           expect(await limiter.readUsage({ accountId: 'r', from: '2025-11-20', to: '2026-11-20' })).toEqual([
             row('2025-11-20', 'key_a', 'list'),
             row('2026-11-20', 'key:colon:list:a', 'ipo'),
             row('2026-11-20', 'key_a', 'gmp'),
             row('2026-11-20', 'key_a', 'list'),
+            row('2026-11-20', 'key_a', 'subscription'),
             row('2026-11-20', 'key_\uFFFD', 'gmp'),
             row('2026-11-20', 'key_\u{1F600}', 'gmp'),
           ]);

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { addDays } from '../model/dates.js';
 import {
   dueStatusChanges,
+  eventsOfWrite,
+  sameSubscription,
   generateWebhookSecret,
   nextAttemptAt,
   nextStatusChangeAt,
@@ -15,7 +17,8 @@ import {
 } from './events.js';
 import { istDayStart } from '../model/dates.js';
 import { deriveStatus } from '../model/status.js';
-import { ARBITRARY_FIRST_DAY, ipoDatesArbitrary, isoDateArbitrary } from '@ipokit/testing';
+import { ARBITRARY_FIRST_DAY, ipoDatesArbitrary, isoDateArbitrary, makeIpo } from '@ipokit/testing';
+import type { SubscriptionRecord } from '../model/types.js';
 
 describe('statusChanges', () => {
   it('lists exactly the IST days whose derived status differs from the day before, with both statuses (property)', () => {
@@ -172,5 +175,38 @@ describe('the retry schedule', () => {
     expect([1, 2, 3, 4, 5, 6, 7].map((n) => nextAttemptAt(n, t)! - t)).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
     expect(nextAttemptAt(8, t)).toBeNull();
     expect(WEBHOOK_RETRY_DELAYS_MS.reduce((a, b) => a + b, 0)).toBe(((27 * 60 + 35) * 60 + 5) * 1000);
+  });
+});
+
+describe('subscription.snapshot events (docs/spec.md#webhooks)', () => {
+  const at = Date.UTC(2026, 10, 20, 6);
+  const record: SubscriptionRecord = {
+    ipoId: 'a1',
+    timestamp: Date.UTC(2026, 10, 20, 5, 30),
+    times: { qib: 1.5, nii: null, bnii: null, snii: null, retail: 4, employee: null, shareholder: null, total: 2.25 },
+  };
+
+  it('are one per subscription snapshot written, after gmp.snapshot and before ipo.deleted, with every category in order', () => {
+    const events = eventsOfWrite({ at, ipos: [], snapshots: [], subscription: [record], deleted: ['gone'] }, new Set(['subscription.snapshot', 'ipo.deleted']));
+    expect(events.map((e) => e.type)).toEqual(['subscription.snapshot', 'ipo.deleted']);
+    expect(events[0]!.body).toBe(
+      '{"type":"subscription.snapshot","timestamp":"2026-11-20T06:00:00.000Z","data":{"ipoId":"a1","timestamp":"2026-11-20T05:30:00.000Z","times":{"qib":1.5,"nii":null,"bnii":null,"snii":null,"retail":4,"employee":null,"shareholder":null,"total":2.25}}}',
+    );
+    expect(eventsOfWrite({ at, ipos: [], snapshots: [], subscription: [record], deleted: [] }, new Set(['gmp.snapshot']))).toEqual([]);
+  });
+
+  it('show the IPO object of ipo.created with its latest subscription snapshot as the store gave it', () => {
+    const ipo = makeIpo({ id: 'a1' });
+    const [created] = eventsOfWrite({ at, ipos: [{ ipo, before: null, subscription: record }], snapshots: [], deleted: [] }, new Set(['ipo.created']));
+    const data = (JSON.parse(created!.body) as { data: { subscription: unknown } }).data;
+    expect(data.subscription).toEqual({ asOf: '2026-11-20T05:30:00.000Z', times: record.times });
+    const [bare] = eventsOfWrite({ at, ipos: [{ ipo, before: null }], snapshots: [], deleted: [] }, new Set(['ipo.created']));
+    expect((JSON.parse(bare!.body) as { data: { subscription: unknown } }).data.subscription).toBeNull();
+  });
+
+  it('sameSubscription compares every category, a missing one reading null', () => {
+    expect(sameSubscription(record, { ...record, times: { ...record.times } })).toBe(true);
+    expect(sameSubscription(record, { ...record, times: { ...record.times, total: 2.26 } })).toBe(false);
+    expect(sameSubscription(record, { ...record, times: { ...record.times, employee: 0 } })).toBe(false);
   });
 });
