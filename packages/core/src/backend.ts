@@ -37,7 +37,9 @@ export { decodeComponent, decodeQueryComponent, isOpenApiPath, parseQuery, route
 export { errorBody, toWireIpo } from './http/serialize.js';
 export { parsedAccountBody, readAccountBody } from './http/account-handler.js';
 // Webhooks: the events of a write, and endpoints, events and deliveries in memory.
-export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, type WriteChanges } from './events/events.js';
+export { eventsOfStatusChanges, eventsOfWrite, sameIpo, sameSnapshot, sameSubscription, type WriteChanges } from './events/events.js';
+// Subscription snapshots (docs/spec.md#subscription): the categories, in order.
+export { SUBSCRIPTION_CATEGORIES } from './model/types.js';
 export { dueStatusChanges, nextStatusChangeAt } from './events/events.js';
 export { DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS, DISABLED_ERROR, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_RETRY_DELAYS_MS } from './events/events.js';
 export { generateWebhookSecret, nextAttemptAt, statusChangeEventId, webhookSignature } from './events/events.js';
@@ -64,6 +66,9 @@ export type {
   RateLimitWindowState,
   SnapshotRecord,
   StoreCallOptions,
+  SubscriptionQuery,
+  SubscriptionRecord,
+  SubscriptionTimes,
   UsageCharge,
   UsageRoute,
   WebhookRecord,
