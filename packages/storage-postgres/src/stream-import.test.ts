@@ -48,7 +48,7 @@ async function dump(schema: string): Promise<unknown> {
 
 /** The items a streaming reader gives for a dataset held as an object (keys in its order). */
 function itemsOf(dataset: unknown): () => AsyncIterable<DatasetItem> {
-  return async function* items() {
+  return async function* items(): AsyncGenerator<DatasetItem> {
     if (typeof dataset !== 'object' || dataset === null || Array.isArray(dataset)) {
       yield { kind: 'not-an-object', value: dataset };
       return;
@@ -58,8 +58,10 @@ function itemsOf(dataset: unknown): () => AsyncIterable<DatasetItem> {
       if (key !== 'ipos' && key !== 'gmp' && key !== 'subscription') continue;
       yield { kind: 'value', key, value: Array.isArray(value) ? [] : value };
       if (!Array.isArray(value)) continue;
-      const kind = key === 'ipos' ? 'ipo' : key === 'gmp' ? 'snapshot' : 'subscription';
-      for (let index = 0; index < value.length; index++) yield { kind, index, value: value[index] as unknown };
+      for (let index = 0; index < value.length; index++) {
+        const element = value[index] as unknown;
+        yield key === 'ipos' ? { kind: 'ipo', index, value: element } : key === 'gmp' ? { kind: 'snapshot', index, value: element } : { kind: 'subscription', index, value: element };
+      }
     }
   };
 }
@@ -284,7 +286,7 @@ describe(`importDatasetStream (${ON})`, () => {
     expect((await store.findIpo({ identifier: 'keep', gmpAt: null }))?.ipo.name).toBe('keep');
 
     // The same import through a healthy client writes all of it.
-    expect(await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 500 }, itemsOf(dataset))).toEqual({ ipos: 4, snapshots: 2_000 });
+    expect(await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 500 }, itemsOf(dataset))).toEqual({ ipos: 4, snapshots: 2_000, subscription: 0 });
     expect(await count('snapshots')).toBe(2_000);
     expect((await store.findIpo({ identifier: 'keep', gmpAt: null }))?.ipo.name).toBe('Renamed');
   });
@@ -336,12 +338,12 @@ describe(`importDatasetStream (${ON})`, () => {
     const seen: StreamImportProgress[] = [];
     await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 10, onProgress: (p) => seen.push(p) }, itemsOf(toDataset({ ipos: [makeIpo({ id: 'p1' })], snapshots })));
     expect(seen).toEqual([
-      { pass: 1, ipos: 1, snapshots: 10 },
-      { pass: 1, ipos: 1, snapshots: 20 },
-      { pass: 1, ipos: 1, snapshots: 25 },
-      { pass: 2, ipos: 1, snapshots: 10 },
-      { pass: 2, ipos: 1, snapshots: 20 },
-      { pass: 2, ipos: 1, snapshots: 25 },
+      { pass: 1, ipos: 1, snapshots: 10, subscription: 0 },
+      { pass: 1, ipos: 1, snapshots: 20, subscription: 0 },
+      { pass: 1, ipos: 1, snapshots: 25, subscription: 0 },
+      { pass: 2, ipos: 1, snapshots: 10, subscription: 0 },
+      { pass: 2, ipos: 1, snapshots: 20, subscription: 0 },
+      { pass: 2, ipos: 1, snapshots: 25, subscription: 0 },
     ]);
 
     const none = itemsOf({});
