@@ -3,7 +3,7 @@
  * BENCHMARKS.md with the machine, the versions, the date and the exact commands.
  *
  *   npm run bench                      # HTTP, core, PostgreSQL, limiters and full stack (DATABASE_URL or 127.0.0.1:5432, REDIS_URL or 127.0.0.1:6379)
- *   npm run bench -- --only http,core  # a part of it (http, core, postgres, limiter, quotas, webhooks, full-stack)
+ *   npm run bench -- --only http,core  # a part of it (http, core, ipo-data, postgres, limiter, quotas, webhooks, full-stack)
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { formatRows, type BenchRow } from './rows.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');
-const ALL_PARTS = ['http', 'core', 'postgres', 'limiter', 'quotas', 'webhooks', 'full-stack'];
+const ALL_PARTS = ['http', 'core', 'ipo-data', 'postgres', 'limiter', 'quotas', 'webhooks', 'full-stack'];
 const parts = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ALL_PARTS);
 const started = new Date();
 
@@ -39,6 +39,14 @@ if (parts.has('http')) {
 if (parts.has('core')) {
   const { runCoreBench } = await import('./core.js');
   done({ title: 'Core and memory store', command: 'node --conditions=source --import tsx bench/core.ts', rows: await runCoreBench() });
+}
+if (parts.has('ipo-data')) {
+  const { runIpoDataBench } = await import('./ipo-data.js');
+  done({
+    title: 'IPO data: the new fields on a list page, the subscription route',
+    command: 'DATABASE_URL=... node --conditions=source --import tsx bench/ipo-data.ts',
+    rows: await runIpoDataBench({ rounds: 3, seconds: 5 }),
+  });
 }
 if (parts.has('postgres')) {
   const { runPostgresBench } = await import('./postgres.js');

@@ -31,7 +31,9 @@ describe('ipokit demo-data', () => {
     expect(dataset).toEqual(generateDataset({ seed: 7, today: '2026-11-23', now: Date.parse('2026-11-23T06:30:00.000Z') }));
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe('{"ipos":[');
-    expect(lines.length).toBe(dataset.ipos.length + dataset.gmp.length + 4);
+    expect(dataset.subscription.length).toBeGreaterThan(0);
+    expect(lines.length).toBe(dataset.ipos.length + dataset.gmp.length + dataset.subscription.length + 5);
+    expect(lines).toContain('],"subscription":[');
     expect(() => validateDataset(dataset)).not.toThrow();
   });
 
@@ -47,7 +49,7 @@ describe('ipokit demo-data', () => {
     const r = await run(['--out', 'ipos.json', '--today', '2027-01-05']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^Wrote 3\d\d IPOs and \d+ GMP snapshots \(today 2027-01-05, seed 20190101\) to ipos\.json\.\n$/);
+    expect(r.stderr).toMatch(/^Wrote 3\d\d IPOs, \d+ GMP snapshots and \d+ subscription snapshots \(today 2027-01-05, seed 20190101\) to ipos\.json\.\n$/);
     const written = await readFile(join(dir, 'ipos.json'), 'utf8');
     expect(written).toBe((await run(['--today', '2027-01-05'])).stdout);
   });
@@ -66,6 +68,6 @@ describe('ipokit demo-data', () => {
   });
 
   it('datasetJson writes empty parts as valid JSON', () => {
-    expect(JSON.parse(datasetJson({}))).toEqual({ ipos: [], gmp: [] });
+    expect(JSON.parse(datasetJson({}))).toEqual({ ipos: [], gmp: [], subscription: [] });
   });
 });

@@ -44,7 +44,7 @@ export const demoDataCommand: Command = async (argv, io) => {
     throw new CliError(`cannot write ${values.out}: ${(err as Error).message}`, 1);
   }
   io.stderr.write(
-    `Wrote ${dataset.ipos?.length ?? 0} IPOs and ${dataset.gmp?.length ?? 0} GMP snapshots (today ${today}, seed ${seed}) to ${values.out}.\n`,
+    `Wrote ${dataset.ipos?.length ?? 0} IPOs, ${dataset.gmp?.length ?? 0} GMP snapshots and ${dataset.subscription?.length ?? 0} subscription snapshots (today ${today}, seed ${seed}) to ${values.out}.\n`,
   );
   return 0;
 };
@@ -54,10 +54,10 @@ export const demoDataCommand: Command = async (argv, io) => {
  *
  * @example
  * ```ts
- * datasetJson({ ipos: [], gmp: [] }); // '{"ipos":[\n],"gmp":[\n]}\n'
+ * datasetJson({ ipos: [], gmp: [] }); // '{"ipos":[\n],"gmp":[\n],"subscription":[\n]}\n'
  * ```
  */
 export function datasetJson(dataset: Dataset): string {
   const part = (records: readonly unknown[]) => `[\n${records.map((r) => JSON.stringify(r)).join(',\n')}${records.length === 0 ? '' : '\n'}]`;
-  return `{"ipos":${part(dataset.ipos ?? [])},"gmp":${part(dataset.gmp ?? [])}}\n`;
+  return `{"ipos":${part(dataset.ipos ?? [])},"gmp":${part(dataset.gmp ?? [])},"subscription":${part(dataset.subscription ?? [])}}\n`;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { IpokitError, todayInIst, validateDataset, type Dataset, type DatasetIpo, type DatasetSnapshot, type IpoStatus, type IpoType } from '@ipokit/core';
+import { IpokitError, todayInIst, validateDataset, type Dataset, type DatasetIpo, type DatasetSnapshot, type DatasetSubscription, type IpoStatus, type IpoType } from '@ipokit/core';
 import { deriveStatus, IPO_STATUSES, isCalendarDate } from '@ipokit/core/backend';
 import { DEFAULT_SEED, generateDataset } from './generate.js';
 
@@ -30,6 +30,20 @@ function ipos(d: Dataset): DatasetIpo[] {
 
 function snapshots(d: Dataset): DatasetSnapshot[] {
   return d.gmp ?? [];
+}
+
+function subscription(d: Dataset): DatasetSubscription[] {
+  return d.subscription ?? [];
+}
+
+/** The number of decimals a listing gain is written with ("12" 0, "12.5" 1, "-3.25" 2). */
+function decimalsOf(text: string): number {
+  return text.includes('.') ? text.length - text.indexOf('.') - 1 : 0;
+}
+
+/** Whether `x` is a whole number of hundredths. */
+function twoDecimals(x: number): boolean {
+  return Math.abs(x * 100 - Math.round(x * 100)) < 1e-6;
 }
 
 function statusOf(ipo: DatasetIpo, today: string): IpoStatus {
@@ -65,6 +79,7 @@ describe('generateDataset', () => {
     const b = generateDataset(options);
     expect(a.ipos).toStrictEqual(b.ipos);
     expect(JSON.stringify(a.gmp)).toBe(JSON.stringify(b.gmp));
+    expect(JSON.stringify(a.subscription)).toBe(JSON.stringify(b.subscription));
     expect(generateDataset({ today: TODAY, now: noonIst(TODAY) })).toStrictEqual(dataset(TODAY));
   });
 
@@ -80,15 +95,14 @@ describe('generateDataset', () => {
     expect(() => generateDataset({ today: '22/11/2026', now: 0 })).toThrow(RangeError);
   });
 
-  it('generates at least 300 IPOs, quickly', () => {
-    const t0 = performance.now();
+  it('generates at least 300 IPOs, tens of thousands of GMP snapshots and hundreds of subscription snapshots', () => {
+    // No timing assertion (house rule): the size is what keeps it quick.
     const d = generateDataset({ seed: 99, today: TODAY, now: noonIst(TODAY) });
-    const elapsed = performance.now() - t0;
     expect(ipos(d).length).toBeGreaterThanOrEqual(300);
     expect(snapshots(d).length).toBeGreaterThan(30_000);
     expect(snapshots(d).length).toBeLessThan(150_000);
-    // Well under a second on a quiet machine; generous here so a busy CI box does not flake.
-    expect(elapsed).toBeLessThan(3000);
+    expect(subscription(d).length).toBeGreaterThan(300);
+    expect(subscription(d).length).toBeLessThan(5_000);
   });
 
   it.each(TODAYS)('holds every type and every status on %s', (today) => {
@@ -255,7 +269,7 @@ describe('generateDataset', () => {
     const known = new Set([
       'id', 'name', 'symbol', 'slug', 'type', 'exchanges', 'infoUrl', 'nseInfoUrl', 'prospectusUrl', 'logo', 'startDate', 'endDate',
       'listingDate', 'priceRange', 'minQty', 'minAmount', 'issueSize', 'listingGain', 'schedule', 'about', 'strengths', 'risks',
-      'mediaCoverageLinks',
+      'mediaCoverageLinks', 'registrar', 'leadManagers', 'marketMaker', 'sector', 'listingPrices',
     ]);
     const d = dataset(TODAY);
     for (const ipo of ipos(d)) {
@@ -280,9 +294,10 @@ describe('generateDataset', () => {
     const d = dataset(today);
     let problems: unknown = null;
     try {
-      const { ipos: records, snapshots: snaps } = validateDataset(d);
-      expect(records.length).toBe(ipos(d).length);
-      expect(snaps.length).toBe(snapshots(d).length);
+      const checked = validateDataset(d);
+      expect(checked.ipos.length).toBe(ipos(d).length);
+      expect(checked.snapshots.length).toBe(snapshots(d).length);
+      expect((checked as { subscription?: unknown[] }).subscription?.length).toBe(subscription(d).length);
     } catch (err) {
       problems = err instanceof IpokitError ? err.problems : err;
     }
@@ -437,5 +452,190 @@ describe('generateDataset GMP snapshots', () => {
     const covered = older.filter((i) => series.has(i.id)).length;
     expect(covered).toBeGreaterThan(0);
     expect(covered).toBeLessThan(older.length);
+  });
+});
+
+describe('generateDataset registrars, lead managers, market makers, sectors and listing prices', () => {
+  it('names a registrar, 1 to 4 lead managers and a sector for every IPO, and a market maker for SME IPOs only', () => {
+    for (const today of [TODAY, '2025-01-04']) {
+      for (const ipo of ipos(dataset(today))) {
+        expect(ipo.registrar).toMatch(/ (Pvt Ltd|Ltd)$/);
+        const managers = ipo.leadManagers ?? [];
+        expect(managers.length).toBeGreaterThanOrEqual(1);
+        expect(managers.length).toBeLessThanOrEqual(4);
+        expect(new Set(managers).size).toBe(managers.length);
+        for (const m of managers) expect(m).toMatch(/ (Pvt Ltd|Ltd)$/);
+        expect(typeof ipo.sector === 'string' && ipo.sector.length > 0, ipo.name).toBe(true);
+        if (ipo.type === 'SME') expect(ipo.marketMaker).toMatch(/ (Pvt Ltd|Ltd)$/);
+        else expect(ipo.marketMaker).toBeNull();
+      }
+    }
+    const all = ipos(dataset(TODAY));
+    expect(new Set(all.map((i) => i.sector)).size).toBeGreaterThan(20);
+    expect(all.some((i) => (i.leadManagers ?? []).length === 4)).toBe(true);
+  });
+
+  it.each(TODAYS.slice(0, 4))('gives every listed IPO listing prices per exchange that agree with its listing gain (today %s)', (today) => {
+    const all = ipos(dataset(today));
+    let listed = 0;
+    for (const ipo of all) {
+      const prices = ipo.listingPrices ?? [];
+      if (statusOf(ipo, today) !== 'listed') {
+        expect(prices, ipo.name).toStrictEqual([]);
+        continue;
+      }
+      listed++;
+      // One per exchange the IPO lists on, in the same order (nse before bse).
+      expect(prices.map((p) => p.exchange)).toStrictEqual(ipo.exchanges);
+      const high = upperBand(ipo);
+      const gain = ipo.listingGain!;
+      const decimals = decimalsOf(gain);
+      for (const p of prices) {
+        for (const x of [p.open, p.high, p.low, p.close]) {
+          expect(x).toBeGreaterThan(0);
+          expect(twoDecimals(x), `${ipo.name} ${x}`).toBe(true);
+        }
+        expect(p.low).toBeLessThanOrEqual(p.open);
+        expect(p.open).toBeLessThanOrEqual(p.high);
+        expect(p.low).toBeLessThanOrEqual(p.close);
+        expect(p.close).toBeLessThanOrEqual(p.high);
+        // (open - high) / high x 100 rounds to the listing gain, at the gain's own precision.
+        const actual = ((p.open - high) / high) * 100;
+        expect(Math.abs(actual - Number(gain)), `${ipo.name}: open ${p.open}, band high ${high}, gain ${gain}`).toBeLessThanOrEqual(0.5 * 10 ** -decimals + 1e-9);
+      }
+    }
+    expect(listed).toBeGreaterThan(200);
+  });
+});
+
+describe('generateDataset subscription snapshots', () => {
+  const now = noonIst(TODAY);
+  const d = dataset(TODAY);
+  const byId = new Map(ipos(d).map((i) => [i.id, i]));
+  const series = new Map<string, DatasetSubscription[]>();
+  for (const s of subscription(d)) {
+    const list = series.get(s.ipoId) ?? [];
+    list.push(s);
+    series.set(s.ipoId, list);
+  }
+  const CATEGORIES = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'] as const;
+  /** The IST wall-clock times of the readings, as UTC minutes of the day (IST is UTC+05:30). */
+  const READINGS = new Set([4 * 60 + 30, 6 * 60 + 30, 8 * 60 + 30, 11 * 60 + 30]);
+
+  it('cover every open and recently closed issue, and the listed ones that opened in the last 180 days', () => {
+    for (const ipo of ipos(d)) {
+      const status = statusOf(ipo, TODAY);
+      const opened = ipo.startDate == null ? null : Date.parse(ipo.startDate);
+      const recent = opened !== null && opened >= now - 180 * DAY && opened <= now;
+      const readingsBefore = recent && [...READINGS].some((m) => opened + m * 60_000 <= now);
+      if (status === 'upcoming' || status === 'announced' || !recent) expect(series.has(ipo.id), ipo.name).toBe(false);
+      else if (readingsBefore) expect(series.has(ipo.id), `${ipo.name} (${status})`).toBe(true);
+    }
+    const statuses = new Set([...series.keys()].map((id) => statusOf(byId.get(id)!, TODAY)));
+    expect([...statuses].sort()).toStrictEqual(['closed', 'listed', 'open']);
+    for (const type of ['EQ', 'SME', 'DEBT']) expect([...series.keys()].some((id) => byId.get(id)!.type === type), type).toBe(true);
+  });
+
+  it('are read at 10:00, 12:00, 14:00 and 17:00 IST on the bidding days, never after now, ascending, as ISO-8601 UTC with ms', () => {
+    for (const [id, list] of series) {
+      const ipo = byId.get(id)!;
+      const times = list.map((s) => Date.parse(s.timestamp));
+      for (const [k, s] of list.entries()) {
+        const t = times[k]!;
+        expect(new Date(t).toISOString()).toBe(s.timestamp);
+        expect(READINGS.has((t % DAY) / 60_000), s.timestamp).toBe(true);
+        expect(isWeekdayUtc(t)).toBe(true);
+        expect(t).toBeGreaterThanOrEqual(Date.parse(ipo.startDate!));
+        expect(t).toBeLessThan(Date.parse(ipo.endDate!) + DAY);
+        expect(t).toBeLessThanOrEqual(now);
+        if (k > 0) expect(t).toBeGreaterThan(times[k - 1]!);
+      }
+      // A closed book: four readings on each of its bidding days.
+      if (Date.parse(ipo.endDate!) + DAY <= now) {
+        const days = new Set(times.map((t) => Math.floor(t / DAY)));
+        expect(list.length).toBe(days.size * 4);
+        expect(Math.floor(times.at(-1)! / DAY)).toBe(Date.parse(ipo.endDate!) / DAY);
+      }
+    }
+  });
+
+  it('give every category in order, as the issue type has them: numbers >= 0 with at most 2 decimals, else null', () => {
+    const bad: string[] = [];
+    const optional = { EQ: new Set(['employee', 'shareholder']), SME: new Set(['qib']), DEBT: new Set<string>() };
+    const always = { EQ: ['qib', 'nii', 'bnii', 'snii', 'retail', 'total'], SME: ['nii', 'retail', 'total'], DEBT: ['retail', 'total'] };
+    const seen = { EQ: new Set<string>(), SME: new Set<string>(), DEBT: new Set<string>() };
+    for (const s of subscription(d)) {
+      const type = byId.get(s.ipoId)!.type;
+      expect(Object.keys(s.times)).toStrictEqual([...CATEGORIES]);
+      for (const c of CATEGORIES) {
+        const v = s.times[c];
+        if (v === null || v === undefined) {
+          if (always[type].includes(c)) bad.push(`${s.ipoId} ${s.timestamp}: ${c} missing`);
+          continue;
+        }
+        seen[type].add(c);
+        if (!always[type].includes(c) && !optional[type].has(c)) bad.push(`${s.ipoId}: a ${type} issue has ${c}`);
+        if (!(Number.isFinite(v) && v >= 0 && v < 10_000_000 && twoDecimals(v)) || Object.is(v, -0)) bad.push(`${s.ipoId} ${c} = ${v}`);
+      }
+    }
+    expect(bad).toStrictEqual([]);
+    // Some mainboard issues have an employee or a shareholder quota, some SME issues a QIB one.
+    expect([...seen.EQ].sort()).toStrictEqual([...CATEGORIES].sort());
+    expect(seen.SME.has('qib')).toBe(true);
+  });
+
+  it('grow as books do: no category goes down, retail and NII climb day by day, QIBs jump on the last day', () => {
+    let qibLastDay = 0;
+    let closedEq = 0;
+    for (const [id, list] of series) {
+      for (let k = 1; k < list.length; k++) {
+        for (const c of CATEGORIES) {
+          const [a, b] = [list[k - 1]!.times[c], list[k]!.times[c]];
+          if (a != null && b != null) expect(b, `${id} ${c} at ${list[k]!.timestamp}`).toBeGreaterThanOrEqual(a);
+        }
+      }
+      const ipo = byId.get(id)!;
+      if (ipo.type !== 'EQ' || Date.parse(ipo.endDate!) + DAY > now) continue;
+      closedEq++;
+      const endOfDay = (n: number) => list[n * 4 + 3]!.times;
+      const last = list.at(-1)!.times;
+      const beforeLast = list.at(-5)!.times;
+      // Retail and NII climb every day.
+      for (let n = 1; n < list.length / 4; n++) {
+        expect(endOfDay(n).retail!).toBeGreaterThan(endOfDay(n - 1).retail!);
+        expect(endOfDay(n).nii!).toBeGreaterThan(endOfDay(n - 1).nii!);
+      }
+      // Most of the QIB book comes on the last day.
+      if (last.qib! - beforeLast.qib! > 0.5 * last.qib!) qibLastDay++;
+    }
+    expect(closedEq).toBeGreaterThan(10);
+    expect(qibLastDay).toBeGreaterThan(closedEq * 0.9);
+  });
+
+  it('make total a weighted mix of the categories it counts, and vary with the grey market', () => {
+    const finals: Array<{ total: number; premium: number }> = [];
+    for (const [id, list] of series) {
+      const ipo = byId.get(id)!;
+      for (const s of list) {
+        const t = s.times;
+        const parts = ipo.type === 'DEBT' ? [] : [t.qib, t.nii, t.retail].filter((x): x is number => x != null);
+        if (parts.length === 0) continue;
+        expect(t.total!).toBeGreaterThanOrEqual(Math.min(...parts) - 0.01);
+        expect(t.total!).toBeLessThanOrEqual(Math.max(...parts) + 0.01);
+      }
+      const gmp = snapshots(d).filter((g) => g.ipoId === id).flatMap((g) => g.sources.flatMap((x) => (x.gmpPrice === null ? [] : [x.gmpPrice])));
+      if (ipo.type !== 'DEBT' && gmp.length > 0 && Date.parse(ipo.endDate!) + DAY <= now) {
+        finals.push({ total: list.at(-1)!.times.total!, premium: gmp.reduce((a, b) => a + b, 0) / gmp.length / upperBand(ipo) });
+      }
+    }
+    // Hot issues are subscribed many times over; some cold ones are not fully subscribed.
+    expect(finals.some((f) => f.total > 50)).toBe(true);
+    expect(finals.some((f) => f.total < 1)).toBe(true);
+    const hot = finals.filter((f) => f.premium > 0.2).map((f) => f.total);
+    const cold = finals.filter((f) => f.premium < 0.02).map((f) => f.total);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    expect(hot.length).toBeGreaterThan(3);
+    expect(cold.length).toBeGreaterThan(3);
+    expect(median(hot)).toBeGreaterThan(5 * median(cold));
   });
 });

@@ -7,7 +7,7 @@
  * whatever day the demo runs. Nothing here reads the clock or `Math.random`: the same options
  * always give a deep-equal dataset.
  */
-import type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource, Exchange, IpoType, ScheduleEvent } from '@ipokit/core';
+import type { Dataset, DatasetIpo, DatasetSnapshot, DatasetSource, DatasetSubscription, Exchange, IpoType, ListingPrice, ScheduleEvent, SubscriptionTimes } from '@ipokit/core';
 import { DateTime } from 'luxon';
 
 const DAY = 86_400_000;
@@ -46,8 +46,11 @@ export interface GenerateDatasetOptions {
 
 /**
  * Generates the demo dataset: about 320 IPOs (EQ, SME and DEBT; listed, closed, open,
- * upcoming and announced on `today`) and tens of thousands of GMP snapshots taken during
- * Indian market hours (09:15-15:30 IST, weekdays). The same options give a deep-equal result.
+ * upcoming and announced on `today`) with their registrar, lead managers, sector, SME market
+ * maker and, once listed, listing-day prices; tens of thousands of GMP snapshots taken during
+ * Indian market hours (09:15-15:30 IST, weekdays); and about a thousand subscription snapshots
+ * (10:00, 12:00, 14:00 and 17:00 IST of each bidding day of the issues that opened in the last
+ * {@link SUBSCRIPTION_WINDOW_DAYS} days). The same options give a deep-equal result.
  *
  * @example
  * ```ts
@@ -57,7 +60,7 @@ export interface GenerateDatasetOptions {
  * const now = new Date();
  * const dataset = generateDataset({ today: todayInIst(now), now: now.getTime() });
  * await importDataset(store, dataset);
- * console.log(dataset.ipos?.length, dataset.gmp?.length); // e.g. 320 50844
+ * console.log(dataset.ipos?.length, dataset.gmp?.length, dataset.subscription?.length); // e.g. 320 50844 1012
  * ```
  */
 export function generateDataset(options: GenerateDatasetOptions): Dataset {
@@ -74,17 +77,21 @@ export function generateDataset(options: GenerateDatasetOptions): Dataset {
 
   const ipos: DatasetIpo[] = [];
   const gmp: DatasetSnapshot[] = [];
+  const subscription: DatasetSubscription[] = [];
   // Order the file chronologically (announced last), which is how a data vendor would export it.
   const ordered = [...drafts].sort(
     (a, b) => (a.start ?? Number.MAX_SAFE_INTEGER) - (b.start ?? Number.MAX_SAFE_INTEGER) || compareAscii(a.name, b.name),
   );
-  for (const d of ordered) ipos.push(toDatasetIpo(rng, d, todayDay));
+  // The fields added with subscription data (registrar, listing prices, ...) draw on streams of
+  // their own, so that every value the generator gave before them is still the same.
+  for (const d of ordered) ipos.push(toDatasetIpo(rng, new Rng(mix(seed ^ PARTIES_SALT, d.index)), d, todayDay));
   for (const d of ordered) {
     if (!d.gmp) continue;
     const gmpRng = new Rng(mix(seed, d.index));
     appendSnapshots(gmp, gmpRng, d, options.now);
   }
-  return { ipos, gmp };
+  for (const d of ordered) appendSubscription(subscription, new Rng(mix(seed ^ SUBSCRIPTION_SALT, d.index)), d, todayDay, options.now);
+  return { ipos, gmp, subscription };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -256,6 +263,8 @@ interface Draft extends Slot {
 interface Issuer {
   /** Name without the legal suffix, e.g. "Shree Ganesh Infra Projects". */
   base: string;
+  /** The IPO's `sector`, e.g. "Infrastructure". */
+  sector: string;
   about: string;
   strengths: readonly string[];
   risks: readonly string[];
@@ -301,7 +310,7 @@ function draftIpo(rng: Rng, slot: Slot): Draft {
   return {
     ...slot,
     name: '',
-    issuer: { base: '', about: '', strengths: [], risks: [] },
+    issuer: { base: '', sector: '', about: '', strengths: [], risks: [] },
     place,
     symbol: null,
     slug: '',
@@ -385,6 +394,7 @@ function companyIssuer(rng: Rng, place: string, suffix: string): Issuer {
   const base = `${lead} ${sector.words}`;
   return {
     base,
+    sector: sector.sector,
     about: `${base} ${suffix} is based in ${place} and ${sector.does}.`,
     strengths: [...sector.strengths, ...COMMON_STRENGTHS],
     risks: [...sector.risks, ...COMMON_RISKS],
@@ -396,6 +406,7 @@ function lenderIssuer(rng: Rng, lender: Lender): Issuer {
   const high = roundTo(low + rng.float(0.5, 1.5), 2);
   return {
     base: lender.name,
+    sector: lender.sector,
     about: `${lender.name} Ltd ${lender.does}; this secured NCD issue offers coupons of ${low}% to ${high}% a year.`,
     strengths: DEBT_STRENGTHS,
     risks: DEBT_RISKS,
@@ -461,7 +472,7 @@ function trancheOf(name: string): number {
 // ---------------------------------------------------------------------------------------
 // The dataset record.
 
-function toDatasetIpo(rng: Rng, d: Draft, today: number): DatasetIpo {
+function toDatasetIpo(rng: Rng, extra: Rng, d: Draft, today: number): DatasetIpo {
   const dated = d.start !== null;
   const priced = dated && (d.category !== 'upcomingLater' && d.category !== 'upcomingNextYear');
   const listed = d.listing !== null && d.listing <= today;
@@ -472,6 +483,7 @@ function toDatasetIpo(rng: Rng, d: Draft, today: number): DatasetIpo {
     .sample(topics, d.category === 'announced' ? rng.int(0, 1) : rng.int(0, 3))
     .map((t) => `https://news.example.com/markets/ipo/${slug}-${t}`);
   const high = d.high;
+  const listing = listed ? listingDay(rng, extra, d) : null;
   return {
     id: d.id,
     name: d.name,
@@ -490,19 +502,41 @@ function toDatasetIpo(rng: Rng, d: Draft, today: number): DatasetIpo {
     minQty: priced ? d.minQty : null,
     minAmount: priced ? Math.round(d.minQty * high) : null,
     issueSize: dated || rng.chance(0.5) ? `${d.issueCr}cr` : null,
-    listingGain: listed ? listingGain(rng, d) : null,
+    listingGain: listing === null ? null : listing.gain,
     schedule: schedule(d),
     about: d.category === 'closedWithdrawn' ? `${d.issuer.about} The issue was withdrawn after bidding closed.` : d.issuer.about,
     strengths: rng.sample(d.issuer.strengths, rng.int(2, 4)),
     risks: rng.sample(d.issuer.risks, rng.int(2, 4)),
     mediaCoverageLinks: media,
+    ...parties(extra, d),
+    listingPrices: listing === null ? [] : listing.prices,
   };
 }
 
-function listingGain(rng: Rng, d: Draft): string {
+/**
+ * The listing day: the gain the generator aims at (drawn from `rng` as before listing prices
+ * existed), the opening price nearest to it on the exchange's tick, and the listing gain as
+ * that opening price gives it, so that `listingGain` and `listingPrices` agree. Every exchange
+ * opens at the same price; the day's high, low and close differ by exchange (from `extra`).
+ */
+function listingDay(rng: Rng, extra: Rng, d: Draft): { gain: string; prices: ListingPrice[] } {
   const pct = d.type === 'DEBT' ? rng.normal() * 0.6 + 0.2 : d.premiumPct + rng.normal() * 6;
   const bounded = Math.max(-60, Math.min(300, pct));
-  return String(roundTo(bounded, d.type === 'DEBT' ? 2 : rng.chance(0.5) ? 0 : 2));
+  const decimals = d.type === 'DEBT' ? 2 : rng.chance(0.5) ? 0 : 2;
+  const tick = d.type === 'DEBT' ? 0.01 : 0.05;
+  const open = onTick(d.high * (1 + bounded / 100), tick);
+  const gain = String(roundTo(((open - d.high) / d.high) * 100, decimals));
+  // How far the price may move on the day: SME issues are held to a 5% band after the open.
+  const band = d.type === 'SME' ? 0.05 : d.type === 'DEBT' ? 0.01 : 0.15;
+  const prices = d.exchanges.map((exchange): ListingPrice => {
+    const up = onTick(open * (1 + band * extra.next() ** 2), tick);
+    const down = onTick(open * (1 - band * extra.next() ** 2), tick);
+    const high = Math.max(open, up);
+    const low = Math.min(open, down);
+    const close = Math.min(high, Math.max(low, onTick(low + (high - low) * extra.next(), tick)));
+    return { exchange, open, high, low, close };
+  });
+  return { gain, prices };
 }
 
 function schedule(d: Draft): ScheduleEvent[] {
@@ -583,64 +617,231 @@ function appendSnapshots(out: DatasetSnapshot[], rng: Rng, d: Draft, nowMs: numb
 }
 
 // ---------------------------------------------------------------------------------------
+// The issue's parties and sector.
+
+/** Salts of the per-IPO streams of the fields added after the first release of the generator. */
+const PARTIES_SALT = 0x1a2b3c4d;
+const SUBSCRIPTION_SALT = 0x5e6f7081;
+
+function parties(rng: Rng, d: Draft): Pick<DatasetIpo, 'registrar' | 'leadManagers' | 'marketMaker' | 'sector'> {
+  const registrar = rng.pick(REGISTRARS);
+  let leadManagers: string[];
+  if (d.type === 'SME') leadManagers = rng.sample(SME_LEAD_MANAGERS, rng.chance(0.85) ? 1 : 2);
+  else if (d.type === 'DEBT') leadManagers = rng.sample(LEAD_MANAGERS, rng.int(1, 2));
+  else leadManagers = rng.sample(LEAD_MANAGERS, d.issueCr >= 1000 ? rng.int(3, 4) : rng.int(1, 3));
+  return {
+    registrar,
+    leadManagers,
+    marketMaker: d.type === 'SME' ? rng.pick(MARKET_MAKERS) : null,
+    sector: d.issuer.sector,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Subscription snapshots.
+
+/** Issues that opened within this many days before today have subscription snapshots. */
+export const SUBSCRIPTION_WINDOW_DAYS = 180;
+/** When the exchanges' figures are read on each bidding day, IST: mid-morning to the close of bidding at 17:00. */
+const SUBSCRIPTION_TIMES: ReadonlyArray<readonly [number, number]> = [
+  [10, 0],
+  [12, 0],
+  [14, 0],
+  [17, 0],
+];
+const SUBSCRIPTION_MINUTES = SUBSCRIPTION_TIMES.map(([h, m]) => marketMinute(h, m));
+
+/** What each category has subscribed by the close of bidding, and which categories the issue has. */
+interface FinalTimes {
+  qib: number | null;
+  bnii: number | null;
+  snii: number | null;
+  /** SME issues report NII as one figure (no bNII/sNII split). */
+  nii: number | null;
+  retail: number;
+  employee: number | null;
+  shareholder: number | null;
+  /** Debt: the categories other than retail, as a multiple of retail's figure. */
+  others: number;
+}
+
+/** How far each category has got towards its final figure at one reading, 0 to 1. */
+interface Shares {
+  qib: number;
+  nii: number;
+  retail: number;
+  employee: number;
+  shareholder: number;
+}
+
+/**
+ * The issue's subscription, read four times on each bidding day up to `nowMs`. Each category
+ * climbs as real books do: retail and NII a little every reading, most on the last day;
+ * QIBs hardly bid before the last day and then jump. How far they climb follows the issue's
+ * grey-market premium (a hot issue is subscribed many times over, a cold one not fully).
+ * `total` is the categories weighted by their share of the offer.
+ */
+function appendSubscription(out: DatasetSubscription[], rng: Rng, d: Draft, today: number, nowMs: number): void {
+  if (d.start === null || d.end === null || d.start > today || d.start < today - SUBSCRIPTION_WINDOW_DAYS) return;
+  const days: number[] = [];
+  for (let day = d.start; day <= d.end; day++) if (isWeekday(day)) days.push(day);
+  const final = finalTimes(rng, d);
+  const steps = days.length * SUBSCRIPTION_MINUTES.length;
+  // Each category's share of its final figure, never going down from one reading to the next.
+  const reached: Shares = { qib: 0, nii: 0, retail: 0, employee: 0, shareholder: 0 };
+  const shape = { nii: rng.float(1.8, 2.6), retail: rng.float(1.2, 1.8), employee: rng.float(1.2, 2) };
+  for (let k = 0; k < days.length; k++) {
+    const day = days[k] as number;
+    const last = k === days.length - 1;
+    for (let slot = 0; slot < SUBSCRIPTION_MINUTES.length; slot++) {
+      const t = day * DAY + (SUBSCRIPTION_MINUTES[slot] as number) * MINUTE;
+      if (t > nowMs) return;
+      const step = k * SUBSCRIPTION_MINUTES.length + slot + 1;
+      const progress = step / steps;
+      const wobble = () => rng.float(0.9, 1.1);
+      const climb = (key: keyof Shares, share: number) => {
+        reached[key] = Math.min(1, Math.max(reached[key], step === steps ? 1 : share * wobble()));
+        return reached[key];
+      };
+      const qibShare = last ? [0.15, 0.3, 0.55, 1][slot] ?? 1 : 0.03 * progress;
+      const shares: Shares = {
+        qib: climb('qib', qibShare),
+        nii: climb('nii', progress ** shape.nii),
+        retail: climb('retail', progress ** shape.retail),
+        employee: climb('employee', progress ** shape.employee),
+        shareholder: climb('shareholder', progress ** shape.employee),
+      };
+      out.push({ ipoId: d.id, timestamp: new Date(t).toISOString(), times: subscriptionTimes(d, final, shares) });
+    }
+  }
+}
+
+function finalTimes(rng: Rng, d: Draft): FinalTimes {
+  // The premium the grey market expects, as a share: 0.5 for a 50% premium, bounded.
+  const heat = Math.max(-0.2, Math.min(1, d.premiumPct / 100));
+  const draw = (base: number, slope: number, spread: number) => base * Math.exp(slope * heat + spread * rng.normal());
+  if (d.type === 'DEBT') {
+    return { qib: null, bnii: null, snii: null, nii: null, retail: rng.float(0.4, 4.5), employee: null, shareholder: null, others: rng.float(0.5, 2) };
+  }
+  if (d.type === 'SME') {
+    return {
+      qib: rng.chance(0.4) ? draw(1, 6, 0.5) : null,
+      bnii: null,
+      snii: null,
+      nii: draw(1.2, 7, 0.5),
+      retail: draw(1.5, 6.5, 0.4),
+      employee: null,
+      shareholder: null,
+      others: 1,
+    };
+  }
+  const bnii = draw(1, 7, 0.5);
+  const snii = draw(0.8, 6, 0.5);
+  return {
+    qib: draw(1.5, 6, 0.5),
+    bnii,
+    snii,
+    // bNII is two thirds of the NII portion, sNII one third.
+    nii: (2 * bnii + snii) / 3,
+    retail: draw(1.2, 5.5, 0.35),
+    employee: rng.chance(0.5) ? draw(0.8, 3, 0.4) : null,
+    shareholder: rng.chance(0.2) ? draw(1, 4, 0.4) : null,
+    others: 1,
+  };
+}
+
+/**
+ * One reading's times, every category in the contract's order: the ones the issue does not
+ * have are null. bNII and sNII climb as NII does; `total` weighs the categories by their
+ * share of the offer (EQ: QIB 50%, NII 15%, retail 35%; SME: QIB 20%, NII 30%, retail 50%, or
+ * NII and retail half each without QIBs; debt: retail 40%, the other categories 60%).
+ */
+function subscriptionTimes(d: Draft, final: FinalTimes, at: Shares): SubscriptionTimes {
+  const times = (value: number | null, share: number) => (value === null ? null : value * share);
+  const qib = times(final.qib, at.qib);
+  const nii = times(final.nii, at.nii);
+  const retail = final.retail * at.retail;
+  let total: number;
+  if (d.type === 'EQ') total = 0.5 * (qib ?? 0) + 0.15 * (nii ?? 0) + 0.35 * retail;
+  else if (d.type === 'SME') total = qib === null ? 0.5 * (nii ?? 0) + 0.5 * retail : 0.2 * qib + 0.3 * (nii ?? 0) + 0.5 * retail;
+  else total = 0.4 * retail + 0.6 * retail * final.others;
+  const two = (x: number | null) => (x === null ? null : roundTo(Math.max(0, Math.min(MAX_TIMES, x)), 2));
+  return {
+    qib: two(qib),
+    nii: two(nii),
+    bnii: two(times(final.bnii, at.nii)),
+    snii: two(times(final.snii, at.nii)),
+    retail: two(retail),
+    employee: two(times(final.employee, at.employee)),
+    shareholder: two(times(final.shareholder, at.shareholder)),
+    total: two(total),
+  };
+}
+
+/** Far above any real book (the largest are a few thousand times), well below the contract's 10,000,000. */
+const MAX_TIMES = 9_999;
+
+// ---------------------------------------------------------------------------------------
 // Word lists.
 
 interface Sector {
   words: string;
+  /** The sector as IPO pages name it (the IPO's `sector`). */
+  sector: string;
   does: string;
   strengths: readonly string[];
   risks: readonly string[];
 }
 
 const SECTORS: readonly Sector[] = [
-  { words: 'Infra Projects', does: 'builds roads, bridges and water-supply schemes for state agencies', strengths: ['Order book of about three times annual revenue'], risks: ['Most orders come from government bodies that pay late'] },
-  { words: 'Precision Polymers', does: 'moulds engineered plastic parts for car and appliance makers', strengths: ['Supplies several leading two-wheeler makers'], risks: ['Polymer prices track crude oil'] },
-  { words: 'Agro Foods', does: 'processes and packs pulses, spices and ready-to-cook mixes', strengths: ['Own brand sold in over 20,000 retail outlets'], risks: ['Crop failures can squeeze raw material supply'] },
-  { words: 'Pharma', does: 'makes generic tablets and injectables for domestic and export markets', strengths: ['WHO-GMP certified plant'], risks: ['Export approvals depend on foreign regulators'] },
-  { words: 'Speciality Chemicals', does: 'produces dye intermediates and speciality chemicals', strengths: ['Long-term contracts with global buyers'], risks: ['Pollution-control rules may require new capital spending'] },
-  { words: 'Textiles', does: 'spins cotton yarn and weaves fabric for apparel brands', strengths: ['Integrated spinning-to-fabric operations'], risks: ['Cotton price swings affect margins'] },
-  { words: 'Steel Tubes', does: 'manufactures ERW pipes and hollow sections', strengths: ['Plant located close to its main steel suppliers'], risks: ['Steel prices are cyclical'] },
-  { words: 'Logistics', does: 'runs warehousing and road-freight services for e-commerce sellers', strengths: ['Asset-light model using leased vehicles'], risks: ['Fuel costs are hard to pass on quickly'] },
-  { words: 'Auto Components', does: 'machines transmission and brake parts for vehicle makers', strengths: ['Approved supplier to global OEMs'], risks: ['A slowdown in vehicle sales would hit volumes'] },
-  { words: 'Healthcare', does: 'runs multi-speciality hospitals in tier-2 cities', strengths: ['High bed occupancy across its hospitals'], risks: ['Depends on retaining senior doctors'] },
-  { words: 'Packaging', does: 'makes corrugated boxes and flexible packaging for FMCG companies', strengths: ['Serves several large FMCG brands'], risks: ['Paper and film prices are volatile'] },
-  { words: 'Cables', does: 'manufactures power and control cables', strengths: ['Products approved by state electricity boards'], risks: ['Copper and aluminium price volatility'] },
-  { words: 'Electricals', does: 'makes switchgear, fans and lighting products', strengths: ['Pan-India dealer network'], risks: ['Intense competition from established brands'] },
-  { words: 'Renewable Energy', does: 'develops and operates rooftop and ground-mounted solar plants', strengths: ['Long-term power purchase agreements'], risks: ['Tariff changes could affect project returns'] },
-  { words: 'Solar Technologies', does: 'assembles solar modules and installs EPC projects', strengths: ['Benefits from government incentives for domestic modules'], risks: ['Imported cell prices drive costs'] },
-  { words: 'Engineering', does: 'fabricates heavy equipment for refineries and power plants', strengths: ['In-house design and testing facilities'], risks: ['Large contracts make revenue lumpy'] },
-  { words: 'Fintech', does: 'offers digital payment and lending software to small businesses', strengths: ['Fast-growing merchant base'], risks: ['Regulation of digital lending is tightening'] },
-  { words: 'Technologies', does: 'provides IT services and cloud migration to mid-sized companies', strengths: ['Clients across the US, Europe and India'], risks: ['Attrition of skilled engineers'] },
-  { words: 'Infotech', does: 'builds enterprise software for banks and insurers', strengths: ['Recurring licence and support revenue'], risks: ['Long sales cycles with large clients'] },
-  { words: 'Digital Media', does: 'produces digital content and runs regional news platforms', strengths: ['Strong audience in regional languages'], risks: ['Advertising revenue is cyclical'] },
-  { words: 'Retail', does: 'operates value-fashion stores in small towns', strengths: ['Profitable stores within a year of opening'], risks: ['Rising rentals in its markets'] },
-  { words: 'Jewellers', does: 'designs and sells gold and diamond jewellery through its showrooms', strengths: ['Trusted regional brand built over decades'], risks: ['Gold price movements affect demand'] },
-  { words: 'Cements', does: 'produces cement from a limestone-rich plant', strengths: ['Captive limestone mines'], risks: ['Power and fuel form a large share of costs'] },
-  { words: 'Ceramics', does: 'manufactures vitrified tiles and sanitaryware', strengths: ['Located in a major ceramic cluster'], risks: ['Gas prices drive kiln costs'] },
-  { words: 'Paper Mills', does: 'makes kraft and writing paper from recycled fibre', strengths: ['Uses low-cost recycled raw material'], risks: ['Waste-paper import prices fluctuate'] },
-  { words: 'Dairy', does: 'collects milk from farmers and sells packaged dairy products', strengths: ['Procurement network of over 50,000 farmers'], risks: ['Milk procurement prices rise in lean seasons'] },
-  { words: 'Beverages', does: 'bottles packaged drinking water and fruit drinks', strengths: ['Franchise bottler for a national brand'], risks: ['Sales depend heavily on the summer season'] },
-  { words: 'Hotels', does: 'owns and runs business hotels and resorts', strengths: ['Properties in high-occupancy locations'], risks: ['Travel demand is sensitive to the economy'] },
-  { words: 'Realty', does: 'develops affordable residential projects', strengths: ['Land bank acquired at low cost'], risks: ['Project approvals can be delayed'] },
-  { words: 'Constructions', does: 'executes civil construction for industrial and commercial clients', strengths: ['Track record of timely project completion'], risks: ['Working capital tied up in receivables'] },
-  { words: 'Defence Systems', does: 'makes electronic sub-systems for defence and aerospace programmes', strengths: ['Benefits from the push for indigenous defence equipment'], risks: ['Orders depend on government procurement cycles'] },
-  { words: 'Biotech', does: 'develops enzymes and probiotics for food and animal health', strengths: ['Patented strains and in-house research'], risks: ['Research may not lead to commercial products'] },
-  { words: 'Diagnostics', does: 'runs pathology labs and collection centres', strengths: ['Wide network of collection centres'], risks: ['Price competition from online diagnostics players'] },
-  { words: 'Castings', does: 'supplies iron and aluminium castings to pump and tractor makers', strengths: ['Long relationships with export customers'], risks: ['Energy-intensive operations'] },
-  { words: 'Forgings', does: 'produces forged components for commercial vehicles and railways', strengths: ['Approved vendor to Indian Railways'], risks: ['Dependence on the commercial vehicle cycle'] },
-  { words: 'Electric Mobility', does: 'assembles electric two- and three-wheelers', strengths: ['Early mover in electric three-wheelers'], risks: ['Subsidy changes could reduce demand'] },
-  { words: 'Batteries', does: 'makes lithium-ion battery packs for vehicles and storage', strengths: ['In-house battery management systems'], risks: ['Imported cells make up most of the cost'] },
-  { words: 'Fertilizers', does: 'manufactures micronutrient and water-soluble fertilizers', strengths: ['Strong dealer network in rural markets'], risks: ['Monsoon dependence of farm demand'] },
-  { words: 'Seeds', does: 'breeds and sells hybrid vegetable and field-crop seeds', strengths: ['Proprietary hybrids with good yields'], risks: ['Weather risk to seed production'] },
-  { words: 'Marine Exports', does: 'processes and exports frozen shrimp', strengths: ['Approved by importers in the US and EU'], risks: ['Anti-dumping duties in export markets'] },
-  { words: 'Edutech', does: 'runs test-preparation courses online and in classrooms', strengths: ['Recognised brand among engineering aspirants'], risks: ['Student enrolments are seasonal'] },
-  { words: 'Wires', does: 'draws copper and aluminium winding wires', strengths: ['Supplies transformer and motor makers'], risks: ['Metal price pass-through lags'] },
-  { words: 'Pipes', does: 'makes PVC and HDPE pipes for irrigation and plumbing', strengths: ['Strong presence in rural irrigation markets'], risks: ['PVC resin prices are volatile'] },
-  { words: 'Industries', does: 'manufactures industrial fasteners and hardware', strengths: ['Wide product range for industrial buyers'], risks: ['Competition from imports'] },
-  { words: 'Housing Finance', does: 'lends home loans to self-employed borrowers', strengths: ['Low gross non-performing assets'], risks: ['Exposure to informal-income borrowers'] },
-  { words: 'Spinning Mills', does: 'spins compact and combed cotton yarn', strengths: ['Modern machinery with high productivity'], risks: ['Export demand for yarn is cyclical'] },
-  { words: 'Aerospace', does: 'machines precision parts for aircraft and satellites', strengths: ['Certified to aerospace quality standards'], risks: ['Long qualification periods for new programmes'] },
-  { words: 'Hospitality Services', does: 'provides catering and facility management to companies and hospitals', strengths: ['Multi-year contracts with institutional clients'], risks: ['Labour costs are rising'] },
+  { words: 'Infra Projects', sector: 'Infrastructure', does: 'builds roads, bridges and water-supply schemes for state agencies', strengths: ['Order book of about three times annual revenue'], risks: ['Most orders come from government bodies that pay late'] },
+  { words: 'Precision Polymers', sector: 'Plastic Products', does: 'moulds engineered plastic parts for car and appliance makers', strengths: ['Supplies several leading two-wheeler makers'], risks: ['Polymer prices track crude oil'] },
+  { words: 'Agro Foods', sector: 'Food Processing', does: 'processes and packs pulses, spices and ready-to-cook mixes', strengths: ['Own brand sold in over 20,000 retail outlets'], risks: ['Crop failures can squeeze raw material supply'] },
+  { words: 'Pharma', sector: 'Pharmaceuticals', does: 'makes generic tablets and injectables for domestic and export markets', strengths: ['WHO-GMP certified plant'], risks: ['Export approvals depend on foreign regulators'] },
+  { words: 'Speciality Chemicals', sector: 'Chemicals', does: 'produces dye intermediates and speciality chemicals', strengths: ['Long-term contracts with global buyers'], risks: ['Pollution-control rules may require new capital spending'] },
+  { words: 'Textiles', sector: 'Textiles', does: 'spins cotton yarn and weaves fabric for apparel brands', strengths: ['Integrated spinning-to-fabric operations'], risks: ['Cotton price swings affect margins'] },
+  { words: 'Steel Tubes', sector: 'Steel', does: 'manufactures ERW pipes and hollow sections', strengths: ['Plant located close to its main steel suppliers'], risks: ['Steel prices are cyclical'] },
+  { words: 'Logistics', sector: 'Logistics', does: 'runs warehousing and road-freight services for e-commerce sellers', strengths: ['Asset-light model using leased vehicles'], risks: ['Fuel costs are hard to pass on quickly'] },
+  { words: 'Auto Components', sector: 'Auto Components', does: 'machines transmission and brake parts for vehicle makers', strengths: ['Approved supplier to global OEMs'], risks: ['A slowdown in vehicle sales would hit volumes'] },
+  { words: 'Healthcare', sector: 'Hospitals', does: 'runs multi-speciality hospitals in tier-2 cities', strengths: ['High bed occupancy across its hospitals'], risks: ['Depends on retaining senior doctors'] },
+  { words: 'Packaging', sector: 'Packaging', does: 'makes corrugated boxes and flexible packaging for FMCG companies', strengths: ['Serves several large FMCG brands'], risks: ['Paper and film prices are volatile'] },
+  { words: 'Cables', sector: 'Cables and Wires', does: 'manufactures power and control cables', strengths: ['Products approved by state electricity boards'], risks: ['Copper and aluminium price volatility'] },
+  { words: 'Electricals', sector: 'Electrical Equipment', does: 'makes switchgear, fans and lighting products', strengths: ['Pan-India dealer network'], risks: ['Intense competition from established brands'] },
+  { words: 'Renewable Energy', sector: 'Renewable Energy', does: 'develops and operates rooftop and ground-mounted solar plants', strengths: ['Long-term power purchase agreements'], risks: ['Tariff changes could affect project returns'] },
+  { words: 'Solar Technologies', sector: 'Renewable Energy', does: 'assembles solar modules and installs EPC projects', strengths: ['Benefits from government incentives for domestic modules'], risks: ['Imported cell prices drive costs'] },
+  { words: 'Engineering', sector: 'Capital Goods', does: 'fabricates heavy equipment for refineries and power plants', strengths: ['In-house design and testing facilities'], risks: ['Large contracts make revenue lumpy'] },
+  { words: 'Fintech', sector: 'Financial Technology', does: 'offers digital payment and lending software to small businesses', strengths: ['Fast-growing merchant base'], risks: ['Regulation of digital lending is tightening'] },
+  { words: 'Technologies', sector: 'IT Services', does: 'provides IT services and cloud migration to mid-sized companies', strengths: ['Clients across the US, Europe and India'], risks: ['Attrition of skilled engineers'] },
+  { words: 'Infotech', sector: 'IT Software', does: 'builds enterprise software for banks and insurers', strengths: ['Recurring licence and support revenue'], risks: ['Long sales cycles with large clients'] },
+  { words: 'Digital Media', sector: 'Media and Entertainment', does: 'produces digital content and runs regional news platforms', strengths: ['Strong audience in regional languages'], risks: ['Advertising revenue is cyclical'] },
+  { words: 'Retail', sector: 'Retail', does: 'operates value-fashion stores in small towns', strengths: ['Profitable stores within a year of opening'], risks: ['Rising rentals in its markets'] },
+  { words: 'Jewellers', sector: 'Gems and Jewellery', does: 'designs and sells gold and diamond jewellery through its showrooms', strengths: ['Trusted regional brand built over decades'], risks: ['Gold price movements affect demand'] },
+  { words: 'Cements', sector: 'Cement', does: 'produces cement from a limestone-rich plant', strengths: ['Captive limestone mines'], risks: ['Power and fuel form a large share of costs'] },
+  { words: 'Ceramics', sector: 'Building Materials', does: 'manufactures vitrified tiles and sanitaryware', strengths: ['Located in a major ceramic cluster'], risks: ['Gas prices drive kiln costs'] },
+  { words: 'Paper Mills', sector: 'Paper', does: 'makes kraft and writing paper from recycled fibre', strengths: ['Uses low-cost recycled raw material'], risks: ['Waste-paper import prices fluctuate'] },
+  { words: 'Dairy', sector: 'Dairy Products', does: 'collects milk from farmers and sells packaged dairy products', strengths: ['Procurement network of over 50,000 farmers'], risks: ['Milk procurement prices rise in lean seasons'] },
+  { words: 'Beverages', sector: 'Beverages', does: 'bottles packaged drinking water and fruit drinks', strengths: ['Franchise bottler for a national brand'], risks: ['Sales depend heavily on the summer season'] },
+  { words: 'Hotels', sector: 'Hospitality', does: 'owns and runs business hotels and resorts', strengths: ['Properties in high-occupancy locations'], risks: ['Travel demand is sensitive to the economy'] },
+  { words: 'Realty', sector: 'Real Estate', does: 'develops affordable residential projects', strengths: ['Land bank acquired at low cost'], risks: ['Project approvals can be delayed'] },
+  { words: 'Constructions', sector: 'Construction', does: 'executes civil construction for industrial and commercial clients', strengths: ['Track record of timely project completion'], risks: ['Working capital tied up in receivables'] },
+  { words: 'Defence Systems', sector: 'Defence', does: 'makes electronic sub-systems for defence and aerospace programmes', strengths: ['Benefits from the push for indigenous defence equipment'], risks: ['Orders depend on government procurement cycles'] },
+  { words: 'Biotech', sector: 'Biotechnology', does: 'develops enzymes and probiotics for food and animal health', strengths: ['Patented strains and in-house research'], risks: ['Research may not lead to commercial products'] },
+  { words: 'Diagnostics', sector: 'Diagnostics', does: 'runs pathology labs and collection centres', strengths: ['Wide network of collection centres'], risks: ['Price competition from online diagnostics players'] },
+  { words: 'Castings', sector: 'Castings and Forgings', does: 'supplies iron and aluminium castings to pump and tractor makers', strengths: ['Long relationships with export customers'], risks: ['Energy-intensive operations'] },
+  { words: 'Forgings', sector: 'Castings and Forgings', does: 'produces forged components for commercial vehicles and railways', strengths: ['Approved vendor to Indian Railways'], risks: ['Dependence on the commercial vehicle cycle'] },
+  { words: 'Electric Mobility', sector: 'Automobiles', does: 'assembles electric two- and three-wheelers', strengths: ['Early mover in electric three-wheelers'], risks: ['Subsidy changes could reduce demand'] },
+  { words: 'Batteries', sector: 'Batteries', does: 'makes lithium-ion battery packs for vehicles and storage', strengths: ['In-house battery management systems'], risks: ['Imported cells make up most of the cost'] },
+  { words: 'Fertilizers', sector: 'Fertilizers', does: 'manufactures micronutrient and water-soluble fertilizers', strengths: ['Strong dealer network in rural markets'], risks: ['Monsoon dependence of farm demand'] },
+  { words: 'Seeds', sector: 'Agriculture', does: 'breeds and sells hybrid vegetable and field-crop seeds', strengths: ['Proprietary hybrids with good yields'], risks: ['Weather risk to seed production'] },
+  { words: 'Marine Exports', sector: 'Seafood', does: 'processes and exports frozen shrimp', strengths: ['Approved by importers in the US and EU'], risks: ['Anti-dumping duties in export markets'] },
+  { words: 'Edutech', sector: 'Education', does: 'runs test-preparation courses online and in classrooms', strengths: ['Recognised brand among engineering aspirants'], risks: ['Student enrolments are seasonal'] },
+  { words: 'Wires', sector: 'Cables and Wires', does: 'draws copper and aluminium winding wires', strengths: ['Supplies transformer and motor makers'], risks: ['Metal price pass-through lags'] },
+  { words: 'Pipes', sector: 'Plastic Pipes', does: 'makes PVC and HDPE pipes for irrigation and plumbing', strengths: ['Strong presence in rural irrigation markets'], risks: ['PVC resin prices are volatile'] },
+  { words: 'Industries', sector: 'Industrial Products', does: 'manufactures industrial fasteners and hardware', strengths: ['Wide product range for industrial buyers'], risks: ['Competition from imports'] },
+  { words: 'Housing Finance', sector: 'Housing Finance', does: 'lends home loans to self-employed borrowers', strengths: ['Low gross non-performing assets'], risks: ['Exposure to informal-income borrowers'] },
+  { words: 'Spinning Mills', sector: 'Textiles', does: 'spins compact and combed cotton yarn', strengths: ['Modern machinery with high productivity'], risks: ['Export demand for yarn is cyclical'] },
+  { words: 'Aerospace', sector: 'Aerospace and Defence', does: 'machines precision parts for aircraft and satellites', strengths: ['Certified to aerospace quality standards'], risks: ['Long qualification periods for new programmes'] },
+  { words: 'Hospitality Services', sector: 'Facility Services', does: 'provides catering and facility management to companies and hospitals', strengths: ['Multi-year contracts with institutional clients'], risks: ['Labour costs are rising'] },
 ];
 
 const PREFIXES: readonly string[] = [
@@ -666,21 +867,61 @@ const PLACES: readonly string[] = [
 
 interface Lender {
   name: string;
+  /** The issue's `sector`. */
+  sector: string;
   does: string;
 }
 
 const LENDERS: readonly Lender[] = [
-  { name: 'Kerala Gold Finance', does: 'is a non-banking finance company lending against gold through branches across South India' },
-  { name: 'Deccan Fincorp', does: 'is a non-banking finance company lending to small businesses and traders' },
-  { name: 'Malabar Capital', does: 'is a non-banking finance company offering gold loans and microfinance' },
-  { name: 'Indo Housing Finance', does: 'is a housing finance company focused on affordable homes' },
-  { name: 'Pragati Microfinance', does: 'lends small group loans to women entrepreneurs in rural India' },
-  { name: 'Sahyadri Credit', does: 'finances used commercial vehicles and tractors' },
-  { name: 'Navkar Fincap', does: 'provides loans against property to small enterprises' },
-  { name: 'Vindhya Leasing and Finance', does: 'finances construction equipment and vehicles' },
-  { name: 'Shakti Fincorp', does: 'offers two-wheeler and consumer durable loans' },
-  { name: 'Kaveri Gold Loans', does: 'lends against household gold jewellery' },
-  { name: 'Bharat Rural Capital', does: 'lends to farmers and rural micro-enterprises' },
+  { name: 'Kerala Gold Finance', sector: 'Gold Loans', does: 'is a non-banking finance company lending against gold through branches across South India' },
+  { name: 'Deccan Fincorp', sector: 'NBFC', does: 'is a non-banking finance company lending to small businesses and traders' },
+  { name: 'Malabar Capital', sector: 'Gold Loans', does: 'is a non-banking finance company offering gold loans and microfinance' },
+  { name: 'Indo Housing Finance', sector: 'Housing Finance', does: 'is a housing finance company focused on affordable homes' },
+  { name: 'Pragati Microfinance', sector: 'Microfinance', does: 'lends small group loans to women entrepreneurs in rural India' },
+  { name: 'Sahyadri Credit', sector: 'Vehicle Finance', does: 'finances used commercial vehicles and tractors' },
+  { name: 'Navkar Fincap', sector: 'NBFC', does: 'provides loans against property to small enterprises' },
+  { name: 'Vindhya Leasing and Finance', sector: 'Vehicle Finance', does: 'finances construction equipment and vehicles' },
+  { name: 'Shakti Fincorp', sector: 'Consumer Finance', does: 'offers two-wheeler and consumer durable loans' },
+  { name: 'Kaveri Gold Loans', sector: 'Gold Loans', does: 'lends against household gold jewellery' },
+  { name: 'Bharat Rural Capital', sector: 'Microfinance', does: 'lends to farmers and rural micro-enterprises' },
+];
+
+// Registrars, lead managers and market makers: fictional firms, named as Indian ones are.
+const REGISTRARS: readonly string[] = [
+  'Orbit Registry Services Pvt Ltd',
+  'Meridian Share Registrars Pvt Ltd',
+  'Sahyog Registry and Transfer Agents Pvt Ltd',
+  'Lotus Corporate Registry Ltd',
+  'Indus Share Transfer Services Pvt Ltd',
+  'Banyan Investor Services Pvt Ltd',
+];
+
+const LEAD_MANAGERS: readonly string[] = [
+  'Sapphire Capital Advisors Pvt Ltd',
+  'Tidewater Securities Ltd',
+  'Arjun Corporate Finance Pvt Ltd',
+  'Northstar Investment Bankers Ltd',
+  'Gulmohar Capital Markets Pvt Ltd',
+  'Riverbend Capital Ltd',
+  'Coromandel Corporate Advisors Pvt Ltd',
+  'Saffron Equity Advisors Pvt Ltd',
+  'Lighthouse Capital Markets Ltd',
+];
+
+const SME_LEAD_MANAGERS: readonly string[] = [
+  'Vasant Corporate Advisors Pvt Ltd',
+  'Shikhar Financial Services Pvt Ltd',
+  'Peacock Merchant Bankers Pvt Ltd',
+  'Tulsi Fincorp Advisors Pvt Ltd',
+  'Monsoon Capital Partners Pvt Ltd',
+];
+
+const MARKET_MAKERS: readonly string[] = [
+  'Anchor Share Broking Pvt Ltd',
+  'Kiran Stock Brokers Pvt Ltd',
+  'Silver Oak Securities Pvt Ltd',
+  'Mangrove Broking Services Pvt Ltd',
+  'Vistar Stock Broking Ltd',
 ];
 
 const COMMON_STRENGTHS: readonly string[] = [
@@ -812,6 +1053,11 @@ function roundTo(x: number, decimals: number): number {
   const f = 10 ** decimals;
   const r = Math.round(x * f) / f;
   return r === 0 ? 0 : r;
+}
+
+/** A price on the exchange's tick (0.05 or 0.01 rupees), as a number with at most 2 decimals. */
+function onTick(price: number, tick: number): number {
+  return roundTo(Math.round(price / tick) * tick, 2);
 }
 
 /** Rounds to a multiple of `step` (1 or 0.5), never giving -0. */

@@ -158,7 +158,7 @@ stderr, the summary to stdout.
 
 Options:
   --batch-size N     records per batch, 1 to 50000 (default 5000)
-  --json             print the summary as JSON: {"ipos":N,"snapshots":M,"seconds":T}
+  --json             print the summary as JSON: {"ipos":N,"snapshots":M,"subscription":K,"seconds":T}
 ${DATABASE_OPTIONS}
 
 Example:

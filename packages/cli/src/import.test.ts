@@ -65,7 +65,7 @@ describe(`ipokit import (${ON})`, () => {
     await file('good.json', GOOD);
     const r = await run(['import', 'good.json', '--schema', db.schema, '--batch-size', '7']);
     expect(r.stderr).toMatch(/^ipokit import: checked 2 IPOs and 30 snapshots in \d+\.\d s\nipokit import: wrote 2 IPOs and 30 snapshots in \d+\.\d s\n$/);
-    expect(r.stdout).toMatch(/^imported 2 IPOs and 30 snapshots in \d+(\.\d)? s\n$/);
+    expect(r.stdout).toMatch(/^imported 2 IPOs, 30 GMP snapshots and 0 subscription snapshots in \d+(\.\d)? s\n$/);
     expect(r.code).toBe(0);
     const store = postgresStore({ client: db.client, schema: db.schema });
     const found = await store.findIpo({ identifier: 'acme', gmpAt: Date.UTC(2027, 0, 1) });
@@ -76,7 +76,7 @@ describe(`ipokit import (${ON})`, () => {
     // Again, with --json: nothing changes.
     const again = await run(['import', join(dir, 'good.json'), '--schema', db.schema, '--json']);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toEqual({ ipos: 2, snapshots: 30, seconds: expect.any(Number) as unknown });
+    expect(JSON.parse(again.stdout)).toEqual({ ipos: 2, snapshots: 30, subscription: 0, seconds: expect.any(Number) as unknown });
     expect(await count('snapshots')).toBe(30);
   });
 
@@ -103,7 +103,7 @@ describe(`ipokit import (${ON})`, () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.split('\n').filter((l) => !l.startsWith('ipokit import: checked'))).toEqual([
-      'typo: unknown top-level key "typo": a dataset holds only "ipos" and "gmp"',
+      'typo: unknown top-level key "typo": a dataset holds only "ipos", "gmp" and "subscription"',
       'ipos[2].endDate: endDate 2026-12-05 is before startDate 2026-12-10',
       'ipos[3].name: name is required',
       'ipos[3].slug: slug is required',
@@ -153,6 +153,61 @@ describe(`ipokit import (${ON})`, () => {
     expect(await count('ipos')).toBe(1);
   });
 
+  it('imports subscription snapshots with the rest: the summary counts them, the store reads them', async () => {
+    await empty();
+    const subscription = [
+      { ipoId: 'a1', timestamp: '2026-11-20T17:00:00+05:30', times: { qib: 1.25, retail: 3, total: 2.1 } },
+      { ipoId: 'b2', timestamp: '2026-11-20T11:30:00Z', times: { total: null } },
+      { ipoId: 'a1', timestamp: '2026-11-21T11:30:00Z', times: { qib: 10.5, nii: 4, total: 7.75 } },
+    ];
+    await file('subscription.json', { subscription, ipos: GOOD.ipos, gmp: GOOD.gmp });
+    const r = await run(['import', 'subscription.json', '--schema', db.schema, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ipos: 2, snapshots: 30, subscription: 3, seconds: expect.any(Number) as unknown });
+    const text = await run(['import', 'subscription.json', '--schema', db.schema]);
+    expect(text.stdout).toMatch(/^imported 2 IPOs, 30 GMP snapshots and 3 subscription snapshots in \d+(\.\d)? s\n$/);
+    const store = postgresStore({ client: db.client, schema: db.schema });
+    const series = await store.subscriptionSeries({ ipoId: 'a1', from: Date.UTC(2000, 0, 1), to: Date.UTC(2027, 0, 1) });
+    expect(series).toEqual(validateDataset({ subscription }).subscription.filter((x) => x.ipoId === 'a1'));
+    expect((await store.findIpo({ identifier: 'a1', gmpAt: null, subscriptionAt: Date.UTC(2026, 10, 21) }))?.subscription?.times.qib).toBe(1.25);
+  });
+
+  it('refuses subscription snapshots with problems, naming those of unknown IPOs in the same pass, after the GMP snapshots’', async () => {
+    await empty();
+    const sub = (ipoId: string, times: unknown) => ({ ipoId, timestamp: '2026-11-20T11:30:00Z', times });
+    await file('bad-subscription.json', {
+      subscription: [sub('a1', { total: 1 }), sub('ghost', { qib: -1 }), sub('a1', { total: 2 }), sub('phantom', {})],
+      ipos: GOOD.ipos,
+      gmp: [{ ipoId: 'ghost', timestamp: '2026-11-18T09:30:00Z', sources: [] }],
+    });
+    const r = await run(['import', 'bad-subscription.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').filter((l) => !/^ipokit import: checked/.test(l))).toEqual([
+      'gmp[0].ipoId: ipoId "ghost" names no IPO in the dataset or the store',
+      'subscription[1].times.qib: times.qib -1 is negative',
+      'subscription[1].ipoId: ipoId "ghost" names no IPO in the dataset or the store',
+      'subscription[2].timestamp: a subscription snapshot of ipoId "a1" at 2026-11-20T11:30:00.000Z is already given by subscription[0]',
+      'subscription[3].times: times gives no category: give at least one of "qib", "nii", "bnii", "snii", "retail", "employee", "shareholder" and "total" (null for one the issue does not have)',
+      'subscription[3].ipoId: ipoId "phantom" names no IPO in the dataset or the store',
+      'ipokit import: bad-subscription.json was refused: 6 problems; nothing was written',
+      '',
+    ]);
+    expect(await count('ipos')).toBe(0);
+  });
+
+  it('refuses a valid file whose subscription snapshot names an IPO neither in it nor stored: exit 1, nothing written', async () => {
+    await empty();
+    await file('subscription-conflict.json', { ...GOOD, subscription: [{ ipoId: 'a1', timestamp: '2026-11-20T11:30:00Z', times: { total: 1 } }, { ipoId: 'ghost', timestamp: '2026-11-20T11:30:00Z', times: { total: 1 } }] });
+    const r = await run(['import', 'subscription-conflict.json', '--schema', db.schema]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n').filter((l) => !/^ipokit import: (checked|wrote)/.test(l))).toEqual([
+      'subscription[1].ipoId: ipoId "ghost" names no IPO in the dataset or the store',
+      'ipokit import: subscription-conflict.json was refused: 1 problem; nothing was written',
+      '',
+    ]);
+    expect(await count('ipos')).toBe(0);
+  });
+
   it('says that an empty file is empty', async () => {
     await empty();
     await file('empty.json', '');
@@ -196,7 +251,7 @@ describe(`ipokit import (${ON})`, () => {
     const r = await run(['import', 'long.json', '--schema', db.schema]);
     expect(r.code).toBe(1);
     expect(r.stderr.split('\n').filter((l) => !/^ipokit import: checked/.test(l))).toEqual([
-      `${'t'.repeat(100)}…: unknown top-level key "${'t'.repeat(50)}"…: a dataset holds only "ipos" and "gmp"`,
+      `${'t'.repeat(100)}…: unknown top-level key "${'t'.repeat(50)}"…: a dataset holds only "ipos", "gmp" and "subscription"`,
       `ipos[0].about: about "${'x'.repeat(50)}"… is longer than 10,000 characters`,
       'ipos[1].minQty: a number of more than 1,000 characters (the rest of this record was not checked)',
       `ipos[2].${'k'.repeat(100)}…: unknown field "${'k'.repeat(50)}"… in an IPO record`,
@@ -220,7 +275,7 @@ describe(`ipokit import (${ON})`, () => {
     await file('deep-aside.json', `{"ipos":[],"x":{"y":${deep}}}`);
     const aside = await run(['import', 'deep-aside.json', '--schema', db.schema]);
     expect(aside.stderr.split('\n').filter((l) => !/^ipokit import: checked/.test(l))).toEqual([
-      'x: unknown top-level key "x": a dataset holds only "ipos" and "gmp"',
+      'x: unknown top-level key "x": a dataset holds only "ipos", "gmp" and "subscription"',
       'x: more than 32 levels of nested arrays and objects (the file was not read further)',
       'ipokit import: deep-aside.json was refused: 2 problems; nothing was written',
       '',
@@ -307,7 +362,7 @@ describe('readDatasetFile', () => {
       checker.finish();
       return records;
     });
-    if ('ok' in expected) expect(got).toEqual({ ok: [...expected.ok.ipos, ...expected.ok.snapshots] });
+    if ('ok' in expected) expect(got).toEqual({ ok: [...expected.ok.ipos, ...expected.ok.snapshots, ...expected.ok.subscription] });
     else expect(got).toEqual(expected);
   }
 
@@ -325,9 +380,24 @@ describe('readDatasetFile', () => {
       { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
       { weight: 1, arbitrary: fc.constantFrom('\u{1F600}é', 'a\u2028b', '\\"', 1e21, -0, 0.1, 5e-324) },
     );
+    // Subscription snapshots of the generated IPOs, some of them repeated or malformed.
+    const subscription = (ids: readonly string[]) =>
+      fc.array(
+        fc.record({
+          ipoId: ids.length === 0 ? fc.constant('a1') : fc.constantFrom(...ids),
+          timestamp: fc.constantFrom('2026-11-18T09:30:00Z', '2026-11-18T15:00:00.5+05:30', '2026-11-19T10:00Z'),
+          times: fc.dictionary(fc.constantFrom('qib', 'nii', 'retail', 'total', 'x'), fc.oneof(fc.constantFrom(null, 0, 1.25, 12345.67, -1, 1.005), value), { minKeys: 1, maxKeys: 3 }),
+        }),
+        { maxLength: 6 },
+      );
     const top = fc.oneof(
-      { weight: 6, arbitrary: datasetArbitrary({ maxIpos: 4, maxSnapshots: 8 }).map((r) => toDataset(r) as Record<string, unknown>) },
-      { weight: 2, arbitrary: fc.dictionary(fc.constantFrom('ipos', 'gmp', 'x', '1', '__proto__'), fc.oneof(value, fc.array(value))) },
+      {
+        weight: 6,
+        arbitrary: datasetArbitrary({ maxIpos: 4, maxSnapshots: 8 }).chain((r) =>
+          subscription(r.ipos.map((i) => i.id)).map((list) => ({ ...toDataset(r), subscription: list }) as Record<string, unknown>),
+        ),
+      },
+      { weight: 2, arbitrary: fc.dictionary(fc.constantFrom('ipos', 'gmp', 'subscription', 'x', '1', '__proto__'), fc.oneof(value, fc.array(value))) },
       { weight: 1, arbitrary: value },
     );
     await fc.assert(
@@ -387,6 +457,47 @@ describe('readDatasetFile', () => {
       { kind: 'key', key: 'gmp' },
     ]);
     expect(Object.getPrototypeOf((items[5] as { value: object }).value)).toBe(Object.prototype);
+  });
+
+  it('gives each element of subscription as a subscription item, in its own index order, and a repeated or scalar subscription for the checker', async () => {
+    const text = JSON.stringify({ gmp: [{ ipoId: 'a1' }], subscription: [{ ipoId: 'a1', times: { qib: 1.5, total: null } }, 7] }).slice(0, -1) + ', "subscription": 5}';
+    const items: DatasetItem[] = [];
+    for await (const item of readDatasetFile(await file('subscription.json', text), { blockSize: 3 })) items.push(item);
+    expect(items).toEqual([
+      { kind: 'key', key: 'gmp' },
+      { kind: 'value', key: 'gmp', value: [] },
+      { kind: 'snapshot', index: 0, value: { ipoId: 'a1' } },
+      { kind: 'key', key: 'subscription' },
+      { kind: 'value', key: 'subscription', value: [] },
+      { kind: 'subscription', index: 0, value: { ipoId: 'a1', times: { qib: 1.5, total: null } } },
+      { kind: 'subscription', index: 1, value: 7 },
+      { kind: 'key', key: 'subscription' },
+    ]);
+    const scalar: DatasetItem[] = [];
+    for await (const item of readDatasetFile(await file('subscription-scalar.json', '{"subscription": "none"}'))) scalar.push(item);
+    expect(scalar).toEqual([
+      { kind: 'key', key: 'subscription' },
+      { kind: 'value', key: 'subscription', value: 'none' },
+    ]);
+  });
+
+  it('refuses a number too long to hold in a subscription snapshot in place of that snapshot, and as the subscription value itself', async () => {
+    const long = '1'.repeat(1_001);
+    const items: DatasetItem[] = [];
+    const text = `{"subscription": [{"ipoId": "a1", "times": {"qib": ${long}}}, {"ipoId": "a1"}]}`;
+    for await (const item of readDatasetFile(await file('subscription-long.json', text), { blockSize: 64 })) items.push(item);
+    expect(items.slice(2)).toEqual([
+      { kind: 'refused', record: { part: 'subscription', index: 0 }, path: 'subscription[0].times.qib', message: 'a number of more than 1,000 characters (the rest of this record was not checked)' },
+      { kind: 'subscription', index: 1, value: { ipoId: 'a1' } },
+    ]);
+    const top: DatasetItem[] = [];
+    for await (const item of readDatasetFile(await file('subscription-long-top.json', `{"subscription": ${long}, "ipos": []}`))) top.push(item);
+    expect(top).toEqual([
+      { kind: 'key', key: 'subscription' },
+      { kind: 'refused', record: null, path: 'subscription', message: 'a number of more than 1,000 characters' },
+      { kind: 'key', key: 'ipos' },
+      { kind: 'value', key: 'ipos', value: [] },
+    ]);
   });
 });
 

@@ -9,7 +9,7 @@ import { open, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isIpokitError } from '@ipokit/core';
-import { type DatasetItem } from '@ipokit/core/backend';
+import { type DatasetItem, type DatasetPart } from '@ipokit/core/backend';
 import { DEFAULT_IMPORT_BATCH_SIZE, importDatasetStream, type StreamImportProgress } from '@ipokit/storage-postgres';
 import { Assembler } from 'stream-json/core/assembler.js';
 import { jsonParser, type Token } from 'stream-json/core/parser.js';
@@ -26,7 +26,7 @@ export const IMPORT_USAGE = 'Usage: ipokit import <file> [--batch-size N] [--sch
  * `ipokit import <file> [--batch-size N] [--schema S] [--json]`: imports a dataset file
  * into PostgreSQL (`DATABASE_URL`, or `io.openDatabase`), all or nothing. Progress goes to
  * stderr (one updating line on a terminal, a line every few seconds otherwise), the summary
- * to stdout (`--json`: `{"ipos":N,"snapshots":M,"seconds":T}`).
+ * to stdout (`--json`: `{"ipos":N,"snapshots":M,"subscription":K,"seconds":T}`).
  *
  * Exit codes: 0 imported; 1 refused (every problem as `path: message`, then the count),
  * malformed JSON (with its line and column; an empty file is said to be empty), bytes that
@@ -37,7 +37,7 @@ export const IMPORT_USAGE = 'Usage: ipokit import <file> [--batch-size N] [--sch
  * @example
  * ```ts
  * const code = await importCommand(['ipos.json', '--batch-size', '10000'], io);
- * // stdout: "imported 1200 IPOs and 48000 snapshots in 3.4 s"
+ * // stdout: "imported 1200 IPOs, 48000 GMP snapshots and 900 subscription snapshots in 3.4 s"
  * ```
  */
 export const importCommand: Command = async (argv, io) => {
@@ -78,8 +78,8 @@ export const importCommand: Command = async (argv, io) => {
     const seconds = Math.round((performance.now() - started) / 100) / 10;
     io.stdout.write(
       values.json === true
-        ? `${JSON.stringify({ ipos: result.ipos, snapshots: result.snapshots, seconds })}\n`
-        : `imported ${result.ipos} IPOs and ${result.snapshots} snapshots in ${seconds} s\n`,
+        ? `${JSON.stringify({ ipos: result.ipos, snapshots: result.snapshots, subscription: result.subscription, seconds })}\n`
+        : `imported ${result.ipos} IPOs, ${result.snapshots} GMP snapshots and ${result.subscription} subscription snapshots in ${seconds} s\n`,
     );
     return 0;
   } catch (err) {
@@ -136,9 +136,9 @@ const MAX_NUMBER_LENGTH = 1_000;
  * string is 120,000 characters of JSON at most (10,000 characters as \u escapes).
  */
 const QUIET_LIMIT = 1 << 20;
-/** Values (scalars, arrays and objects) of one IPO record or snapshot. */
+/** Values (scalars, arrays and objects) of one IPO record or snapshot (GMP or subscription). */
 const MAX_RECORD_VALUES = 100_000;
-/** Characters of text (strings and keys, as kept) of one IPO record or snapshot. */
+/** Characters of text (strings and keys, as kept) of one IPO record or snapshot (GMP or subscription). */
 const MAX_RECORD_TEXT = 4_000_000;
 
 /** Options of {@link readDatasetFile}. */
@@ -152,8 +152,8 @@ export interface ReadDatasetFileOptions {
 }
 
 /**
- * The {@link DatasetItem}s of a dataset JSON file, read as a stream: one IPO record or
- * snapshot assembled at a time (never the whole file). Gives what `JSON.parse` of the file
+ * The {@link DatasetItem}s of a dataset JSON file, read as a stream: one IPO record, GMP
+ * snapshot or subscription snapshot assembled at a time (never the whole file). Gives what `JSON.parse` of the file
  * would give (a leading byte-order mark is skipped); a top-level key given twice is passed
  * on once more without its value, for the checker to refuse.
  *
@@ -170,7 +170,7 @@ export interface ReadDatasetFileOptions {
  *
  * @example
  * ```ts
- * for await (const item of readDatasetFile('ipos.json')) if (item.kind === 'snapshot') count += 1;
+ * for await (const item of readDatasetFile('ipos.json')) if (item.kind === 'subscription') count += 1;
  * ```
  */
 export async function* readDatasetFile(path: string, options: ReadDatasetFileOptions = {}): AsyncGenerator<DatasetItem> {
@@ -262,7 +262,8 @@ function tokensOf(out: unknown): readonly Token[] {
 
 /**
  * Turns the parser's tokens into items: the top level is followed key by key, each element
- * of `ipos` and `gmp` is assembled alone, everything else is skipped without being built.
+ * of `ipos`, `gmp` and `subscription` is assembled alone, everything else is skipped
+ * without being built.
  */
 class ItemBuilder {
   ready: DatasetItem[] = [];
@@ -277,7 +278,7 @@ class ItemBuilder {
   private depth = 0;
   private afterSkip: 'key' | 'end' | 'array' = 'key';
   private skipping = '$';
-  private part: 'ipos' | 'gmp' = 'ipos';
+  private part: DatasetPart = 'ipos';
   private index = 0;
   private assembler = new Assembler();
   /** Arrays and objects open, the dataset's own included. */
@@ -368,8 +369,8 @@ class ItemBuilder {
         return;
       case 'value': {
         const key = this.key;
-        // A repeated `ipos` or `gmp` is skipped: the checker refuses the repetition.
-        if ((key === 'ipos' || key === 'gmp') && !this.seen.has(key)) {
+        // A repeated `ipos`, `gmp` or `subscription` is skipped: the checker refuses the repetition.
+        if (isPart(key) && !this.seen.has(key)) {
           this.seen.add(key);
           if (t.name === 'startArray') {
             this.ready.push({ kind: 'value', key, value: [] });
@@ -404,7 +405,7 @@ class ItemBuilder {
           const value: unknown = this.assembler.current;
           this.assembler.current = null;
           const index = this.index++;
-          this.ready.push(this.part === 'ipos' ? { kind: 'ipo', index, value } : { kind: 'snapshot', index, value });
+          this.ready.push({ kind: ELEMENT_KIND[this.part], index, value });
           this.state = 'array';
         } else if (this.values > MAX_RECORD_VALUES) {
           this.refuseElement(`${this.part}[${this.index}]`, `a record of more than ${grouped(MAX_RECORD_VALUES)} values (it was not checked)`);
@@ -428,7 +429,7 @@ class ItemBuilder {
         this.goto('end');
         return;
       case 'value':
-        if ((this.key === 'ipos' || this.key === 'gmp') && !this.seen.has(this.key)) {
+        if (isPart(this.key) && !this.seen.has(this.key)) {
           this.seen.add(this.key);
           this.ready.push({ kind: 'refused', record: null, path: this.key, message });
         }
@@ -490,6 +491,14 @@ class ItemBuilder {
     this.state = state;
     if (state === 'end') this.ended = true;
   }
+}
+
+/** The item kind of an element of each top-level array. */
+const ELEMENT_KIND = { ipos: 'ipo', gmp: 'snapshot', subscription: 'subscription' } as const satisfies Record<DatasetPart, DatasetItem['kind']>;
+
+/** Whether a top-level key is one of the dataset's arrays. */
+function isPart(key: string): key is DatasetPart {
+  return key === 'ipos' || key === 'gmp' || key === 'subscription';
 }
 
 /** How much of a path a problem shows: a key in it can be long (see the core's checker). */

@@ -76,7 +76,7 @@ export type {
 } from './model/types.js';
 export type { IpokitErrorOptions, WireErrorCode } from './model/errors.js';
 // Datasets one record at a time, for a streaming import (docs/spec.md#datasets).
-export { createDatasetChecker, type DatasetChecker, type DatasetItem, type DatasetRecordPlace } from './dataset/dataset.js';
+export { createDatasetChecker, type DatasetChecker, type DatasetCounts, type DatasetItem, type DatasetPart, type DatasetRecordPlace, type DatasetRecords } from './dataset/dataset.js';
 // Where webhooks may go (docs/spec.md#webhooks): what the transports and the CLI check.
 export {
   isAddressAllowed,

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { type AccountWindow, type ApiKeyInfo, type DeliveryInfo, EVENT_TYPES as CORE_EVENT_TYPES, type EventType as CoreEventType, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS, type GmpSeries as CoreGmpSeries, type GmpSnapshot as CoreGmpSnapshot, type Ipo as CoreIpo, type IpoStatus as CoreIpoStatus, type ListResponse, type Plan as CorePlan, type RateWindowName, type UsageRow as CoreUsageRow, type WebhookInfo } from '@ipokit/core';
+import { SUBSCRIPTION_CATEGORIES as CORE_CATEGORIES, type SubscriptionSeries as CoreSubscriptionSeries, type SubscriptionSnapshot as CoreSubscriptionSnapshot, type AccountWindow, type ApiKeyInfo, type DeliveryInfo, EVENT_TYPES as CORE_EVENT_TYPES, type EventType as CoreEventType, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS, type GmpSeries as CoreGmpSeries, type GmpSnapshot as CoreGmpSnapshot, type Ipo as CoreIpo, type IpoStatus as CoreIpoStatus, type ListResponse, type Plan as CorePlan, type RateWindowName, type UsageRow as CoreUsageRow, type WebhookInfo } from '@ipokit/core';
 import type { DeliveryState as CoreDeliveryState } from '@ipokit/core/backend';
 
 import type {
@@ -17,6 +17,8 @@ import type {
   Key,
   Plan,
   RateWindow,
+  SubscriptionSeries,
+  SubscriptionSnapshot,
   UsageRow,
   Webhook,
   WindowName,
@@ -41,6 +43,8 @@ describe("the dashboard's wire types are the core's", () => {
     expectTypeOf<GmpSnapshot>().toEqualTypeOf<CoreGmpSnapshot>();
     expectTypeOf<GmpSeries>().toEqualTypeOf<CoreGmpSeries>();
     expectTypeOf<IpoList>().toEqualTypeOf<ListResponse>();
+    expectTypeOf<SubscriptionSnapshot>().toEqualTypeOf<CoreSubscriptionSnapshot>();
+    expectTypeOf<SubscriptionSeries>().toEqualTypeOf<CoreSubscriptionSeries>();
     expectTypeOf<Account>().toEqualTypeOf<{ id: string; name: string; plan: CorePlan; gmpAddon: boolean }>();
     expectTypeOf<CreatedKey>().toEqualTypeOf<{ id: string; key: string; prefix: string; label: string; createdAt: string; expiresAt: string | null }>();
     expectTypeOf<EventType>().toEqualTypeOf<CoreEventType>();
@@ -54,7 +58,8 @@ describe("the dashboard's wire types are the core's", () => {
   it('as values', async () => {
     // (the module finds the API from the page's address when it loads)
     vi.stubGlobal('location', { href: 'http://127.0.0.1/account/-/dashboard/' });
-    const { EVENT_TYPES, GMP_FIELDS, GMP_INTERVALS } = await import('./app/api.js');
+    const { EVENT_TYPES, GMP_FIELDS, GMP_INTERVALS, SUBSCRIPTION_CATEGORIES } = await import('./app/api.js');
+    expect(SUBSCRIPTION_CATEGORIES).toEqual(CORE_CATEGORIES);
     expect(GMP_INTERVALS).toEqual(CORE_INTERVALS);
     expect(GMP_FIELDS).toEqual(CORE_FIELDS);
     expect(EVENT_TYPES).toEqual(CORE_EVENT_TYPES);

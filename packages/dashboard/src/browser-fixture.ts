@@ -11,7 +11,8 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createAccount, createApiKey, createWebhook, importDataset, type DatasetIpo, type DatasetSnapshot, type IpoRouterOptions, type Store } from '@ipokit/core';
+import { createAccount, createApiKey, createWebhook, importDataset, type DatasetIpo, type DatasetSnapshot, type IpoRouterOptions, type Store, type SubscriptionTimes } from '@ipokit/core';
+import type { SubscriptionRecord } from '@ipokit/core/backend';
 import { fixtureDataset } from '@ipokit/testing';
 import { accountRouter, ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';
@@ -48,6 +49,18 @@ export function istDay(ms: number): string {
 
 /** The long-series IPO, open today (its dates are around today's IST day). */
 export const LONG_IPO = { id: '2026000901', symbol: 'ZENITH', name: 'Zenith Data Systems' } as const;
+
+/** A mainboard IPO listed on both exchanges 10 days ago: listing-day prices and a whole book of subscription readings. */
+export const LISTED_IPO = { id: '2026000903', symbol: 'TAMARIND', name: 'Tamarind Valley Foods' } as const;
+
+/** Its listing-day prices, nse before bse (issue price high ₹200; listing gain 12.5%). */
+export const LISTED_PRICES = [
+  { exchange: 'nse', open: 225, high: 236.25, low: 219.1, close: 231.4 },
+  { exchange: 'bse', open: 225, high: 235.9, low: 219.5, close: 231.05 },
+] as const;
+
+/** The IST wall-clock times of each day's subscription readings. */
+const READINGS_IST = ['10:00', '12:00', '14:00', '17:00'];
 
 /** An IPO listed weeks ago, whose writes make the webhook events of the fixture (and the tests' own, as GMP snapshots). */
 export const HOOK_IPO = { id: '2026000902', symbol: 'KESTREL', name: 'Kestrel Cold Chain' } as const;
@@ -139,8 +152,35 @@ export async function startDashboardServer(): Promise<DashboardServer> {
     about: 'Zenith runs data centres for banks and insurers in six Indian cities.',
     strengths: ['Long contracts with its ten largest customers', 'Power costs below the sector average'],
     risks: ['Half of the revenue from two customers'],
+    registrar: 'Orbit Registry Services Pvt Ltd',
+    leadManagers: ['Sapphire Capital Advisors Pvt Ltd', 'Northstar Investment Bankers Ltd', 'Gulmohar Capital Markets Pvt Ltd'],
+    sector: 'IT Services',
   };
-  await importDataset(store, { ipos: [...(dataset.ipos ?? []), long], gmp: [...(dataset.gmp ?? []), ...snapshots] });
+  const listed: DatasetIpo = {
+    id: LISTED_IPO.id,
+    name: LISTED_IPO.name,
+    symbol: LISTED_IPO.symbol,
+    slug: 'tamarind-valley-foods-ipo',
+    type: 'EQ',
+    exchanges: ['nse', 'bse'],
+    startDate: day(-17),
+    endDate: day(-15),
+    listingDate: day(-10),
+    priceRange: '190-200',
+    minQty: 75,
+    minAmount: 15000,
+    issueSize: '640cr',
+    listingGain: '12.5',
+    registrar: 'Meridian Share Registrars Pvt Ltd',
+    leadManagers: ['Tidewater Securities Ltd', 'Riverbend Capital Ltd'],
+    sector: 'Food Processing',
+    listingPrices: LISTED_PRICES.map((p) => ({ ...p })),
+    about: 'Tamarind Valley Foods makes packaged spices and ready-to-cook mixes.',
+  };
+  await importDataset(store, { ipos: [...(dataset.ipos ?? []), long, listed], gmp: [...(dataset.gmp ?? []), ...snapshots] });
+  // Subscription readings, written to the store as an import would (before any webhook endpoint exists).
+  const subscription = [...bookOf(LONG_IPO.id, long, now, false), ...bookOf(LISTED_IPO.id, listed, now, true)];
+  await store.writeDataset({ ipos: [], snapshots: [], subscription });
 
   const pro = await createAccount(store, { name: 'Asha Traders Pvt Ltd', plan: 'pro', gmpAddon: true });
   const proKey = await createApiKey(store, { accountId: pro.id, label: 'production server' });
@@ -177,6 +217,49 @@ export async function startDashboardServer(): Promise<DashboardServer> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * An issue's subscription readings at 10:00, 12:00, 14:00 and 17:00 IST of each weekday it is
+ * open, up to `now`: retail and NII climbing every reading, QIBs (`qibLastDay`: a closed book)
+ * jumping on the last day; no employee or shareholder quota but an employee one on the listed
+ * issue, so the chart draws what the issue has.
+ */
+function bookOf(ipoId: string, ipo: DatasetIpo, now: number, closed: boolean): SubscriptionRecord[] {
+  const out: SubscriptionRecord[] = [];
+  const days: string[] = [];
+  for (let d = ipo.startDate!; d <= ipo.endDate!; d = istDay(Date.parse(`${d}T12:00:00+05:30`) + DAY)) {
+    const dow = new Date(`${d}T00:00:00Z`).getUTCDay();
+    if (dow !== 0 && dow !== 6) days.push(d);
+  }
+  const steps = days.length * READINGS_IST.length;
+  let step = 0;
+  for (const [k, d] of days.entries()) {
+    for (const [slot, time] of READINGS_IST.entries()) {
+      const timestamp = Date.parse(`${d}T${time}:00+05:30`);
+      if (timestamp > now) return out;
+      step++;
+      const f = step / steps;
+      const two = (x: number) => Math.round(x * 100) / 100;
+      const qib = two(closed && k === days.length - 1 ? [12, 30, 64, 118][slot]! : 0.4 * f);
+      const bnii = two(180 * f ** 2);
+      const snii = two(95 * f ** 1.8);
+      const nii = two((2 * bnii + snii) / 3);
+      const retail = two(40 * f ** 1.5);
+      const times: SubscriptionTimes = {
+        qib,
+        nii,
+        bnii,
+        snii,
+        retail,
+        employee: closed ? two(8 * f) : null,
+        shareholder: null,
+        total: two(0.5 * qib + 0.15 * nii + 0.35 * retail),
+      };
+      out.push({ ipoId, timestamp, times });
+    }
+  }
+  return out;
 }
 
 /**

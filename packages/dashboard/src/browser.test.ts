@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium as playwright, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { createApiKey, importDataset, listApiKeys, listDeliveries, listWebhooks, type DatasetSnapshot } from '@ipokit/core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { formatInstant, formatIssueSize, formatIstInstant, formatPriceBand, formatRupees } from './app/format.js';
-import { ACCOUNT_COOKIE, findChromium, HOOK_IPO, istDay, LONG_IPO, startDashboardServer, utcDay, type DashboardServer } from './browser-fixture.js';
+import { formatInstant, formatIssueSize, formatIstInstant, formatPercent, formatPriceBand, formatRupees, formatTimes } from './app/format.js';
+import { ACCOUNT_COOKIE, findChromium, HOOK_IPO, istDay, LISTED_IPO, LISTED_PRICES, LONG_IPO, startDashboardServer, utcDay, type DashboardServer } from './browser-fixture.js';
 
 const chromium = findChromium();
 const OUT = fileURLToPath(new URL('../../../test-results/dashboard/', import.meta.url));
@@ -67,6 +67,14 @@ async function open(context: BrowserContext, hash: string, ready: string): Promi
   await page.goto(`${server.dashboardUrl}${hash}`);
   await page.locator(ready).first().waitFor({ timeout: 15_000 });
   return page;
+}
+
+/** Loads the IPO page of `symbol` afresh in `page` and waits for its subscription chart: the chart's box. */
+async function visitIpo(page: Page, symbol: string) {
+  await page.goto(`${server.dashboardUrl}?load=${++loads}#/ipos/${symbol}`);
+  const box = page.locator('.sub-chart .chart-box[data-render-ms]');
+  await box.waitFor({ timeout: 15_000 });
+  return box;
 }
 
 let loads = 0;
@@ -134,7 +142,9 @@ function views(): View[] {
     { name: 'keys', hash: '#/keys', ready: 'table.keys' },
     { name: 'usage', hash: '#/usage', ready: '.usage-chart svg' },
     { name: 'ipos', hash: '#/ipos?status=open', ready: '.table-box table' },
-    { name: 'ipo', hash: `#/ipos/${LONG_IPO.symbol}?interval=30m&field=mean&from=${utcDay(now - 13 * DAY)}&to=${utcDay(now)}`, ready: '.chart-box[data-render-ms]' },
+    // Both charts drawn: the subscription's and the GMP's.
+    { name: 'ipo', hash: `#/ipos/${LONG_IPO.symbol}?interval=30m&field=mean&from=${utcDay(now - 13 * DAY)}&to=${utcDay(now)}`, ready: 'main:has(.sub-chart .chart-box[data-render-ms]) .gmp-chart .chart-box[data-render-ms]' },
+    { name: 'ipo-listed', hash: `#/ipos/${LISTED_IPO.symbol}`, ready: 'main:has(table.listing-prices) .sub-chart .chart-box[data-render-ms]' },
     { name: 'webhooks', hash: '#/webhooks', ready: 'ul.hooks' },
     { name: 'webhook-deliveries', hash: `#/webhooks/${server.pro.webhook.id}`, ready: 'table.deliveries' },
     {
@@ -311,7 +321,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const url = `https://receiver.example.com/ipokit/hooks/${Date.now()}`;
       await page.getByLabel('Endpoint URL').fill(url);
       // gmp.snapshot only: the other boxes start checked.
-      for (const type of ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed']) await page.getByRole('checkbox', { name: type }).uncheck();
+      for (const type of ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'subscription.snapshot']) await page.getByRole('checkbox', { name: type }).uncheck();
       await page.getByLabel('Description (optional)').fill('ci receiver');
       await page.getByRole('button', { name: 'Add endpoint' }).click();
 
@@ -576,12 +586,12 @@ describe.skipIf(chromium === null)(TITLE, () => {
     async () => {
       const today = istDay(Date.now());
       const page = await open(await newContext('free'), '#/usage', 'table caption#usage-table-caption');
-      /** Today's admitted requests in the table (List + One IPO + GMP), 0 when today has no row. */
+      /** Today's admitted requests in the table (List + One IPO + GMP + Subscription), 0 when today has no row. */
       const admittedToday = async () => {
         const row = page.locator('#usage-table-caption').locator('xpath=..').locator('tbody tr', { has: page.locator(`time[datetime="${today}"]`) });
         if ((await row.count()) === 0) return 0;
         const cells = await row.locator('td').allInnerTexts();
-        return cells.slice(0, 3).reduce((sum, text) => sum + Number(text.replace(/\D/g, '')), 0);
+        return cells.slice(0, 4).reduce((sum, text) => sum + Number(text.replace(/\D/g, '')), 0);
       };
       const before = await admittedToday();
       const n = 7;
@@ -611,7 +621,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const api = await apiSeries(`interval=hourly&field=max&from=${from}&to=${to}`);
       expect(api.meta.count).toBeGreaterThan(200);
       expect(api.series.length).toBe(api.meta.count);
-      const box = page.locator(`.chart-box[data-points="${api.meta.count}"][data-render-ms]`);
+      const box = page.locator(`.gmp-chart .chart-box[data-points="${api.meta.count}"][data-render-ms]`);
       await box.waitFor({ timeout: 15_000 });
       expect(page.url()).toContain(`interval=hourly&field=max&from=${from}&to=${to}`);
       const text = (p: { timestamp: string; price: number | null }) => `${p.timestamp} ${p.price}`;
@@ -621,7 +631,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       // Points in between, as the chart's own read-out shows them under the pointer (IST, en-IN amounts).
       const expected = api.series.map((p) => `${formatIstInstant(Date.parse(p.timestamp))}: ${p.price === null ? 'no GMP reported' : formatRupees(p.price)}`);
       expect(expected[0]).toMatch(/^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} IST: /);
-      const plot = page.locator('.chart-box .u-over');
+      const plot = page.locator('.gmp-chart .chart-box .u-over');
       await plot.scrollIntoViewIfNeeded();
       const over = await plot.boundingBox();
       expect(over).not.toBeNull();
@@ -661,11 +671,23 @@ describe.skipIf(chromium === null)(TITLE, () => {
       await page.locator('table.ipo-table').waitFor({ timeout: 15_000 });
       const res = await fetch(`${server.baseUrl}/ipos?status=listed&limit=25&page=1&includeGmp=true`, { headers: { 'x-api-key': server.pro.apiKey } });
       expect(res.status).toBe(200);
-      type Listed = { name: string; status: string; priceRange: string | null; issueSize: string | null; listingGain: string | null; gmp?: { aggregations: { mean: number | null } } | null };
+      type Listed = {
+        name: string;
+        status: string;
+        priceRange: string | null;
+        issueSize: string | null;
+        listingGain: string | null;
+        subscription: { times: { total: number | null } } | null;
+        gmp?: { aggregations: { mean: number | null }; gmpPercent: number | null; estimatedListingPrice: number | null } | null;
+      };
       const api = ((await res.json()) as { ipos: Listed[] }).ipos;
       expect(api.filter((i) => (i.gmp?.aggregations.mean ?? null) !== null).length, 'listed IPOs with a GMP').toBeGreaterThan(0);
       expect(api.filter((i) => i.listingGain !== null).length, 'listed IPOs with a listing gain').toBeGreaterThan(0);
-      await expect(page.locator('table.ipo-table thead th').allInnerTexts()).resolves.toEqual(['Name', 'Status', 'Price band', 'GMP', 'Listing gain', 'Opens', 'Closes', 'Listing', 'Issue size']);
+      expect(api.filter((i) => (i.gmp?.gmpPercent ?? null) !== null).length, 'listed IPOs with a GMP %').toBeGreaterThan(0);
+      expect(api.filter((i) => (i.subscription?.times.total ?? null) !== null).length, 'listed IPOs with a subscription').toBeGreaterThan(0);
+      await expect(page.locator('table.ipo-table thead th').allInnerTexts()).resolves.toEqual([
+        'Name', 'Status', 'Price band', 'GMP', 'GMP %', 'Est. listing', 'Subscription', 'Listing gain', 'Opens', 'Closes', 'Listing', 'Issue size',
+      ]);
       const rows = page.locator('table.ipo-table tbody tr');
       await expect(rows.count()).resolves.toBe(api.length);
       for (const [i, ipo] of api.entries()) {
@@ -676,13 +698,30 @@ describe.skipIf(chromium === null)(TITLE, () => {
         await expect(cell('Status')).resolves.toBe(ipo.status);
         await expect(cell('Price band')).resolves.toBe(ipo.priceRange === null ? '—' : formatPriceBand(ipo.priceRange));
         await expect(cell('GMP')).resolves.toBe(mean === null ? '—' : formatRupees(mean));
+        const pct = ipo.gmp?.gmpPercent ?? null;
+        const est = ipo.gmp?.estimatedListingPrice ?? null;
+        const total = ipo.subscription?.times.total ?? null;
+        await expect(cell('GMP %')).resolves.toBe(pct === null ? '—' : formatPercent(pct));
+        await expect(cell('Est. listing')).resolves.toBe(est === null ? '—' : formatRupees(est));
+        await expect(cell('Subscription')).resolves.toBe(total === null ? '—' : formatTimes(total));
         await expect(cell('Listing gain')).resolves.toBe(ipo.listingGain === null ? '—' : `${Number(ipo.listingGain) > 0 ? '+' : ''}${ipo.listingGain}%`);
         await expect(cell('Issue size')).resolves.toBe(ipo.issueSize === null ? '—' : formatIssueSize(ipo.issueSize));
       }
       // Indian grouping, crore and rupees as the fixture has them.
       expect(await page.locator('table.ipo-table').innerText()).toContain('₹1,000 Cr');
-      const style = await page.locator('td[data-label="GMP"]').first().evaluate((el) => [getComputedStyle(el).textAlign, getComputedStyle(el).fontVariantNumeric]);
-      expect(style).toEqual(['right', 'tabular-nums']);
+      expect(await page.locator('table.ipo-table').innerText()).toMatch(/\d\.\d\dx/);
+      for (const label of ['Price band', 'GMP', 'GMP %', 'Est. listing', 'Subscription', 'Listing gain', 'Issue size']) {
+        const style = await page.locator(`td[data-label="${label}"]`).first().evaluate((el) => [getComputedStyle(el).textAlign, getComputedStyle(el).fontVariantNumeric]);
+        expect(style, label).toEqual(['right', 'tabular-nums']);
+      }
+      // On a phone: one card per IPO with the same figures, nothing past the screen's edge.
+      await page.setViewportSize({ width: 360, height: 800 });
+      const subscribed = api.findIndex((i) => (i.subscription?.times.total ?? null) !== null);
+      const card = rows.nth(subscribed);
+      await expect(card.locator('td[data-label="Subscription"]').innerText()).resolves.toBe(formatTimes(api[subscribed]!.subscription!.times.total!));
+      const box = (await card.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(360);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
 
       // A plan without GMP: no GMP column, and no request the API would refuse.
       const free = await newPage(await newContext('free'));
@@ -690,9 +729,100 @@ describe.skipIf(chromium === null)(TITLE, () => {
       free.on('request', (r) => freeAsked.push(r.url()));
       await free.goto(`${server.dashboardUrl}#/ipos?status=listed`);
       await free.locator('table.ipo-table').waitFor({ timeout: 15_000 });
-      await expect(free.locator('table.ipo-table thead th').allInnerTexts()).resolves.not.toContain('GMP');
+      const freeHeads = await free.locator('table.ipo-table thead th').allInnerTexts();
+      for (const gmpOnly of ['GMP', 'GMP %', 'Est. listing']) expect(freeHeads).not.toContain(gmpOnly);
+      // Subscription is on every IPO object, whatever the plan.
+      expect(freeHeads).toContain('Subscription');
       await expect(free.getByText('GMP needs the pro plan').isVisible()).resolves.toBe(true);
       expect(freeAsked.filter((u) => u.includes('includeGmp'))).toEqual([]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "shows an IPO's subscription by category (chart and latest figures), its listing-day prices and its parties, within 360 px",
+    async () => {
+      type Point = { timestamp: string } & Record<string, number | null>;
+      const series = async (symbol: string) => {
+        const res = await fetch(`${server.baseUrl}/ipos/${symbol}/subscription`, { headers: { 'x-api-key': server.free.apiKey } });
+        expect(res.status).toBe(200);
+        return (await res.json()) as { series: Point[]; meta: { count: number } };
+      };
+      const categories = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'];
+      const drawn = (points: Point[]) => categories.filter((c) => points.some((p) => p[c] !== null));
+      const istDays = (points: Point[]) => new Set(points.map((p) => istDay(Date.parse(p.timestamp)))).size;
+
+      // The listed issue: a closed book over three bidding days, and its listing day.
+      const listed = await series(LISTED_IPO.symbol);
+      expect(listed.meta.count).toBe(12);
+      const page = await open(await newContext(), `#/ipos/${LISTED_IPO.symbol}`, '.sub-chart .chart-box[data-render-ms]');
+      const box = page.locator('.sub-chart .chart-box');
+      await expect(box.getAttribute('data-points')).resolves.toBe('12');
+      // One line per category with figures (no shareholder quota here), and no line across the two nights.
+      await expect(box.getAttribute('data-series')).resolves.toBe(drawn(listed.series).join(','));
+      expect(drawn(listed.series)).toEqual(['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'total']);
+      await expect(box.getAttribute('data-gaps')).resolves.toBe(String(istDays(listed.series) - 1));
+      const last = listed.series.at(-1)!;
+      await expect(box.getAttribute('data-last')).resolves.toBe(`${last.timestamp} ${drawn(listed.series).map((c) => `${c}=${last[c]}`).join(' ')}`);
+      // Drawn: uPlot's canvas, sized to the box, and its time axis in IST.
+      const canvas = box.locator('canvas');
+      await expect(canvas.count()).resolves.toBe(1);
+      expect((await canvas.boundingBox())!.height).toBeGreaterThan(100);
+      expect((await box.getAttribute('data-x-ticks')) ?? '').toMatch(/\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\b/);
+      await expect(page.locator('.sub-chart .legend li').allInnerTexts()).resolves.toEqual(['QIB', 'NII', 'bNII (above ₹10 lakh)', 'sNII (₹2–10 lakh)', 'Retail', 'Employee', 'Total']);
+      // The latest figures: total as the headline, each category in the table.
+      const section = page.locator('section', { has: page.locator('#subscription-heading') });
+      await expect(section.locator('.headline .figure').innerText()).resolves.toBe(formatTimes(last['total']!));
+      await expect(section.locator('table.subscription tbody tr').allInnerTexts()).resolves.toEqual(
+        drawn(listed.series)
+          .filter((c) => c !== 'total')
+          .map((c) => `${{ qib: 'QIB', nii: 'NII', bnii: 'bNII (above ₹10 lakh)', snii: 'sNII (₹2–10 lakh)', retail: 'Retail', employee: 'Employee' }[c]}\t${formatTimes(last[c]!)}`),
+      );
+      // The pointer on the chart reads one reading, in IST.
+      const plot = box.locator('.u-over');
+      const over = (await plot.boundingBox())!;
+      await plot.hover({ position: { x: over.width - 2, y: over.height / 2 } });
+      await expect.poll(async () => (await page.locator('.sub-chart .readout').textContent()) ?? '', { timeout: 5000 }).toContain(`${formatIstInstant(Date.parse(last.timestamp))}: QIB ${formatTimes(last['qib']!)}`);
+      // The listing day, per exchange (nse first), in rupees grouped en-IN.
+      const prices = page.locator('table.listing-prices tbody tr');
+      await expect(prices.allInnerTexts()).resolves.toEqual(LISTED_PRICES.map((p) => [p.exchange.toUpperCase(), formatRupees(p.open), formatRupees(p.high), formatRupees(p.low), formatRupees(p.close)].join('\t')));
+      await expect(page.locator('section', { has: page.locator('#listing-heading') }).innerText()).resolves.toContain('Listing gain +12.5%');
+      // The issue's parties and sector.
+      const details = page.locator('section', { has: page.locator('#details-heading') });
+      const facts = await details.innerText();
+      for (const text of ['Food Processing', 'Meridian Share Registrars Pvt Ltd', 'Tidewater Securities Ltd', 'Riverbend Capital Ltd']) expect(facts).toContain(text);
+      expect(facts).not.toContain('Market maker');
+
+      // The open issue: its book so far, and one latest GMP figure with its share of the price and the listing price it points to.
+      const open_ = await series(LONG_IPO.symbol);
+      expect(open_.meta.count).toBeGreaterThan(0);
+      const zenith = await visitIpo(page, LONG_IPO.symbol);
+      await expect(zenith.getAttribute('data-points')).resolves.toBe(String(open_.meta.count));
+      await expect(zenith.getAttribute('data-series')).resolves.toBe('qib,nii,bnii,snii,retail,total');
+      await expect(zenith.getAttribute('data-gaps')).resolves.toBe(String(istDays(open_.series) - 1));
+      const one = await (await fetch(`${server.baseUrl}/ipos/${LONG_IPO.symbol}?includeGmp=true`, { headers: { 'x-api-key': server.pro.apiKey } })).json() as { ipo: { gmp: { aggregations: { mean: number }; gmpPercent: number; estimatedListingPrice: number } } };
+      const card = page.locator('section', { has: page.locator('#snapshot-heading') });
+      await expect(card.locator('.headline .figure').innerText()).resolves.toBe(formatRupees(one.ipo.gmp.aggregations.mean));
+      await expect(card.locator('.headline .figure').count()).resolves.toBe(1);
+      const derived = await card.locator('.gmp-derived').innerText();
+      expect(derived).toContain(formatPercent(one.ipo.gmp.gmpPercent));
+      expect(derived).toContain(`Est. listing ${formatRupees(one.ipo.gmp.estimatedListingPrice)}`);
+      expect(await page.locator('main').innerText()).not.toContain('Listing day');
+
+      // At 360 px: both pages fit, the chart within its card, the tables within their boxes.
+      await page.setViewportSize({ width: 360, height: 800 });
+      for (const symbol of [LONG_IPO.symbol, LISTED_IPO.symbol]) {
+        const chart = await visitIpo(page, symbol);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect(width, `${symbol} at 360 px`).toBeLessThanOrEqual(360);
+        const chartBox = (await chart.boundingBox())!;
+        expect(chartBox.x + chartBox.width, `${symbol}: the subscription chart`).toBeLessThanOrEqual(360);
+        for (const table of await page.locator('table.subscription, table.listing-prices').all()) {
+          const r = (await table.boundingBox())!;
+          expect(r.x + r.width, `${symbol}: ${await table.getAttribute('class')}`).toBeLessThanOrEqual(360);
+        }
+        await page.screenshot({ path: `${OUT}ipo-${symbol.toLowerCase()}-360-light.png`, fullPage: true, animations: 'disabled' });
+      }
     },
     TEST_MS,
   );
@@ -710,8 +840,8 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const missing = t.filter((v, i) => i > 0 && v - t[i - 1]! > 3_600_000).length;
       expect(missing, "the fixture's ORBIT series has hours without a snapshot").toBeGreaterThan(0);
       // A browser in California: the axis must still be India's.
-      const page = await open(await newContext('pro', { locale: 'en-US', timezoneId: 'America/Los_Angeles' }), `#/ipos/ORBIT?${query}`, '.chart-box[data-render-ms]');
-      const box = page.locator('.chart-box');
+      const page = await open(await newContext('pro', { locale: 'en-US', timezoneId: 'America/Los_Angeles' }), `#/ipos/ORBIT?${query}`, '.gmp-chart .chart-box[data-render-ms]');
+      const box = page.locator('.gmp-chart .chart-box');
       await expect(box.getAttribute('data-points')).resolves.toBe(String(api.series.length));
       await expect(box.getAttribute('data-gaps')).resolves.toBe(String(missing));
       await expect(box.getAttribute('aria-label')).resolves.toContain(`from ${formatInstant(api.series[0]!.timestamp)}`);
@@ -729,8 +859,8 @@ describe.skipIf(chromium === null)(TITLE, () => {
     'draws a GMP chart of at least 20,000 points (render time printed, not asserted)',
     async () => {
       const { from, to, snapshots } = server.long;
-      const page = await open(await newContext(), `#/ipos/${LONG_IPO.symbol}?interval=5m&field=mean&from=${from}&to=${to}`, '.chart-box[data-render-ms]');
-      const box = page.locator('.chart-box');
+      const page = await open(await newContext(), `#/ipos/${LONG_IPO.symbol}?interval=5m&field=mean&from=${from}&to=${to}`, '.gmp-chart .chart-box[data-render-ms]');
+      const box = page.locator('.gmp-chart .chart-box');
       const points = Number(await box.getAttribute('data-points'));
       const renderMs = Number(await box.getAttribute('data-render-ms'));
       expect(points).toBe(snapshots);
@@ -832,7 +962,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const ipo = views().find((v) => v.name === 'ipo')!;
       const page = await open(context, ipo.hash, ipo.ready);
       // The pointer on the chart, for its cross-hair and read-out.
-      const plot = page.locator('.chart-box .u-over');
+      const plot = page.locator('.gmp-chart .chart-box .u-over');
       const box = (await plot.boundingBox())!;
       await plot.hover({ position: { x: box.width * 0.68, y: box.height / 2 } });
       await page.screenshot({ path: `${OUT}readme.png`, animations: 'disabled' });

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { todayInIst } from '@ipokit/core';
 import { addDays } from '@ipokit/core/backend';
 import { describe, expect, it } from 'vitest';
-import { addDays as dashboardAddDays, formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatIstShortDay, formatIstTime, formatPriceBand, formatRupees, formatShortDay, istAxisLabels, todayInIst as dashboardTodayInIst } from './app/format.js';
+import { addDays as dashboardAddDays, formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatIstShortDay, formatIstTime, formatPercent, formatPriceBand, formatRupees, formatTimes, formatShortDay, istAxisLabels, todayInIst as dashboardTodayInIst } from './app/format.js';
 
 describe("the dashboard's day arithmetic is the core's", () => {
   it('todayInIst: the same IST day for any instant from 1946 to 2100 (property)', () => {
@@ -34,6 +34,16 @@ describe("Indian formatting, whatever the browser's locale and zone", () => {
     expect(formatRupees(30.456)).toBe('₹30.46');
     expect(formatRupees(-12)).toBe('-₹12');
     expect(formatCount(1234567)).toBe('12,34,567');
+  });
+
+  it('writes times subscribed with two decimals and an x, grouped en-IN; percentages signed', () => {
+    expect(formatTimes(12.34)).toBe('12.34x');
+    expect(formatTimes(0.8)).toBe('0.80x');
+    expect(formatTimes(0)).toBe('0.00x');
+    expect(formatTimes(123456.5)).toBe('1,23,456.50x');
+    expect(formatPercent(12.5)).toBe('+12.5%');
+    expect(formatPercent(-3.25)).toBe('-3.25%');
+    expect(formatPercent(0)).toBe('0%');
   });
 
   it('writes a price band in rupees, one price when both ends agree, else as given', () => {

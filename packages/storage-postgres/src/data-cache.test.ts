@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError, STATUS_VALUES, type Store } from '@ipokit/core';
-import { type DatasetItem, type GmpBucketQuery, type IpoRecord, type ListQuery, type SnapshotRecord } from '@ipokit/core/backend';
+import { type DatasetItem, type GmpBucketQuery, type IpoRecord, type ListQuery, type SnapshotRecord, type SubscriptionRecord } from '@ipokit/core/backend';
+import { SUBSCRIPTION_CATEGORIES, type SubscriptionTimes } from '@ipokit/core';
 import { datasetArbitrary, instantArbitrary, ipoDatesArbitrary, isoDateArbitrary, makeIpo, makeSnapshot, snapshotRecordArbitrary, testIpoStore } from '@ipokit/testing';
 import type { PostgresClient } from './client.js';
 import { dataChannel } from './migrations.js';
@@ -100,6 +101,18 @@ describe(`the data cache on ${KIND}`, () => {
       // the request clock: anywhere, on a snapshot's instant or next to it, or no gmp at all
       const clock = fc.oneof(instantArbitrary(), fc.constantFrom(...instants));
       const gmpAt = fc.oneof(fc.constant(null), clock);
+      // subscription snapshots near the GMP ones (so that both move on a page), read at the request clock too
+      const subscriptionAt = fc.oneof(fc.constant(null), clock);
+      const subscription = fc.record({
+        ipoId: fc.constantFrom(...ids),
+        timestamp: fc.constantFrom(...instants),
+        times: fc.array(fc.option(fc.integer({ min: 0, max: 999_999_999 }), { nil: null }), { minLength: 8, maxLength: 8 }),
+      }).map(({ ipoId, timestamp, times }): SubscriptionRecord => {
+        const full = {} as SubscriptionTimes;
+        SUBSCRIPTION_CATEGORIES.forEach((c, i) => (full[c] = times[i] === null || times[i] === undefined ? null : times[i] / 100));
+        return { ipoId, timestamp, times: full };
+      });
+      const q = fc.option(fc.constantFrom('a', 'E', 'o', '-', '%', 'zz', ...universe.ipos.map((i) => i.name.slice(1, 3))), { freq: 2 });
       const op = fc.oneof(
         fc.record({
           kind: fc.constant('write' as const),
@@ -108,9 +121,10 @@ describe(`the data cache on ${KIND}`, () => {
           dates: fc.array(ipoDatesArbitrary(), { minLength: ids.length, maxLength: ids.length }),
           snapshots: fc.subarray(universe.snapshots),
           more: fc.array(snapshotRecordArbitrary(ids), { maxLength: 6 }),
+          subscription: fc.array(subscription, { maxLength: 6 }),
         }),
         fc.record({ kind: fc.constant('delete' as const), ids: fc.subarray([...ids, 'nope']) }),
-        fc.record({ kind: fc.constant('find' as const), q: fc.record({ identifier: fc.constantFrom(...identifiers), gmpAt }) }),
+        fc.record({ kind: fc.constant('find' as const), q: fc.record({ identifier: fc.constantFrom(...identifiers), gmpAt, subscriptionAt }) }),
         fc.record({
           kind: fc.constant('list' as const),
           q: fc.record<ListQuery>({
@@ -124,6 +138,8 @@ describe(`the data cache on ${KIND}`, () => {
             offset: fc.nat(3),
             limit: fc.integer({ min: 1, max: 4 }),
             gmpAt,
+            q,
+            subscriptionAt,
           }),
         }),
         fc.record({
@@ -158,7 +174,7 @@ describe(`the data cache on ${KIND}`, () => {
               const ipos = op.revised
                 ? op.ipos.map((ipo) => ({ ...ipo, name: `${ipo.name} (revised)`, ...op.dates[universe.ipos.indexOf(ipo)] }))
                 : op.ipos;
-              await cached.writeDataset({ ipos, snapshots: uniqueSnapshots([...op.more, ...op.snapshots]) });
+              await cached.writeDataset({ ipos, snapshots: uniqueSnapshots([...op.more, ...op.snapshots]), subscription: uniqueSnapshots(op.subscription) });
             } else if (op.kind === 'delete') {
               await cached.deleteIpos(op.ids);
             } else if (op.kind === 'find') {
@@ -361,7 +377,7 @@ async function nameOf(store: Store): Promise<string | undefined> {
 }
 
 /** Snapshots with the first of each (ipoId, instant): a write's input is free of duplicates. */
-function uniqueSnapshots(snapshots: SnapshotRecord[]): SnapshotRecord[] {
+function uniqueSnapshots<T extends { ipoId: string; timestamp: number }>(snapshots: T[]): T[] {
   const seen = new Set<string>();
   return snapshots.filter((x) => {
     const key = `${x.ipoId}\u0000${x.timestamp}`;

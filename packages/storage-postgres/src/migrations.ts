@@ -1203,6 +1203,43 @@ CREATE TABLE ${s}.prune_cursor (
 INSERT INTO ${s}.prune_cursor (after) VALUES ('');
 `,
   },
+  {
+    version: 12,
+    name: 'subscription snapshots, usage of the subscription route',
+    // Subscription snapshots (docs/spec.md#subscription): what the exchanges published at
+    // one instant, the times subscribed per investor category, exact (numeric, 2 decimals:
+    // a value reads back as it was written, 12.5 as 12.5); null for a category not given.
+    // Deleted with their IPO, as GMP snapshots are; a write moves the data version
+    // (migration 3), so cached reads see it as they see a GMP snapshot's.
+    //
+    // Nothing is rewritten: a new table, and the usage route's check dropped and added again
+    // (added NOT VALID, then validated: a scan under a lock that lets rows be written, no
+    // rewrite). A process of version 11 (a rolling deploy) runs on as it did: it knows
+    // nothing of this table (its deletions take these rows by the cascade) and counts no
+    // usage of the new route.
+    sql: (s) => `
+CREATE TABLE ${s}.subscription_snapshots (
+  ipo_id      text COLLATE "C" NOT NULL REFERENCES ${s}.ipos (id) ON DELETE CASCADE,
+  ts          bigint NOT NULL,
+  -- times subscribed, in the order of the core's SUBSCRIPTION_CATEGORIES (below 10,000,000)
+  qib         numeric(9, 2),
+  nii         numeric(9, 2),
+  bnii        numeric(9, 2),
+  snii        numeric(9, 2),
+  retail      numeric(9, 2),
+  employee    numeric(9, 2),
+  shareholder numeric(9, 2),
+  total       numeric(9, 2),
+  PRIMARY KEY (ipo_id, ts)
+);
+CREATE TRIGGER subscription_snapshots_data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${s}.subscription_snapshots
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.bump_data_version();
+
+ALTER TABLE ${s}.key_usage DROP CONSTRAINT key_usage_route_check;
+ALTER TABLE ${s}.key_usage ADD CONSTRAINT key_usage_route_check CHECK (route IN ('list', 'ipo', 'gmp', 'subscription')) NOT VALID;
+ALTER TABLE ${s}.key_usage VALIDATE CONSTRAINT key_usage_route_check;
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

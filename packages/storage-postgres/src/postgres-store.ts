@@ -3,8 +3,33 @@
  * runs in SQL, so any number of app instances share one database with exact results.
  */
 import { createHash } from 'node:crypto';
-import { GMP_FIELDS, type GmpField, type IpoDates, IpokitError, type IpoStatus, type Plan, type Store, type UsageRow, type WebhookStore } from '@ipokit/core';
-import { type AccountRecord, type ActiveKeyLimits, type ApiKeyRecord, asciiLower, type DatasetConflict, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, rateLimitPeek, type RateLimitWindow, type RateLimitWindowState, sameIpo, type SnapshotRecord, type StoreCallOptions, type UsageRoute, WINDOW_MS } from '@ipokit/core/backend';
+import { GMP_FIELDS, type GmpField, type IpoDates, IpokitError, type IpoStatus, type Plan, type Store, SUBSCRIPTION_CATEGORIES, type SubscriptionTimes, type UsageRow, type WebhookStore } from '@ipokit/core';
+import {
+  type AccountRecord,
+  type ActiveKeyLimits,
+  type ApiKeyRecord,
+  asciiLower,
+  type DatasetConflict,
+  eventsOfWrite,
+  type GmpBucket,
+  type GmpBucketQuery,
+  type IpoRecord,
+  type IpoRow,
+  type KeyGrant,
+  type ListQuery,
+  type RateLimitOutcome,
+  rateLimitPeek,
+  type RateLimitWindow,
+  type RateLimitWindowState,
+  sameIpo,
+  sameSubscription,
+  type SnapshotRecord,
+  type StoreCallOptions,
+  type SubscriptionQuery,
+  type SubscriptionRecord,
+  type UsageRoute,
+  WINDOW_MS,
+} from '@ipokit/core/backend';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import {
   DataCache,
@@ -104,6 +129,26 @@ const STATUS_SQL: Readonly<
 const SNAPSHOT_COLUMNS = `sn.ts::float8 AS ts, sn.sources::text AS sources, ${GMP_FIELDS.map((f) => `sn.${FIELD_COLUMN[f]}::float8 AS ${f}`).join(', ')}`;
 /** What a page or lookup selects of the joined latest snapshot `g`. */
 const GMP_COLUMNS = `g.ts, g.sources, ${GMP_FIELDS.map((f) => `g.${f}`).join(', ')}`;
+
+// The subscription snapshots' columns (migration 12) are named as the core's categories.
+// numeric is read as text: Number() of its text is the value written (12.50 reads 12.5).
+
+/** A subscription snapshot's categories, as columns of `subscription_snapshots`. */
+const CATEGORY_COLUMNS = SUBSCRIPTION_CATEGORIES.join(', ');
+/** A subscription snapshot's columns as a lateral join reads them (`x.*`, prefixed `s_`). */
+const SUBSCRIPTION_SELECT = (alias: string): string =>
+  `${alias}.ts::float8 AS s_ts, ${SUBSCRIPTION_CATEGORIES.map((c) => `${alias}.${c}::text AS s_${c}`).join(', ')}`;
+/** What a page or lookup selects of the joined latest subscription snapshot `sx`. */
+const SUBSCRIPTION_COLUMNS = `sx.s_ts, ${SUBSCRIPTION_CATEGORIES.map((c) => `sx.s_${c}`).join(', ')}`;
+/** The latest subscription snapshot of `id` at or before `at` (a parameter), as `sx`. */
+const LATEST_SUBSCRIPTION = (s: string, id: string, at: string): string =>
+  `LEFT JOIN LATERAL (SELECT ${SUBSCRIPTION_SELECT('sb')} FROM ${s}.subscription_snapshots AS sb WHERE sb.ipo_id = ${id} AND sb.ts <= ${at}::bigint ORDER BY sb.ts DESC LIMIT 1) AS sx ON true`;
+/** The first subscription snapshot of `id` after `at`, as `s_next_ts`: where a cached row stops answering. */
+const NEXT_SUBSCRIPTION = (s: string, id: string, at: string): string =>
+  `(SELECT min(x.ts) FROM ${s}.subscription_snapshots AS x WHERE x.ipo_id = ${id} AND x.ts > ${at}::bigint)::float8 AS s_next_ts`;
+/** translate() arguments folding A-Z alone (lower() follows the locale and folds more). */
+const ASCII_UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const ASCII_LOWER = 'abcdefghijklmnopqrstuvwxyz';
 
 /**
  * Creates a {@link Store} on PostgreSQL, with webhook endpoints and their deliveries (a
@@ -221,16 +266,25 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
     if (q.startDate !== null) filters.push(`start_date >= ${param(q.startDate)}`);
     if (q.endDate !== null) filters.push(`end_date <= ${param(q.endDate)}`);
     if (q.year !== null) filters.push(`start_date BETWEEN ${param(`${q.year}-01-01`)} AND ${param(`${q.year}-12-31`)}`);
+    if (q.q !== undefined && q.q !== null) {
+      // Contains, ASCII case ignored alone: both sides folded A-Z only (the symbol is stored
+      // folded), and strpos, in which no character is special (LIKE's % _ \ would be).
+      const text = param(asciiLower(q.q));
+      filters.push(`(strpos(translate(name, '${ASCII_UPPER}', '${ASCII_LOWER}'), ${text}::text) > 0 OR strpos(symbol_folded, ${text}::text) > 0)`);
+    }
     const where = (range: string): string => [range, ...filters].join(' AND ');
     const page = `LIMIT ${param(String(q.limit))}::bigint OFFSET ${param(String(q.offset))}::bigint`;
     const gmp = q.gmpAt === null ? null : param(q.gmpAt);
+    const sub = q.subscriptionAt === null || q.subscriptionAt === undefined ? null : param(q.subscriptionAt);
     const keys = order.map(([c]) => c).join(', ');
     const orderBy = (prefix: string): string => order.map(([c, dir]) => `${prefix}${c}${dir}`).join(', ');
     const snapshot =
       gmp === null
         ? ''
         : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = p.id AND sn.ts <= ${gmp}::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`;
-    const gmpColumns = gmp === null ? 'NULL::float8 AS ts' : `${GMP_COLUMNS}${windows ? `, ${NEXT_SNAPSHOT(s, 'p.id', gmp)}` : ''}`;
+    const gmpColumns =
+      (gmp === null ? 'NULL::float8 AS ts' : `${GMP_COLUMNS}${windows ? `, ${NEXT_SNAPSHOT(s, 'p.id', gmp)}` : ''}`) +
+      (sub === null ? '' : `, ${SUBSCRIPTION_COLUMNS}${windows ? `, ${NEXT_SUBSCRIPTION(s, 'p.id', sub)}` : ''}`);
     // The count, the page and the data version in one round trip (one snapshot of the
     // data); the latest visible snapshot of each row on the page is one index probe (no
     // query per row).
@@ -239,6 +293,7 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
     const keyRows = ranges.map((r) => `SELECT ${keys} FROM ${s}.ipos WHERE ${where(r)}`).join(' UNION ALL ');
     const tail = `LEFT JOIN ${s}.ipos AS i ON i.id = p.id
         ${snapshot}
+        ${sub === null ? '' : LATEST_SUBSCRIPTION(s, 'p.id', sub)}
         ORDER BY ${orderBy('p.')}`;
     const sql =
       plan === 'ordered'
@@ -253,28 +308,31 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
         ${tail}`;
     const { rows, sentAt } = await timedQuery<PageRow>(sql, params, call);
     const out: IpoRow[] = [];
-    let lo = -Infinity;
-    let hi = Infinity;
+    const range = { lo: -Infinity, hi: Infinity, slo: -Infinity, shi: Infinity };
     let bytes = 100;
     for (const r of rows) {
       if (r.doc === null) continue;
       const ipo = parseDoc(r.doc);
       bytes += rowBytes(r);
-      if (gmp === null) {
-        out.push({ ipo });
-        continue;
-      }
-      const latest = snapshotOf(r, ipo.id);
-      out.push({ ipo, gmp: latest });
-      if (latest !== null) lo = Math.max(lo, latest.timestamp);
-      if (r.next_ts !== null && r.next_ts !== undefined) hi = Math.min(hi, Number(r.next_ts));
+      out.push(rowOf(r, ipo, gmp !== null, sub !== null, range));
     }
-    return { value: { count: Number(rows[0]?.n ?? 0), rows: out }, version: versionOf(rows[0]?.dv), sentAt, lo, hi, bytes };
+    return { value: { count: Number(rows[0]?.n ?? 0), rows: out }, version: versionOf(rows[0]?.dv), sentAt, ...range, bytes };
   };
 
   /** An identifier's IPO as one statement reads it (see {@link readPage} for the rest). */
-  const readIpo = async (identifier: string, gmpAt: number | null, windows: boolean, call: StoreCallOptions | undefined): Promise<VersionedRead<IpoRow | null>> => {
-    const gmpColumns = gmpAt === null ? 'NULL::float8 AS ts' : `${GMP_COLUMNS}${windows ? `, ${NEXT_SNAPSHOT(s, 'f.id', '$3')}` : ''}`;
+  const readIpo = async (
+    identifier: string,
+    gmpAt: number | null,
+    subscriptionAt: number | null,
+    windows: boolean,
+    call: StoreCallOptions | undefined,
+  ): Promise<VersionedRead<IpoRow | null>> => {
+    const params: unknown[] = [identifier, asciiLower(identifier)];
+    const gmp = gmpAt === null ? null : `$${params.push(gmpAt)}`;
+    const sub = subscriptionAt === null ? null : `$${params.push(subscriptionAt)}`;
+    const gmpColumns =
+      (gmp === null ? 'NULL::float8 AS ts' : `${GMP_COLUMNS}${windows ? `, ${NEXT_SNAPSHOT(s, 'f.id', gmp)}` : ''}`) +
+      (sub === null ? '' : `, ${SUBSCRIPTION_COLUMNS}${windows ? `, ${NEXT_SUBSCRIPTION(s, 'f.id', sub)}` : ''}`);
     // (the version as a one-row table: there is a row even when no IPO matches)
     const { rows, sentAt } = await timedQuery<PageRow>(
       `SELECT v.dv, f.doc, ${gmpColumns}
@@ -286,20 +344,19 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
            UNION ALL SELECT 3, id, doc FROM ${s}.ipos WHERE slug = $2
          ) AS candidates ORDER BY rank LIMIT 1
        ) AS f ON true
-       ${gmpAt === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = f.id AND sn.ts <= $3::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`}`,
-      gmpAt === null ? [identifier, asciiLower(identifier)] : [identifier, asciiLower(identifier), gmpAt],
+       ${gmp === null ? '' : `LEFT JOIN LATERAL (SELECT ${SNAPSHOT_COLUMNS} FROM ${s}.snapshots AS sn WHERE sn.ipo_id = f.id AND sn.ts <= ${gmp}::bigint ORDER BY sn.ts DESC LIMIT 1) AS g ON true`}
+       ${sub === null ? '' : LATEST_SUBSCRIPTION(s, 'f.id', sub)}`,
+      params,
       call,
     );
     const r = rows[0];
-    const read = { version: versionOf(r?.dv), sentAt, lo: -Infinity, hi: Infinity, bytes: 100 };
-    if (r === undefined || r.doc === null) return { ...read, value: null };
+    const range = { lo: -Infinity, hi: Infinity, slo: -Infinity, shi: Infinity };
+    const read = { version: versionOf(r?.dv), sentAt, bytes: 100 };
+    if (r === undefined || r.doc === null) return { ...read, ...range, value: null };
     const ipo = parseDoc(r.doc);
     read.bytes += rowBytes(r);
-    if (gmpAt === null) return { ...read, value: { ipo } };
-    const gmp = snapshotOf(r, ipo.id);
-    if (gmp !== null) read.lo = gmp.timestamp;
-    if (r.next_ts !== null && r.next_ts !== undefined) read.hi = Number(r.next_ts);
-    return { ...read, value: { ipo, gmp } };
+    const value = rowOf(r, ipo, gmp !== null, sub !== null, range);
+    return { ...read, ...range, value };
   };
 
   /** Every snapshot's `field` of one IPO, up to what the cache may hold; null beyond. */
@@ -319,11 +376,11 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
   const webhooks = webhookMethods({ s, db, query, transaction, ready: ensureReady });
 
   return {
-    async writeDataset({ ipos, snapshots }, writeOptions) {
+    async writeDataset({ ipos, snapshots, subscription = [] }, writeOptions) {
       return dataWrite(async (tx) => {
         // One writer at a time per schema: the conflict check and the writes are one step.
         await lockData(tx, s);
-        const conflicts = await findConflicts(tx, s, ipos, snapshots);
+        const conflicts = await findConflicts(tx, s, ipos, snapshots, subscription);
         if (conflicts.length > 0) return { result: conflicts, version: null };
         // The write's events, recorded in its transaction (docs/spec.md#webhooks): none, and
         // nothing more done, when no endpoint is enabled.
@@ -331,9 +388,14 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
         const at = writeOptions?.at ?? Date.now();
         // deliveries and snapshot-event rows added: announced once, when any were
         let added = 0;
-        for (let i = 0; i < ipos.length; i += IPO_BATCH) added += await writeIpoBatch(tx, s, ipos.slice(i, i + IPO_BATCH), endpoints, at);
+        // (an IPO's event shows its latest subscription snapshot at `at` after the write: this write's, or a stored one)
+        const written = subscription.length > 0 && ipoEventsOf(endpoints).any ? latestSubscriptions(subscription, at) : undefined;
+        for (let i = 0; i < ipos.length; i += IPO_BATCH) added += await writeIpoBatch(tx, s, ipos.slice(i, i + IPO_BATCH), endpoints, at, written);
         for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) {
           added += await writeSnapshotBatch(tx, s, snapshots.slice(i, i + SNAPSHOT_BATCH), endpoints, at);
+        }
+        for (let i = 0; i < subscription.length; i += SNAPSHOT_BATCH) {
+          added += await writeSubscriptionBatch(tx, s, subscription.slice(i, i + SNAPSHOT_BATCH), endpoints, at);
         }
         if (added > 0) await notifyDeliveries(tx, s);
         return { result: [], version: await dataVersion(tx, s) };
@@ -368,22 +430,25 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
 
     async listIpos(q, call) {
       if (cache === null || !pageCacheable(q)) return (await readPage(q, false, call)).value;
-      // Everything but gmpAt is the key; the page answers every gmpAt in [lo, hi).
-      const key = `page\u0000${q.gmpAt === null ? '' : 'gmp'}\u0000${JSON.stringify([q.status, q.today, q.types, q.source, q.startDate, q.endDate, q.year, q.offset, q.limit])}`;
+      // Everything but gmpAt and subscriptionAt is the key; the page answers every gmpAt in
+      // [lo, hi) and every subscriptionAt in [slo, shi).
+      const subscriptionAt = q.subscriptionAt ?? null;
+      const key = `page\u0000${q.gmpAt === null ? '' : 'gmp'}\u0000${subscriptionAt === null ? '' : 'sub'}\u0000${JSON.stringify([q.status, q.today, q.types, q.source, q.startDate, q.endDate, q.year, q.q ?? null, q.offset, q.limit])}`;
       const hit = cache.get(key);
-      if (hit?.kind === 'page' && covers(hit, q.gmpAt)) return hit.page;
+      if (hit?.kind === 'page' && covers(hit, q.gmpAt, subscriptionAt)) return hit.page;
       const read = await readPage(q, true, call);
       const page = deepFreeze(read.value);
-      cache.put(key, { kind: 'page', page, lo: read.lo, hi: read.hi }, read.bytes + 2 * key.length, read.version, read.sentAt);
+      cache.put(key, { kind: 'page', page, lo: read.lo, hi: read.hi, slo: read.slo, shi: read.shi }, read.bytes + 2 * key.length, read.version, read.sentAt);
       return page;
     },
 
-    async findIpo({ identifier, gmpAt }, call) {
-      if (cache === null || !(gmpAt === null || Number.isSafeInteger(gmpAt))) return (await readIpo(identifier, gmpAt, false, call)).value;
-      const key = `${gmpAt === null ? 'ipo' : 'ipogmp'}\u0000${identifier}`;
+    async findIpo({ identifier, gmpAt, subscriptionAt = null }, call) {
+      const exact = (at: number | null): boolean => at === null || Number.isSafeInteger(at);
+      if (cache === null || !exact(gmpAt) || !exact(subscriptionAt)) return (await readIpo(identifier, gmpAt, subscriptionAt, false, call)).value;
+      const key = `${gmpAt === null ? 'ipo' : 'ipogmp'}${subscriptionAt === null ? '' : 'sub'}\u0000${identifier}`;
       const hit = cache.get(key);
-      if (hit?.kind === 'row' && covers(hit, gmpAt)) return hit.row;
-      const read = await readIpo(identifier, gmpAt, true, call);
+      if (hit?.kind === 'row' && covers(hit, gmpAt, subscriptionAt)) return hit.row;
+      const read = await readIpo(identifier, gmpAt, subscriptionAt, true, call);
       // Only what was found is kept (as with keys): lookups of random identifiers would
       // otherwise push real entries out.
       if (read.value === null) {
@@ -391,8 +456,19 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
         return null;
       }
       const row = deepFreeze(read.value);
-      cache.put(key, { kind: 'row', row, lo: read.lo, hi: read.hi }, read.bytes + 2 * key.length, read.version, read.sentAt);
+      cache.put(key, { kind: 'row', row, lo: read.lo, hi: read.hi, slo: read.slo, shi: read.shi }, read.bytes + 2 * key.length, read.version, read.sentAt);
       return row;
+    },
+
+    async subscriptionSeries(q: SubscriptionQuery, call?: StoreCallOptions): Promise<SubscriptionRecord[]> {
+      // A few dozen rows per IPO: read in SQL each time (one range of the primary key), within the call's deadline.
+      const rows = await query<SubscriptionRow>(
+        `SELECT ${SUBSCRIPTION_SELECT('sb')} FROM ${s}.subscription_snapshots AS sb
+         WHERE sb.ipo_id = $1 AND sb.ts BETWEEN $2::bigint AND $3::bigint ORDER BY sb.ts`,
+        [q.ipoId, q.from, q.to],
+        call,
+      );
+      return rows.map((r) => subscriptionOf(r, q.ipoId)!);
     },
 
     async gmpBuckets(q: GmpBucketQuery, call?: StoreCallOptions): Promise<GmpBucket[]> {
@@ -619,19 +695,31 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
   };
 }
 
-/** What the cache keeps: a row of findIpo, a page of listIpos (each answering gmpAt in [lo, hi)), a timeline. */
+/**
+ * What the cache keeps: a row of findIpo, a page of listIpos (each answering gmpAt in
+ * [lo, hi) and subscriptionAt in [slo, shi)), a timeline.
+ */
 type Cached =
-  | { kind: 'row'; row: IpoRow; lo: number; hi: number }
-  | { kind: 'page'; page: { count: number; rows: IpoRow[] }; lo: number; hi: number }
+  | ({ kind: 'row'; row: IpoRow } & AtRanges)
+  | ({ kind: 'page'; page: { count: number; rows: IpoRow[] } } & AtRanges)
   | { kind: 'timeline'; timeline: Timeline | null };
 
+/**
+ * Over which instants a read's latest snapshots stay the same: gmpAt in [lo, hi) (lo: the
+ * latest of them; hi: the first later snapshot of any row), subscriptionAt in [slo, shi).
+ */
+interface AtRanges {
+  lo: number;
+  hi: number;
+  slo: number;
+  shi: number;
+}
+
 /** An answer as one statement read it, for the cache (see `readPage`). */
-interface VersionedRead<T> {
+interface VersionedRead<T> extends AtRanges {
   value: T;
   version: bigint | null;
   sentAt: number;
-  lo: number;
-  hi: number;
   /** Its estimated size in memory. */
   bytes: number;
 }
@@ -648,12 +736,39 @@ const NEXT_SNAPSHOT = (s: string, id: string, gmp: string): string =>
 
 /** Whether a cached page can answer `q`: whole numbers that key it exactly (anything else goes to SQL). */
 function pageCacheable(q: ListQuery): boolean {
-  return Number.isSafeInteger(q.offset) && Number.isSafeInteger(q.limit) && (q.gmpAt === null || Number.isSafeInteger(q.gmpAt));
+  const subscriptionAt = q.subscriptionAt ?? null;
+  return (
+    Number.isSafeInteger(q.offset) &&
+    Number.isSafeInteger(q.limit) &&
+    (q.gmpAt === null || Number.isSafeInteger(q.gmpAt)) &&
+    (subscriptionAt === null || Number.isSafeInteger(subscriptionAt))
+  );
 }
 
-/** Whether a cached row or page answers `gmpAt`: its latest snapshots are those of gmpAt. */
-function covers(entry: { lo: number; hi: number }, gmpAt: number | null): boolean {
-  return gmpAt === null || (entry.lo <= gmpAt && gmpAt < entry.hi);
+/** Whether a cached row or page answers these instants: its latest snapshots are theirs. */
+function covers(entry: AtRanges, gmpAt: number | null, subscriptionAt: number | null): boolean {
+  return (gmpAt === null || (entry.lo <= gmpAt && gmpAt < entry.hi)) && (subscriptionAt === null || (entry.slo <= subscriptionAt && subscriptionAt < entry.shi));
+}
+
+/**
+ * A row of a page or lookup: the IPO, with `gmp` when asked for (`gmp`) and `subscription`
+ * when asked for (`sub`); `range` narrowed to the instants over which they stay the same.
+ */
+function rowOf(r: PageRow, ipo: IpoRecord, gmp: boolean, sub: boolean, range: AtRanges): IpoRow {
+  const row: IpoRow = { ipo };
+  if (gmp) {
+    const latest = snapshotOf(r, ipo.id);
+    row.gmp = latest;
+    if (latest !== null) range.lo = Math.max(range.lo, latest.timestamp);
+    if (r.next_ts !== null && r.next_ts !== undefined) range.hi = Math.min(range.hi, Number(r.next_ts));
+  }
+  if (sub) {
+    const latest = subscriptionOf(r, ipo.id);
+    row.subscription = latest;
+    if (latest !== null) range.slo = Math.max(range.slo, latest.timestamp);
+    if (r.s_next_ts !== null && r.s_next_ts !== undefined) range.shi = Math.min(range.shi, Number(r.s_next_ts));
+  }
+  return row;
 }
 
 /** A row's estimated size in memory: about twice its JSON text (V8 strings of 1 or 2 bytes a character), plus objects. */
@@ -684,11 +799,18 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** A row of a page: the IPO's doc and, with GMP, its latest snapshot's columns (one per `GMP_FIELDS` field). */
-interface PageRow extends Partial<Record<GmpField, number | null>> {
+/** A subscription snapshot's columns as {@link SUBSCRIPTION_SELECT} reads them (numeric as text). */
+type SubscriptionRow = { s_ts?: number | null } & Partial<Record<`s_${keyof SubscriptionTimes}`, string | null>>;
+
+/**
+ * A row of a page: the IPO's doc and, with GMP, its latest snapshot's columns (one per
+ * `GMP_FIELDS` field), and with subscription its latest subscription snapshot's.
+ */
+interface PageRow extends Partial<Record<GmpField, number | null>>, SubscriptionRow {
   n?: number;
   dv?: string | null;
   next_ts?: number | null;
+  s_next_ts?: number | null;
   doc: IpoRecord | string | null;
   ts: number | null;
   sources?: Array<{ name: string; paise: number }> | string;
@@ -755,14 +877,20 @@ async function findConflicts(
   s: string,
   ipos: readonly IpoRecord[],
   snapshots: readonly SnapshotRecord[],
+  subscription: readonly SubscriptionRecord[],
 ): Promise<DatasetConflict[]> {
   const conflicts: DatasetConflict[] = [];
   const incoming = new Set(ipos.map((ipo) => ipo.id));
-  const outside = [...new Set(snapshots.map((x) => x.ipoId).filter((id) => !incoming.has(id)))];
-  const unknown = await unstoredIpoIds(tx, s, outside);
+  const outside = new Set<string>();
+  for (const x of snapshots) if (!incoming.has(x.ipoId)) outside.add(x.ipoId);
+  for (const x of subscription) if (!incoming.has(x.ipoId)) outside.add(x.ipoId);
+  const unknown = await unstoredIpoIds(tx, s, [...outside]);
   if (unknown.size > 0) {
     snapshots.forEach((x, i) => {
       if (unknown.has(x.ipoId)) conflicts.push({ kind: 'unknown-ipo', snapshot: i });
+    });
+    subscription.forEach((x, i) => {
+      if (unknown.has(x.ipoId)) conflicts.push({ kind: 'unknown-ipo-subscription', snapshot: i });
     });
   }
   conflicts.push(...(await findIpoConflicts(tx, s, ipos)));
@@ -816,12 +944,39 @@ export async function upsertSnapshots(tx: Transaction, s: string, snapshots: rea
   await tx.query(UPSERT_SNAPSHOTS(s), [JSON.stringify(snapshots.map(snapshotRow))]);
 }
 
-/** Whether some enabled endpoint takes an event of an IPO written, and whether one of an IPO changed. */
-function ipoEventsOf(endpoints: Endpoints | null): { any: boolean; changes: boolean } {
+/** Upserts subscription snapshots in one statement: each replaces the stored one with its (ipoId, instant). */
+export async function upsertSubscription(tx: Transaction, s: string, records: readonly SubscriptionRecord[]): Promise<void> {
+  await tx.query(UPSERT_SUBSCRIPTION(s), [JSON.stringify(records.map(subscriptionRow))]);
+}
+
+/**
+ * Whether some enabled endpoint takes an event of an IPO written, whether one of an IPO
+ * changed, and whether one shows the IPO object (which carries its subscription snapshot).
+ */
+function ipoEventsOf(endpoints: Endpoints | null): { any: boolean; changes: boolean; objects: boolean } {
   const types = endpoints?.types;
-  if (types === undefined) return { any: false, changes: false };
+  if (types === undefined) return { any: false, changes: false, objects: false };
   const changes = types.has('ipo.updated') || types.has('ipo.status_changed');
-  return { any: changes || types.has('ipo.created'), changes };
+  return { any: changes || types.has('ipo.created'), changes, objects: types.has('ipo.created') || types.has('ipo.updated') };
+}
+
+/**
+ * Of a write's subscription snapshots, each IPO's latest at or before `at`: what its IPO
+ * object shows after the write unless a later stored one is (see {@link writeIpoBatch}).
+ *
+ * @example
+ * ```ts
+ * latestSubscriptions(subscription, Date.now()).get('a1'); // the write's latest snapshot of a1 up to now, or undefined
+ * ```
+ */
+export function latestSubscriptions(records: Iterable<SubscriptionRecord>, at: number): Map<string, SubscriptionRecord> {
+  const latest = new Map<string, SubscriptionRecord>();
+  for (const x of records) {
+    if (x.timestamp > at) continue;
+    const seen = latest.get(x.ipoId);
+    if (seen === undefined || seen.timestamp <= x.timestamp) latest.set(x.ipoId, x);
+  }
+  return latest;
 }
 
 /**
@@ -833,13 +988,25 @@ function ipoEventsOf(endpoints: Endpoints | null): { any: boolean; changes: bool
  * `ipo.status_changed`; one that does not is left as it is. The events are `eventsOfWrite`'s.
  * Resolves to how many events were recorded (the caller notifies once, when any were).
  *
+ * An IPO object in an event carries the IPO's latest subscription snapshot at `at` after
+ * the write: the later of `written`'s (the write's own, {@link latestSubscriptions}) and
+ * the latest stored one (read only when `ipo.created` or `ipo.updated` is taken); at the
+ * same instant the write's, which replaces the stored one.
+ *
  * @example
  * ```ts
  * const endpoints = await readEndpoints(tx, s);
- * const added = await writeIpoBatch(tx, s, ipos, endpoints, Date.now());
+ * const added = await writeIpoBatch(tx, s, ipos, endpoints, Date.now(), latestSubscriptions(subscription, Date.now()));
  * ```
  */
-export async function writeIpoBatch(tx: Transaction, s: string, ipos: readonly IpoRecord[], endpoints: Endpoints | null, at: number): Promise<number> {
+export async function writeIpoBatch(
+  tx: Transaction,
+  s: string,
+  ipos: readonly IpoRecord[],
+  endpoints: Endpoints | null,
+  at: number,
+  written?: ReadonlyMap<string, SubscriptionRecord>,
+): Promise<number> {
   const wanted = ipoEventsOf(endpoints);
   if (endpoints === null || !wanted.any) {
     await upsertIpos(tx, s, ipos);
@@ -863,7 +1030,74 @@ export async function writeIpoBatch(tx: Transaction, s: string, ipos: readonly I
   // (when only ipo.created is taken, every IPO is written, as without events)
   const writing = wanted.changes ? changed.map((c) => c.ipo) : ipos;
   if (writing.length > 0) await upsertIpos(tx, s, writing);
-  const events = eventsOfWrite({ at, ipos: changed, snapshots: [], deleted: [] }, endpoints.types);
+  const shown = wanted.objects ? await withSubscriptions(tx, s, changed, at, written) : changed;
+  const events = eventsOfWrite({ at, ipos: shown, snapshots: [], deleted: [] }, endpoints.types);
+  return (await recordEvents(tx, s, events, at, endpoints)).events;
+}
+
+/** The changed IPOs of {@link writeIpoBatch}, each with its latest subscription snapshot at `at` (null: none). */
+async function withSubscriptions(
+  tx: Transaction,
+  s: string,
+  changed: ReadonlyArray<{ ipo: IpoRecord; before: IpoDates | null }>,
+  at: number,
+  written: ReadonlyMap<string, SubscriptionRecord> | undefined,
+): Promise<Array<{ ipo: IpoRecord; before: IpoDates | null; subscription: SubscriptionRecord | null }>> {
+  // (an IPO not stored before has no stored snapshot: the foreign key)
+  const ids = changed.filter((c) => c.before !== null).map((c) => c.ipo.id);
+  const stored = new Map<string, SubscriptionRecord>();
+  if (ids.length > 0) {
+    const rows = await tx.query<SubscriptionRow & { ipo_id: string }>(
+      `SELECT DISTINCT ON (sb.ipo_id) sb.ipo_id, ${SUBSCRIPTION_SELECT('sb')} FROM ${s}.subscription_snapshots AS sb
+       WHERE sb.ipo_id = ANY ($1::text[]) AND sb.ts <= $2::bigint ORDER BY sb.ipo_id, sb.ts DESC`,
+      [ids, at],
+    );
+    for (const r of rows) stored.set(r.ipo_id, subscriptionOf(r, r.ipo_id)!);
+  }
+  return changed.map((c) => {
+    const mine = written?.get(c.ipo.id);
+    const theirs = stored.get(c.ipo.id);
+    const latest = mine === undefined ? theirs : theirs === undefined || theirs.timestamp <= mine.timestamp ? mine : theirs;
+    return { ...c, subscription: latest ?? null };
+  });
+}
+
+/**
+ * Writes a batch of a data write's subscription snapshots, in its transaction, and records
+ * their `subscription.snapshot` events when an enabled endpoint takes them (else the upsert
+ * alone): the stored snapshots of the batch's (ipoId, instant) are read first and compared
+ * with the core's `sameSubscription`; those new or changed are written and their events
+ * (`eventsOfWrite`'s) recorded, in the batch's order. Resolves to how many events were recorded.
+ *
+ * @example
+ * ```ts
+ * const added = await writeSubscriptionBatch(tx, s, subscription, endpoints, Date.now());
+ * ```
+ */
+export async function writeSubscriptionBatch(
+  tx: Transaction,
+  s: string,
+  records: readonly SubscriptionRecord[],
+  endpoints: Endpoints | null,
+  at: number,
+): Promise<number> {
+  if (endpoints === null || !endpoints.types.has('subscription.snapshot')) {
+    await upsertSubscription(tx, s, records);
+    return 0;
+  }
+  const rows = await tx.query<SubscriptionRow & { ipo_id: string }>(
+    `SELECT sb.ipo_id, ${SUBSCRIPTION_SELECT('sb')} FROM ${s}.subscription_snapshots AS sb
+     WHERE (sb.ipo_id, sb.ts) IN (SELECT * FROM unnest($1::text[], $2::bigint[]))`,
+    [records.map((x) => x.ipoId), records.map((x) => x.timestamp)],
+  );
+  const stored = new Map(rows.map((r) => [`${r.ipo_id}\u0000${Number(r.s_ts)}`, subscriptionOf(r, r.ipo_id)!]));
+  const changed = records.filter((x) => {
+    const before = stored.get(`${x.ipoId}\u0000${x.timestamp}`);
+    return before === undefined || !sameSubscription(before, x);
+  });
+  if (changed.length === 0) return 0;
+  await upsertSubscription(tx, s, changed);
+  const events = eventsOfWrite({ at, ipos: [], snapshots: [], subscription: changed, deleted: [] }, endpoints.types);
   return (await recordEvents(tx, s, events, at, endpoints)).events;
 }
 
@@ -956,6 +1190,18 @@ function ipoRow(ipo: IpoRecord): Record<string, unknown> {
   };
 }
 
+const UPSERT_SUBSCRIPTION = (s: string): string => `
+INSERT INTO ${s}.subscription_snapshots (ipo_id, ts, ${CATEGORY_COLUMNS})
+SELECT ipo_id, ts, ${CATEGORY_COLUMNS}
+FROM json_to_recordset($1::json) AS x(ipo_id text, ts bigint, ${SUBSCRIPTION_CATEGORIES.map((c) => `${c} numeric`).join(', ')})
+ON CONFLICT (ipo_id, ts) DO UPDATE SET ${SUBSCRIPTION_CATEGORIES.map((c) => `${c} = excluded.${c}`).join(', ')}`;
+
+function subscriptionRow(x: SubscriptionRecord): Record<string, unknown> {
+  const row: Record<string, unknown> = { ipo_id: x.ipoId, ts: x.timestamp };
+  for (const c of SUBSCRIPTION_CATEGORIES) row[c] = x.times[c] ?? null;
+  return row;
+}
+
 function snapshotRow(x: SnapshotRecord): Record<string, unknown> {
   const row: Record<string, unknown> = { ipo_id: x.ipoId, ts: x.timestamp, sources: x.sources };
   for (const f of GMP_FIELDS) row[FIELD_COLUMN[f]] = x.aggregations[f];
@@ -973,6 +1219,17 @@ function snapshotOf(r: PageRow, ipoId: string): SnapshotRecord | null {
   const sources = typeof r.sources === 'string' ? (JSON.parse(r.sources) as SnapshotRecord['sources']) : (r.sources ?? []);
   const aggregations = Object.fromEntries(GMP_FIELDS.map((f) => [f, num(r[f])])) as SnapshotRecord['aggregations'];
   return { ipoId, timestamp: Number(r.ts), sources, aggregations };
+}
+
+/** A subscription snapshot from its columns (null when there is none): numeric text to the number it prints as. */
+function subscriptionOf(r: SubscriptionRow, ipoId: string): SubscriptionRecord | null {
+  if (r.s_ts === null || r.s_ts === undefined) return null;
+  const times = {} as SubscriptionTimes;
+  for (const c of SUBSCRIPTION_CATEGORIES) {
+    const v = r[`s_${c}`];
+    times[c] = v === null || v === undefined ? null : Number(v);
+  }
+  return { ipoId, timestamp: Number(r.s_ts), times };
 }
 
 function accountOf(r: AccountRow): AccountRecord {

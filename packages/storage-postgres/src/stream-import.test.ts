@@ -26,7 +26,7 @@ afterAll(async () => {
   await db.close();
 });
 
-const TABLES = ['snapshots', 'ipos'];
+const TABLES = ['subscription_snapshots', 'snapshots', 'ipos'];
 async function empty(schema: string): Promise<void> {
   for (const t of TABLES) await db.client.query(`DELETE FROM "${schema}".${t}`);
 }
@@ -39,26 +39,28 @@ async function dump(schema: string): Promise<unknown> {
     `SELECT ipo_id, ts::text AS ts, sources::text AS sources, agg_mean::text AS mean, agg_median::text AS median, agg_min::text AS min, agg_max::text AS max, agg_mode::text AS mode
      FROM "${schema}".snapshots ORDER BY ipo_id, ts`,
   );
+  const subscription = await rows(`SELECT ipo_id, ts::text AS ts, to_jsonb(x)::text AS row FROM "${schema}".subscription_snapshots AS x ORDER BY ipo_id, ts`);
   const store = postgresStore({ client: db.client, schema });
   const found = [];
-  for (const { id } of ipos) found.push(await store.findIpo({ identifier: id, gmpAt: Date.UTC(2030, 0, 1) }));
-  return { ipos, snapshots, found };
+  for (const { id } of ipos) found.push(await store.findIpo({ identifier: id, gmpAt: Date.UTC(2030, 0, 1), subscriptionAt: Date.UTC(2030, 0, 1) }));
+  return { ipos, snapshots, subscription, found };
 }
 
 /** The items a streaming reader gives for a dataset held as an object (keys in its order). */
 function itemsOf(dataset: unknown): () => AsyncIterable<DatasetItem> {
-  return async function* items() {
+  return async function* items(): AsyncGenerator<DatasetItem> {
     if (typeof dataset !== 'object' || dataset === null || Array.isArray(dataset)) {
       yield { kind: 'not-an-object', value: dataset };
       return;
     }
     for (const [key, value] of Object.entries(dataset)) {
       yield { kind: 'key', key };
-      if (key !== 'ipos' && key !== 'gmp') continue;
+      if (key !== 'ipos' && key !== 'gmp' && key !== 'subscription') continue;
       yield { kind: 'value', key, value: Array.isArray(value) ? [] : value };
       if (!Array.isArray(value)) continue;
       for (let index = 0; index < value.length; index++) {
-        yield key === 'ipos' ? { kind: 'ipo', index, value: value[index] as unknown } : { kind: 'snapshot', index, value: value[index] as unknown };
+        const element = value[index] as unknown;
+        yield key === 'ipos' ? { kind: 'ipo', index, value: element } : key === 'gmp' ? { kind: 'snapshot', index, value: element } : { kind: 'subscription', index, value: element };
       }
     }
   };
@@ -140,10 +142,64 @@ describe(`importDatasetStream (${ON})`, () => {
       reads += 1;
       return read();
     };
-    expect(await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 7 }, counted)).toEqual({ ipos: 5, snapshots: 40 });
+    expect(await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 7 }, counted)).toEqual({ ipos: 5, snapshots: 40, subscription: 0 });
     expect(reads).toBe(3);
     await importDataset(postgresStore({ client: db.client, schema: other }), { ipos: i, gmp });
     expect(await dump(db.schema)).toEqual(await dump(other));
+  });
+
+  it('writes subscription snapshots as importDataset does, from a file that holds them first, in batches, replacing the stored ones', async () => {
+    await empty(db.schema);
+    await empty(other);
+    const ipos = Array.from({ length: 4 }, (_, i) => makeIpo({ id: `s${i}`, symbol: `S${i}` }));
+    const snapshots = Array.from({ length: 6 }, (_, i) => makeSnapshot(`s${i % 4}`, Date.UTC(2026, 10, 1) + i * 60_000, { w: i }));
+    const { ipos: i, gmp } = toDataset({ ipos, snapshots });
+    const subscription = Array.from({ length: 23 }, (_, k) => ({
+      ipoId: `s${k % 4}`,
+      timestamp: new Date(Date.UTC(2026, 10, 1) + k * 3_600_000).toISOString(),
+      times: k % 3 === 0 ? { total: k + 0.25, qib: null } : { qib: k / 100, retail: 12.5, total: 9_999_999.99 },
+    }));
+    let reads = 0;
+    const read = itemsOf({ subscription, ipos: i, gmp });
+    const counted = () => {
+      reads += 1;
+      return read();
+    };
+    expect(await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 5 }, counted)).toEqual({ ipos: 4, snapshots: 6, subscription: 23 });
+    // (pass 1, then IPOs, then the snapshots)
+    expect(reads).toBe(3);
+    await importDataset(postgresStore({ client: db.client, schema: other }), { ipos: i, gmp, subscription });
+    expect(await dump(db.schema)).toEqual(await dump(other));
+    expect(await count('subscription_snapshots')).toBe(23);
+    // again, with new numbers for some: replaced, none added
+    const again = { ipos: i, gmp, subscription: subscription.map((x, k) => (k % 2 === 0 ? { ...x, times: { nii: k } } : x)) };
+    expect(await both(again, 4)).toEqual({ ok: { ipos: 4, snapshots: 6, subscription: 23 } });
+    expect(await count('subscription_snapshots')).toBe(23);
+  });
+
+  it('names subscription snapshots of unknown IPOs after the GMP ones, counting them all', async () => {
+    await empty(db.schema);
+    await empty(other);
+    const stored = toDataset({ ipos: [makeIpo({ id: 'held', symbol: 'HELD', slug: 'held' })], snapshots: [] });
+    await importDataset(postgresStore({ client: db.client, schema: db.schema }), stored);
+    await importDataset(postgresStore({ client: db.client, schema: other }), stored);
+    const at = (ipoId: string, minute: number) => new Date(Date.UTC(2026, 0, 1) + minute * 60_000).toISOString();
+    const dataset = {
+      subscription: [
+        { ipoId: 'ghost', timestamp: at('ghost', 1), times: { total: 1 } },
+        { ipoId: 'held', timestamp: at('held', 2), times: { total: 1 } },
+        { ipoId: 'new', timestamp: at('new', 3), times: { total: 1 } },
+        { ipoId: 'phantom', timestamp: at('phantom', 4), times: { total: 1 } },
+      ],
+      gmp: [{ ipoId: 'ghost', timestamp: at('ghost', 1), sources: [] }],
+      ipos: [{ id: 'new', name: 'New', slug: 'new', type: 'EQ' }],
+    };
+    const result = await both(dataset, 2);
+    expect(result).toMatchObject({ code: 'ERR:DATASET', problemCount: 3 });
+    if ('problems' in result) {
+      expect((result.problems as Array<{ path: string }>).map((p) => p.path)).toEqual(['gmp[0].ipoId', 'subscription[0].ipoId', 'subscription[3].ipoId']);
+    }
+    expect(await count('subscription_snapshots')).toBe(0);
   });
 
   it('names the first 1,000 snapshots of unknown IPOs and counts them all, after the IPO conflicts', async () => {
@@ -230,7 +286,7 @@ describe(`importDatasetStream (${ON})`, () => {
     expect((await store.findIpo({ identifier: 'keep', gmpAt: null }))?.ipo.name).toBe('keep');
 
     // The same import through a healthy client writes all of it.
-    expect(await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 500 }, itemsOf(dataset))).toEqual({ ipos: 4, snapshots: 2_000 });
+    expect(await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 500 }, itemsOf(dataset))).toEqual({ ipos: 4, snapshots: 2_000, subscription: 0 });
     expect(await count('snapshots')).toBe(2_000);
     expect((await store.findIpo({ identifier: 'keep', gmpAt: null }))?.ipo.name).toBe('Renamed');
   });
@@ -282,12 +338,12 @@ describe(`importDatasetStream (${ON})`, () => {
     const seen: StreamImportProgress[] = [];
     await importDatasetStream({ client: db.client, schema: db.schema, batchSize: 10, onProgress: (p) => seen.push(p) }, itemsOf(toDataset({ ipos: [makeIpo({ id: 'p1' })], snapshots })));
     expect(seen).toEqual([
-      { pass: 1, ipos: 1, snapshots: 10 },
-      { pass: 1, ipos: 1, snapshots: 20 },
-      { pass: 1, ipos: 1, snapshots: 25 },
-      { pass: 2, ipos: 1, snapshots: 10 },
-      { pass: 2, ipos: 1, snapshots: 20 },
-      { pass: 2, ipos: 1, snapshots: 25 },
+      { pass: 1, ipos: 1, snapshots: 10, subscription: 0 },
+      { pass: 1, ipos: 1, snapshots: 20, subscription: 0 },
+      { pass: 1, ipos: 1, snapshots: 25, subscription: 0 },
+      { pass: 2, ipos: 1, snapshots: 10, subscription: 0 },
+      { pass: 2, ipos: 1, snapshots: 20, subscription: 0 },
+      { pass: 2, ipos: 1, snapshots: 25, subscription: 0 },
     ]);
 
     const none = itemsOf({});

@@ -8,7 +8,7 @@
  * batch by batch, as `writeDataset` records them.
  */
 import { IpokitError } from '@ipokit/core';
-import { createDatasetChecker, type DatasetConflict, datasetConflictError, type DatasetItem, type IpoRecord, type SnapshotRecord } from '@ipokit/core/backend';
+import { createDatasetChecker, type DatasetConflict, datasetConflictError, type DatasetItem, type IpoRecord, type SnapshotRecord, type SubscriptionRecord } from '@ipokit/core/backend';
 import { Database, type PostgresClient, type Transaction } from './client.js';
 import { noteDataWrite } from './data-cache.js';
 import { schemaIdentifier, type SchemaOptions } from './migrations.js';
@@ -17,10 +17,12 @@ import {
   dataVersion,
   findIpoConflicts,
   IPO_BATCH,
+  latestSubscriptions,
   lockData,
   unstoredIpoIds,
   writeIpoBatch,
   writeSnapshotBatch,
+  writeSubscriptionBatch,
   type IpoKeys,
 } from './postgres-store.js';
 import { notifyDeliveries, readEndpoints } from './webhook-store.js';
@@ -33,6 +35,8 @@ export interface StreamImportProgress {
   ipos: number;
   /** Snapshots read so far in this pass (in pass 2: written or in the batch being written). */
   snapshots: number;
+  /** Subscription snapshots read so far in this pass (as `snapshots`). */
+  subscription: number;
 }
 
 /**
@@ -46,7 +50,7 @@ export interface StreamImportProgress {
 export interface StreamImportOptions extends SchemaOptions {
   /** A `pg.Pool`, a `pg.Client` or a PGlite instance, migrated (`migrate`); never closed here. */
   client: PostgresClient;
-  /** Snapshots per INSERT statement (IPOs: at most 2,000); 1 to 50,000, default 5,000. */
+  /** Snapshots (GMP or subscription) per INSERT statement (IPOs: at most 2,000); 1 to 50,000, default 5,000. */
   batchSize?: number;
   /** Called as the passes go: every batch, and every `batchSize` records of pass 1. */
   onProgress?: (progress: StreamImportProgress) => void;
@@ -70,19 +74,22 @@ const MAX_LISTED = 1_000;
  * error thrown by `readPass` (a read error, malformed JSON) is passed on as it is.
  *
  * Memory: the IPOs' ids, symbols and slugs, and 12 bytes per snapshot (to find duplicate
- * snapshots) are kept, never the records; one batch is in memory at a time.
+ * snapshots) are kept, never the records; one batch is in memory at a time. (When an
+ * enabled endpoint takes `ipo.created` or `ipo.updated` and the source holds subscription
+ * snapshots, pass 2 reads them first, keeping each IPO's latest at the import's instant:
+ * its IPO object in the event shows it.)
  *
  * @example
  * ```ts
  * import { importDatasetStream } from '@ipokit/storage-postgres';
  *
- * const { ipos, snapshots } = await importDatasetStream({ client: pool }, () => readItems('big.json'));
+ * const { ipos, snapshots, subscription } = await importDatasetStream({ client: pool }, () => readItems('big.json'));
  * ```
  */
 export async function importDatasetStream(
   options: StreamImportOptions,
   readPass: () => AsyncIterable<DatasetItem>,
-): Promise<{ ipos: number; snapshots: number }> {
+): Promise<{ ipos: number; snapshots: number; subscription: number }> {
   if (options === null || typeof options !== 'object') {
     throw new IpokitError('ERR:BADPARAM', 'importDatasetStream needs { client }, e.g. importDatasetStream({ client: pool }, readPass).', { parameter: 'client' });
   }
@@ -108,37 +115,49 @@ export async function importDatasetStream(
   if (outcome.kind === 'written') {
     // Store objects on this client drop their cached reads at once (other processes on NOTIFY).
     noteDataWrite(options.client, s, outcome.version);
-    return { ipos: outcome.ipos, snapshots: outcome.snapshots };
+    return { ipos: outcome.ipos, snapshots: outcome.snapshots, subscription: outcome.subscription };
   }
 
-  // Conflicts with stored data: name the first snapshots that reference unknown IPOs
-  // (found by reading again: their places were not kept), count them all.
+  // Conflicts with stored data: name the first snapshots (GMP, then subscription) that
+  // reference unknown IPOs (found by reading again: their places were not kept), count them all.
   const listed: Array<{ ipoId: string } | undefined> = [];
+  const listedSubscription: Array<{ ipoId: string } | undefined> = [];
   const conflicts: DatasetConflict[] = [...outcome.conflicts];
   let unknownCount = 0;
-  for (const id of outcome.unknown) unknownCount += first.snapshotsOf.get(id) ?? 0;
+  for (const id of outcome.unknown) unknownCount += (first.snapshotsOf.get(id) ?? 0) + (first.subscriptionOf.get(id) ?? 0);
   if (outcome.unknown.size > 0) {
     let found = 0;
+    let foundSubscription = 0;
     for await (const item of readPass()) {
-      if (item.kind !== 'snapshot') continue;
+      if (item.kind !== 'snapshot' && item.kind !== 'subscription') continue;
       const ipoId = ipoIdOf(item.value);
       if (ipoId === undefined || !outcome.unknown.has(ipoId)) continue;
-      listed[item.index] = { ipoId };
-      conflicts.push({ kind: 'unknown-ipo', snapshot: item.index });
-      if (++found === MAX_LISTED) break;
+      if (item.kind === 'snapshot' && found < MAX_LISTED) {
+        listed[item.index] = { ipoId };
+        conflicts.push({ kind: 'unknown-ipo', snapshot: item.index });
+        found += 1;
+      } else if (item.kind === 'subscription' && foundSubscription < MAX_LISTED) {
+        listedSubscription[item.index] = { ipoId };
+        conflicts.push({ kind: 'unknown-ipo-subscription', snapshot: item.index });
+        foundSubscription += 1;
+      }
+      if (found === MAX_LISTED && foundSubscription === MAX_LISTED) break;
     }
   }
-  throw datasetConflictError(conflicts, first.ipoKeys, listed, outcome.conflicts.length + unknownCount);
+  throw datasetConflictError(conflicts, first.ipoKeys, listed, outcome.conflicts.length + unknownCount, listedSubscription);
 }
 
-/** What pass 1 keeps: the IPOs' keys, and how many snapshots each IPO id has. */
+/** What pass 1 keeps: the IPOs' keys, and how many snapshots of each kind each IPO id has. */
 interface FirstPass {
   ipoKeys: IpoKeys[];
   /** Snapshots per ipoId (an IPO of the dataset or not). */
   snapshotsOf: Map<string, number>;
   snapshots: number;
-  /** The `gmp` array comes before the `ipos` array: pass 2 then reads twice (IPOs first). */
-  gmpFirst: boolean;
+  /** Subscription snapshots per ipoId (an IPO of the dataset or not). */
+  subscriptionOf: Map<string, number>;
+  subscription: number;
+  /** The `gmp` or `subscription` array comes before the `ipos` array: pass 2 then reads twice (IPOs first). */
+  snapshotsFirst: boolean;
 }
 
 async function validatePass(
@@ -151,9 +170,16 @@ async function validatePass(
   const checker = createDatasetChecker();
   const ipoKeys: IpoKeys[] = [];
   const snapshotsOf = new Map<string, number>();
-  let firstArray: 'ipos' | 'gmp' | null = null;
+  const subscriptionOf = new Map<string, number>();
+  let firstArray: string | null = null;
   let ipos = 0;
   let snapshots = 0;
+  let subscription = 0;
+  const counted = (of: Map<string, number>, ipoId: string): void => {
+    const seen = of.get(ipoId);
+    if (seen === undefined) of.set(detached(ipoId), 1);
+    else of.set(ipoId, seen + 1);
+  };
   for await (const item of readPass()) {
     const record = checker.feed(item);
     if (item.kind === 'value' && Array.isArray(item.value)) firstArray ??= item.key;
@@ -164,16 +190,15 @@ async function validatePass(
         const ipo = record as IpoRecord;
         ipoKeys.push({ id: detached(ipo.id), symbol: ipo.symbol === null ? null : detached(ipo.symbol), slug: detached(ipo.slug) });
       }
-      if (ipos % batchSize === 0) progress({ pass: 1, ipos, snapshots });
+      if (ipos % batchSize === 0) progress({ pass: 1, ipos, snapshots, subscription });
     } else if (item.kind === 'snapshot') {
       snapshots += 1;
-      if (record !== null && checker.problemCount === 0) {
-        const { ipoId } = record as SnapshotRecord;
-        const seen = snapshotsOf.get(ipoId);
-        if (seen === undefined) snapshotsOf.set(detached(ipoId), 1);
-        else snapshotsOf.set(ipoId, seen + 1);
-      }
-      if (snapshots % batchSize === 0) progress({ pass: 1, ipos, snapshots });
+      if (record !== null && checker.problemCount === 0) counted(snapshotsOf, (record as SnapshotRecord).ipoId);
+      if (snapshots % batchSize === 0) progress({ pass: 1, ipos, snapshots, subscription });
+    } else if (item.kind === 'subscription') {
+      subscription += 1;
+      if (record !== null && checker.problemCount === 0) counted(subscriptionOf, (record as SubscriptionRecord).ipoId);
+      if (subscription % batchSize === 0) progress({ pass: 1, ipos, snapshots, subscription });
     }
   }
   if (checker.hasProblems()) {
@@ -183,12 +208,12 @@ async function validatePass(
     if (outside.length > 0) checker.unknownIpos(await db.transaction((tx) => unstoredIpoIds(tx, s, outside)));
   }
   checker.finish();
-  progress({ pass: 1, ipos, snapshots });
-  return { ipoKeys, snapshotsOf, snapshots, gmpFirst: firstArray === 'gmp' };
+  progress({ pass: 1, ipos, snapshots, subscription });
+  return { ipoKeys, snapshotsOf, snapshots, subscriptionOf, subscription, snapshotsFirst: firstArray !== null && firstArray !== 'ipos' };
 }
 
 type WriteOutcome =
-  | { kind: 'written'; ipos: number; snapshots: number; version: bigint | null }
+  | { kind: 'written'; ipos: number; snapshots: number; subscription: number; version: bigint | null }
   | { kind: 'conflicts'; conflicts: DatasetConflict[]; unknown: Set<string> };
 
 async function writePass(
@@ -211,7 +236,7 @@ async function writePass(
     return await db.transaction(async (tx): Promise<WriteOutcome> => {
       await lockData(tx, s);
       const fileIds = new Set(first.ipoKeys.map((k) => k.id));
-      const outside = [...first.snapshotsOf.keys()].filter((id) => !fileIds.has(id));
+      const outside = [...new Set([...first.snapshotsOf.keys(), ...first.subscriptionOf.keys()])].filter((id) => !fileIds.has(id));
       const unknown = await unstoredIpoIds(tx, s, outside);
       const conflicts = await findIpoConflicts(tx, s, first.ipoKeys);
       if (conflicts.length > 0 || unknown.size > 0) return { kind: 'conflicts', conflicts, unknown };
@@ -222,33 +247,43 @@ async function writePass(
       const when = at ?? Date.now();
       // deliveries and snapshot-event rows added: announced once, at the end, when any were
       let added = 0;
+      // An IPO's event shows its latest subscription snapshot at `when`: the source's are
+      // read first when such events are taken (one record per IPO kept).
+      const shown = endpoints !== null && (endpoints.types.has('ipo.created') || endpoints.types.has('ipo.updated')) && first.subscription > 0;
+      const written = shown ? await latestSubscriptionsOf(readPass, failed, when) : undefined;
       const writeIpos = (t: Transaction, batch: IpoRecord[]): Promise<void> =>
-        writeIpoBatch(t, s, batch, endpoints, when).then((n) => {
+        writeIpoBatch(t, s, batch, endpoints, when, written).then((n) => {
           added += n;
         });
       const writeSnapshots = (t: Transaction, batch: SnapshotRecord[]): Promise<void> =>
         writeSnapshotBatch(t, s, batch, endpoints, when).then((n) => {
           added += n;
         });
+      const writeSubscription = (t: Transaction, batch: SubscriptionRecord[]): Promise<void> =>
+        writeSubscriptionBatch(t, s, batch, endpoints, when).then((n) => {
+          added += n;
+        });
       const writer = new BatchWriter(tx);
       const checker = createDatasetChecker();
       const ipoBatch: IpoRecord[] = [];
       let snapshotBatch: SnapshotRecord[] = [];
+      let subscriptionBatch: SubscriptionRecord[] = [];
       const ipoBatchSize = Math.min(batchSize, IPO_BATCH);
       let ipos = 0;
       let snapshots = 0;
+      let subscription = 0;
       const changed = (what: string): IpokitError =>
         new IpokitError('ERR:DATASET', `The source changed between the two passes of the import (${what}); nothing was written.`, {
           problems: [{ path: '$', message: `the source changed between the two passes of the import (${what})` }],
           problemCount: 1,
         });
       // IPOs are written before any snapshot (a snapshot's IPO must exist): when the file
-      // holds gmp first, pass 2 reads it twice, IPOs the first time.
-      const reads: Array<'ipos' | 'gmp' | 'both'> = first.gmpFirst ? ['ipos', 'gmp'] : ['both'];
+      // holds gmp or subscription first, pass 2 reads it twice, IPOs the first time.
+      const reads: Array<'ipos' | 'snapshots' | 'both'> = first.snapshotsFirst ? ['ipos', 'snapshots'] : ['both'];
       try {
         for (const part of reads) {
           await eachItem(readPass, failed, async (item) => {
-            if (item.kind === 'ipo' && part !== 'gmp') {
+            if (item.kind === 'ipo' && part !== 'snapshots') {
               const record = checker.ipo(item.value, item.index);
               const keys = first.ipoKeys[ipos];
               ipos += 1;
@@ -258,7 +293,7 @@ async function writePass(
               ipoBatch.push(record);
               if (ipoBatch.length === ipoBatchSize) {
                 await writer.write((t) => writeIpos(t, ipoBatch.splice(0)));
-                progress({ pass: 2, ipos, snapshots });
+                progress({ pass: 2, ipos, snapshots, subscription });
               }
             } else if (item.kind === 'snapshot' && part !== 'ipos') {
               if (ipoBatch.length > 0) await writer.write((t) => writeIpos(t, ipoBatch.splice(0)));
@@ -270,13 +305,26 @@ async function writePass(
                 const batch = snapshotBatch;
                 snapshotBatch = [];
                 await writer.write((t) => writeSnapshots(t, batch));
-                progress({ pass: 2, ipos, snapshots });
+                progress({ pass: 2, ipos, snapshots, subscription });
+              }
+            } else if (item.kind === 'subscription' && part !== 'ipos') {
+              if (ipoBatch.length > 0) await writer.write((t) => writeIpos(t, ipoBatch.splice(0)));
+              const record = checker.subscription(item.value, item.index);
+              subscription += 1;
+              if (record === null || !first.subscriptionOf.has(record.ipoId)) throw changed(`subscription[${item.index}]`);
+              subscriptionBatch.push(record);
+              if (subscriptionBatch.length === batchSize) {
+                const batch = subscriptionBatch;
+                subscriptionBatch = [];
+                await writer.write((t) => writeSubscription(t, batch));
+                progress({ pass: 2, ipos, snapshots, subscription });
               }
             }
           });
         }
         if (ipoBatch.length > 0) await writer.write((t) => writeIpos(t, ipoBatch.splice(0)));
         if (snapshotBatch.length > 0) await writer.write((t) => writeSnapshots(t, snapshotBatch));
+        if (subscriptionBatch.length > 0) await writer.write((t) => writeSubscription(t, subscriptionBatch));
         await writer.flush();
       } finally {
         // Nothing may still run on the connection when the transaction ends.
@@ -284,15 +332,36 @@ async function writePass(
       }
       // The same records as pass 1, and as valid (duplicates included) before COMMIT.
       checker.finish();
-      if (ipos !== first.ipoKeys.length || snapshots !== first.snapshots) throw changed('a different number of records');
+      if (ipos !== first.ipoKeys.length || snapshots !== first.snapshots || subscription !== first.subscription) throw changed('a different number of records');
       if (added > 0) await notifyDeliveries(tx, s);
-      progress({ pass: 2, ipos, snapshots });
-      return { kind: 'written', ipos, snapshots, version: await dataVersion(tx, s) };
+      progress({ pass: 2, ipos, snapshots, subscription });
+      return { kind: 'written', ipos, snapshots, subscription, version: await dataVersion(tx, s) };
     });
   } catch (err) {
     if (source.failed) throw source.error;
     throw err;
   }
+}
+
+/**
+ * Each IPO's latest subscription snapshot of the source at or before `at` (see
+ * `latestSubscriptions`): one read of the source, one record per IPO kept.
+ */
+async function latestSubscriptionsOf(
+  readPass: () => AsyncIterable<DatasetItem>,
+  failed: (error: unknown) => void,
+  at: number,
+): Promise<Map<string, SubscriptionRecord>> {
+  const checker = createDatasetChecker();
+  const latest = new Map<string, SubscriptionRecord>();
+  await eachItem(readPass, failed, async (item) => {
+    if (item.kind !== 'subscription') return;
+    const record = checker.subscription(item.value, item.index);
+    if (record === null || record.timestamp > at) return;
+    const seen = latest.get(record.ipoId);
+    if (seen === undefined || seen.timestamp <= record.timestamp) latest.set(seen === undefined ? detached(record.ipoId) : record.ipoId, record);
+  });
+  return latestSubscriptions(latest.values(), at);
 }
 
 /**

@@ -20,7 +20,7 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-const TABLES = ['deliveries', 'events', 'owed', 'snapshot_changes', 'snapshot_events', 'webhooks', 'key_usage', 'rate_hits', 'rate_windows', 'api_keys', 'accounts', 'snapshots', 'ipos'];
+const TABLES = ['deliveries', 'events', 'owed', 'snapshot_changes', 'snapshot_events', 'webhooks', 'key_usage', 'rate_hits', 'rate_windows', 'api_keys', 'accounts', 'subscription_snapshots', 'snapshots', 'ipos'];
 
 /**
  * Opens the test database and migrates a schema of its own.

@@ -2,19 +2,18 @@ import fc from 'fast-check';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { createDatasetChecker, MAX_DATASET_PROBLEMS, validateDataset, type DatasetItem } from './dataset.js';
+import { createDatasetChecker, MAX_DATASET_PROBLEMS, validateDataset, type DatasetItem, type DatasetRecords } from './dataset.js';
 import { IpokitError } from '../model/errors.js';
+import { fullTimes } from '../model/subscription.js';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
-import type { IpoRecord, SnapshotRecord } from '../model/types.js';
+import { SUBSCRIPTION_CATEGORIES, type IpoRecord, type SnapshotRecord, type SubscriptionRecord } from '../model/types.js';
 
 // The streaming checker must say exactly what validateDataset says about the same data,
 // whatever order a file gives the top-level keys in.
 
-type Outcome =
-  | { ok: { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } }
-  | { code: string; message: string; problems: unknown; problemCount: number | undefined };
+type Outcome = { ok: DatasetRecords } | { code: string; message: string; problems: unknown; problemCount: number | undefined };
 
-function outcome(run: () => { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }): Outcome {
+function outcome(run: () => DatasetRecords): Outcome {
   try {
     return { ok: run() };
   } catch (err) {
@@ -27,29 +26,30 @@ function outcome(run: () => { ipos: IpoRecord[]; snapshots: SnapshotRecord[] }):
 function* itemsOf(entries: ReadonlyArray<readonly [string, unknown]>): Generator<DatasetItem> {
   for (const [key, value] of entries) {
     yield { kind: 'key', key };
-    if (key !== 'ipos' && key !== 'gmp') continue;
+    if (key !== 'ipos' && key !== 'gmp' && key !== 'subscription') continue;
     yield { kind: 'value', key, value: Array.isArray(value) ? [] : value };
     if (!Array.isArray(value)) continue;
-    for (let index = 0; index < value.length; index++) {
-      yield key === 'ipos' ? { kind: 'ipo', index, value: value[index] } : { kind: 'snapshot', index, value: value[index] };
-    }
+    const kind = key === 'ipos' ? 'ipo' : key === 'gmp' ? 'snapshot' : 'subscription';
+    for (let index = 0; index < value.length; index++) yield { kind, index, value: value[index] };
   }
 }
 
 /** Feeds the checker item by item, keeping the records it returns, as a streaming import would. */
-function streamed(items: Iterable<DatasetItem>): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
+function streamed(items: Iterable<DatasetItem>): DatasetRecords {
   const checker = createDatasetChecker();
   const ipos: IpoRecord[] = [];
   const snapshots: SnapshotRecord[] = [];
+  const subscription: SubscriptionRecord[] = [];
   for (const item of items) {
     const record = checker.feed(item);
     if (record === null) continue;
     if (item.kind === 'ipo') ipos.push(record as IpoRecord);
-    else snapshots.push(record as SnapshotRecord);
+    else if (item.kind === 'snapshot') snapshots.push(record as SnapshotRecord);
+    else subscription.push(record as SubscriptionRecord);
   }
   const counts = checker.finish();
-  expect(counts).toEqual({ ipos: ipos.length, snapshots: snapshots.length });
-  return { ipos, snapshots };
+  expect(counts).toEqual({ ipos: ipos.length, snapshots: snapshots.length, subscription: subscription.length });
+  return { ipos, snapshots, subscription };
 }
 
 /** The JSON text of these entries, as a file would hold them (keys in this order). */
@@ -86,15 +86,79 @@ const snapshot = fc.oneof(
   },
   { weight: 1, arbitrary: value },
 );
+const times = fc.oneof(
+  { weight: 5, arbitrary: fc.dictionary(fc.constantFrom(...SUBSCRIPTION_CATEGORIES, 'x', 'QIB'), fc.oneof(fc.constantFrom(0, 1.5, 12.25, null, -0, -1, 1.005, 1e7, 9_999_999.99), value), { maxKeys: 4 }) },
+  { weight: 1, arbitrary: value },
+);
+const subscriptionSnapshot = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record(
+      {
+        ipoId: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('a1', 'b2', 'c3') }, { weight: 1, arbitrary: value }),
+        timestamp: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(TS, '2026-11-18T15:00:00+05:30', '2026-11-18T10:00:00Z') }, { weight: 1, arbitrary: value }),
+        times,
+        x: value,
+      },
+      { requiredKeys: ['ipoId', 'timestamp'] },
+    ),
+  },
+  { weight: 1, arbitrary: value },
+);
 /** Top-level entries in file order, unique keys (a repeated key is a separate rule). */
 const entries = fc.uniqueArray(
   fc.oneof(
     { weight: 4, arbitrary: fc.tuple(fc.constant('ipos'), fc.oneof({ weight: 5, arbitrary: fc.array(ipo, { maxLength: 20 }) }, { weight: 1, arbitrary: value })) },
     { weight: 4, arbitrary: fc.tuple(fc.constant('gmp'), fc.oneof({ weight: 5, arbitrary: fc.array(snapshot, { maxLength: 40 }) }, { weight: 1, arbitrary: value })) },
+    {
+      weight: 4,
+      arbitrary: fc.tuple(fc.constant('subscription'), fc.oneof({ weight: 5, arbitrary: fc.array(subscriptionSnapshot, { maxLength: 30 }) }, { weight: 1, arbitrary: value })),
+    },
     { weight: 2, arbitrary: fc.tuple(fc.constantFrom('x', '1', '0', '10', '007', '4294967294', '4294967295', '__proto__', 'ipos ', 'GMP'), value) },
   ),
   { selector: ([k]) => k, maxLength: 6 },
 );
+
+/**
+ * Valid subscription snapshots of these IPOs, as a dataset gives them (some categories, any
+ * offset), with the records `validateDataset` makes of them: (ipoId, instant) unique.
+ */
+function subscriptionArbitrary(ipoIds: readonly string[]): fc.Arbitrary<Array<{ given: unknown; record: SubscriptionRecord }>> {
+  if (ipoIds.length === 0) return fc.constant([]);
+  const category = fc.constantFrom(...SUBSCRIPTION_CATEGORIES);
+  const one = fc.record({
+    ipoId: fc.constantFrom(...ipoIds),
+    minute: fc.integer({ min: 0, max: 600 }),
+    offset: fc.constantFrom(0, 330, -90),
+    times: fc
+      .uniqueArray(fc.tuple(category, fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 999_999_999 }).map((n) => n / 100))), { minLength: 1, maxLength: 8, selector: ([c]) => c })
+      .map((list) => Object.fromEntries(list) as Record<string, number | null>),
+  });
+  return fc.uniqueArray(one, { maxLength: 30, selector: (s) => `${s.ipoId} ${s.minute}` }).map((list) =>
+    list.map(({ ipoId, minute, offset, times: given }) => {
+      const at = Date.UTC(2026, 10, 18) + minute * 60_000;
+      return { given: { ipoId, timestamp: withOffset(at, offset), times: given }, record: { ipoId, timestamp: at, times: fullTimes(given) } };
+    }),
+  );
+}
+
+/** The instant `ms` written with an offset of `minutes` east of UTC. */
+function withOffset(ms: number, minutes: number): string {
+  const local = new Date(ms + minutes * 60_000).toISOString().slice(0, 19);
+  if (minutes === 0) return `${local}Z`;
+  const abs = Math.abs(minutes);
+  return `${local}${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+/** Every order a file may give the three parts in. */
+const PART_ORDERS = [
+  ['ipos', 'gmp', 'subscription'],
+  ['ipos', 'subscription', 'gmp'],
+  ['gmp', 'ipos', 'subscription'],
+  ['gmp', 'subscription', 'ipos'],
+  ['subscription', 'ipos', 'gmp'],
+  ['subscription', 'gmp', 'ipos'],
+] as const;
 
 describe('createDatasetChecker', () => {
   it('gives exactly validateDataset’s records or error, fed item by item in file order (property)', () => {
@@ -108,13 +172,17 @@ describe('createDatasetChecker', () => {
     );
   });
 
-  it('gives exactly validateDataset’s records on valid generated datasets, gmp before ipos or after (property)', () => {
+  it('gives exactly validateDataset’s records on valid generated datasets, the parts in any order (property)', () => {
+    const arb = datasetArbitrary({ maxIpos: 12, maxSnapshots: 60 }).chain((records) =>
+      fc.tuple(fc.constant(records), subscriptionArbitrary(records.ipos.map((i) => i.id)), fc.constantFrom(...PART_ORDERS)),
+    );
     fc.assert(
-      fc.property(datasetArbitrary({ maxIpos: 12, maxSnapshots: 60 }), fc.boolean(), (records, gmpFirst) => {
-        const dataset = JSON.parse(JSON.stringify(toDataset(records))) as { ipos: unknown[]; gmp: unknown[] };
-        const list: Array<[string, unknown]> = gmpFirst ? [['gmp', dataset.gmp], ['ipos', dataset.ipos]] : [['ipos', dataset.ipos], ['gmp', dataset.gmp]];
+      fc.property(arb, ([records, subscription, order]) => {
+        const { ipos, gmp } = JSON.parse(JSON.stringify(toDataset(records))) as { ipos: unknown[]; gmp: unknown[] };
+        const dataset: Record<string, unknown> = { ipos, gmp, subscription: subscription.map((s) => s.given) };
+        const list = order.map((key) => [key, dataset[key]] as const);
         expect(streamed(itemsOf(list))).toEqual(validateDataset(dataset));
-        expect(validateDataset(dataset)).toEqual(records);
+        expect(validateDataset(dataset)).toEqual({ ipos: records.ipos, snapshots: records.snapshots, subscription: subscription.map((s) => s.record) });
       }),
       { numRuns: 200 },
     );
@@ -186,9 +254,9 @@ describe('createDatasetChecker', () => {
       checker.finish();
     } catch (err) {
       expect((err as IpokitError).problems).toEqual([
-        { path: '1', message: 'unknown top-level key "1": a dataset holds only "ipos" and "gmp"' },
-        { path: '2', message: 'unknown top-level key "2": a dataset holds only "ipos" and "gmp"' },
-        { path: 'x', message: 'unknown top-level key "x": a dataset holds only "ipos" and "gmp"' },
+        { path: '1', message: 'unknown top-level key "1": a dataset holds only "ipos", "gmp" and "subscription"' },
+        { path: '2', message: 'unknown top-level key "2": a dataset holds only "ipos", "gmp" and "subscription"' },
+        { path: 'x', message: 'unknown top-level key "x": a dataset holds only "ipos", "gmp" and "subscription"' },
         { path: 'gmp', message: 'the top-level key "gmp" is given more than once: a dataset holds one "gmp" array' },
       ]);
     }
@@ -266,7 +334,7 @@ describe('createDatasetChecker: what a reader refused, and the store’s part', 
       checker.finish();
     } catch (err) {
       expect((err as IpokitError).problems).toEqual([
-        { path: 'x', message: 'unknown top-level key "x": a dataset holds only "ipos" and "gmp"' },
+        { path: 'x', message: 'unknown top-level key "x": a dataset holds only "ipos", "gmp" and "subscription"' },
         { path: 'x', message: 'too deep' },
         { path: 'ipos[0].minQty', message: 'too long' },
         { path: 'ipos[1].type', message: 'type "X" is not one of "EQ", "SME" and "DEBT"' },
@@ -322,6 +390,136 @@ describe('createDatasetChecker: what a reader refused, and the store’s part', 
   });
 });
 
+describe('createDatasetChecker: subscription snapshots', () => {
+  const sub = (ipoId: unknown, minute: number, more: object = {}) => ({
+    ipoId,
+    timestamp: new Date(Date.UTC(2026, 10, 18) + minute * 60_000).toISOString(),
+    times: { total: 1 },
+    ...more,
+  });
+  const gmpAt = (ipoId: string, minute: number) => ({ ipoId, timestamp: new Date(Date.UTC(2026, 10, 18) + minute * 60_000).toISOString(), sources: [] });
+
+  it('returns the normalised record as it goes, in its own index order, and counts them at the end', () => {
+    const checker = createDatasetChecker();
+    checker.topLevelKey('subscription');
+    checker.topLevelValue('subscription', []);
+    expect(checker.subscription({ ipoId: 'a1', timestamp: '2026-11-18T15:00:00+05:30', times: { qib: 1.25, retail: null, total: 0 } }, 0)).toEqual({
+      ipoId: 'a1',
+      timestamp: Date.parse(TS),
+      times: { qib: 1.25, nii: null, bnii: null, snii: null, retail: null, employee: null, shareholder: null, total: 0 },
+    });
+    // GMP snapshots count from 0 on their own.
+    expect(checker.snapshot({ ipoId: 'a1', timestamp: TS, sources: [] }, 0)).not.toBeNull();
+    expect(checker.subscription({ ipoId: 'a1', timestamp: TS, times: {} }, 1)).toBeNull();
+    expect(() => checker.subscription(sub('a1', 1), 3)).toThrow(new RangeError('createDatasetChecker: snapshots are checked in order; expected subscription[2], got subscription[3]'));
+    let problems: unknown;
+    try {
+      checker.finish();
+    } catch (err) {
+      problems = (err as IpokitError).problems;
+    }
+    expect(problems).toEqual([
+      { path: 'subscription[1].times', message: expect.stringMatching(/^times gives no category/) as unknown },
+      { path: 'subscription[1].timestamp', message: 'a subscription snapshot of ipoId "a1" at 2026-11-18T09:30:00.000Z is already given by subscription[0]' },
+    ]);
+    const valid = createDatasetChecker();
+    valid.subscription(sub('a1', 1), 0);
+    valid.subscription(sub('a1', 2), 1);
+    expect(valid.finish()).toEqual({ ipos: 0, snapshots: 0, subscription: 2 });
+  });
+
+  it('finds duplicates within subscription only: a GMP snapshot at the same instant is no duplicate', () => {
+    const checker = createDatasetChecker();
+    [gmpAt('a1', 1), gmpAt('a1', 2)].forEach((s, i) => checker.snapshot(s, i));
+    [sub('a1', 2), sub('a1', 1), sub('b2', 1), sub('a1', 2, { times: { qib: 3 } })].forEach((s, i) => checker.subscription(s, i));
+    expect(checker.problemCount).toBe(0);
+    expect(checker.hasProblems()).toBe(true);
+    expect(outcome(() => streamed(itemsOf([['subscription', [sub('a1', 2), sub('a1', 1), sub('b2', 1), sub('a1', 2)]], ['gmp', [gmpAt('a1', 2)]]])))).toMatchObject({
+      problems: [{ path: 'subscription[3].timestamp', message: 'a subscription snapshot of ipoId "a1" at 2026-11-18T00:02:00.000Z is already given by subscription[0]' }],
+      problemCount: 1,
+    });
+  });
+
+  it('finds duplicate subscription snapshots in any order, as the rule reads (property)', () => {
+    const keyed = fc.array(fc.record({ ipo: fc.integer({ min: 0, max: 2 }), minute: fc.integer({ min: 0, max: 5 }), bad: fc.boolean() }), { maxLength: 60 });
+    fc.assert(
+      fc.property(keyed, (list) => {
+        const subscription = list.map((k) => sub(`i${k.ipo}`, k.minute, k.bad ? { times: {} } : {}));
+        const expected: Array<{ path: string; message: string }> = [];
+        const first = new Map<string, number>();
+        list.forEach((k, index) => {
+          if (k.bad) expected.push({ path: `subscription[${index}].times`, message: expect.stringMatching(/^times gives no category/) as unknown as string });
+          const key = `${k.ipo} ${k.minute}`;
+          const earlier = first.get(key);
+          if (earlier === undefined) first.set(key, index);
+          else {
+            const ts = new Date(Date.UTC(2026, 10, 18) + k.minute * 60_000).toISOString();
+            expected.push({ path: `subscription[${index}].timestamp`, message: `a subscription snapshot of ipoId "i${k.ipo}" at ${ts} is already given by subscription[${earlier}]` });
+          }
+        });
+        const got = outcome(() => streamed(itemsOf([['subscription', subscription]])));
+        expect(got).toEqual(outcome(() => validateDataset({ subscription })));
+        if (expected.length === 0) expect(got).toHaveProperty('ok');
+        else expect(got).toMatchObject({ code: 'ERR:DATASET', problems: expected, problemCount: expected.length });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('places a refused subscription snapshot in its part, after the GMP snapshots’ problems', () => {
+    const checker = createDatasetChecker();
+    const items: DatasetItem[] = [
+      { kind: 'key', key: 'subscription' },
+      { kind: 'value', key: 'subscription', value: [] },
+      { kind: 'refused', record: { part: 'subscription', index: 0 }, path: 'subscription[0].times.qib', message: 'too long' },
+      { kind: 'subscription', index: 1, value: sub('a1', 1, { times: { qib: -1 } }) },
+      { kind: 'key', key: 'gmp' },
+      { kind: 'value', key: 'gmp', value: 5 },
+      { kind: 'key', key: 'subscription' },
+    ];
+    for (const item of items) checker.feed(item);
+    expect(() => checker.refused('x', 'y', { part: 'subscription', index: 5 })).toThrow(RangeError);
+    let problems: unknown;
+    try {
+      checker.finish();
+    } catch (err) {
+      problems = (err as IpokitError).problems;
+    }
+    expect(problems).toEqual([
+      { path: 'subscription', message: 'the top-level key "subscription" is given more than once: a dataset holds one "subscription" array' },
+      { path: 'gmp', message: 'gmp must be an array of GMP snapshots, got the number 5' },
+      { path: 'subscription[0].times.qib', message: 'too long' },
+      { path: 'subscription[1].times.qib', message: 'times.qib -1 is negative' },
+    ]);
+    expect(checker.outsideIpoIds()).toEqual([]);
+  });
+
+  it('names the ipoIds of GMP and subscription snapshots alike, once each, and reports both parts’ snapshots of unknown IPOs', () => {
+    const checker = createDatasetChecker();
+    checker.ipo(MINIMAL, 0);
+    [gmpAt('ghost', 1), gmpAt('a1', 1)].forEach((s, i) => checker.snapshot(s, i));
+    [sub('a1', 1), sub('ghost', 1), sub('phantom', 2, { times: { total: 'x' } }), sub('ghost', 1)].forEach((s, i) => checker.subscription(s, i));
+    expect(checker.outsideIpoIds().sort()).toEqual(['ghost', 'phantom']);
+    checker.unknownIpos(['ghost', 'phantom']);
+    let err: IpokitError | null = null;
+    try {
+      checker.finish();
+    } catch (e) {
+      err = e as IpokitError;
+    }
+    const unknown = (part: string, i: number, id: string) => ({ path: `${part}[${i}].ipoId`, message: `ipoId "${id}" names no IPO in the dataset or the store` });
+    expect(err?.problems).toEqual([
+      unknown('gmp', 0, 'ghost'),
+      unknown('subscription', 1, 'ghost'),
+      { path: 'subscription[2].times.total', message: 'times.total must be a number or null, got the string "x"' },
+      unknown('subscription', 2, 'phantom'),
+      { path: 'subscription[3].timestamp', message: 'a subscription snapshot of ipoId "ghost" at 2026-11-18T00:01:00.000Z is already given by subscription[1]' },
+      unknown('subscription', 3, 'ghost'),
+    ]);
+    expect(err?.problemCount).toBe(6);
+  });
+});
+
 describe('createDatasetChecker: what it keeps', () => {
   it('keeps its own copies of ids, symbols and slugs, not the larger text a parser cut them from', () => {
     const gc = collector();
@@ -338,7 +536,7 @@ describe('createDatasetChecker: what it keeps', () => {
     }
     gc();
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(4_000_000);
-    expect(checker.finish()).toEqual({ ipos: 200, snapshots: 200 });
+    expect(checker.finish()).toEqual({ ipos: 200, snapshots: 200, subscription: 0 });
   });
 });
 

@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregatePaise } from '../model/aggregate.js';
-import { importDataset } from './import.js';
+import { datasetConflictError, importDataset } from './import.js';
 import { MAX_DATASET_PROBLEMS, validateDataset } from './dataset.js';
 import { IpokitError, type DatasetProblem } from '../model/errors.js';
 import { toWireIpo } from '../http/serialize.js';
 import { deriveStatus } from '../model/status.js';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
 import { referenceStore } from '@ipokit/testing';
-import type { IpoRecord, Store } from '../model/types.js';
+import type { DatasetConflict, IpoRecord, IpoStore, SnapshotRecord, Store, SubscriptionRecord } from '../model/types.js';
 
 /** The problems of an input that must be refused (fails the test when it is accepted). */
 function problemsOf(input: unknown): DatasetProblem[] {
@@ -151,8 +151,8 @@ const FULL_RECORD: IpoRecord = {
 
 describe('validateDataset: valid data', () => {
   it('accepts an empty dataset and one without either part', () => {
-    expect(validateDataset({})).toEqual({ ipos: [], snapshots: [] });
-    expect(validateDataset({ ipos: [], gmp: [] })).toEqual({ ipos: [], snapshots: [] });
+    expect(validateDataset({})).toEqual({ ipos: [], snapshots: [], subscription: [] });
+    expect(validateDataset({ ipos: [], gmp: [], subscription: [] })).toEqual({ ipos: [], snapshots: [], subscription: [] });
   });
 
   it('fills a minimal record: unknown fields null, lists empty, keys in the declared order', () => {
@@ -326,10 +326,13 @@ describe('validateDataset: the top level', () => {
     ['ipos not an array', { ipos: { 0: MINIMAL } }, ['ipos']],
     ['ipos null', { ipos: null }, ['ipos']],
     ['gmp not an array', { gmp: 'x' }, ['gmp']],
+    ['subscription not an array', { subscription: { 0: {} } }, ['subscription']],
+    ['the parts not arrays, in dataset order', { subscription: null, gmp: 1, ipos: 'x' }, ['ipos', 'gmp', 'subscription']],
     ['an unknown key', { ipos: [], snapshots: [] }, ['snapshots']],
     ['unknown keys first, then the parts', { gmp: 1, ipo: [], ipos: 2 }, ['ipo', 'ipos', 'gmp']],
     ['an IPO that is not an object', { ipos: [MINIMAL, 5, [], null, 'x'] }, ['ipos[1]', 'ipos[2]', 'ipos[3]', 'ipos[4]']],
     ['a snapshot that is not an object', { gmp: [true] }, ['gmp[0]']],
+    ['a subscription snapshot that is not an object', { subscription: [[], 'x'] }, ['subscription[0]', 'subscription[1]']],
   ])('refuses %s', (_, input, paths) => {
     expect(pathsOf(input)).toEqual(paths);
   });
@@ -765,6 +768,131 @@ describe('validateDataset: snapshots', () => {
   });
 });
 
+/** A dataset of one subscription snapshot with `fields` over a valid one. */
+function oneSubscription(fields: Record<string, unknown>): { subscription: Array<Record<string, unknown>> } {
+  return { subscription: [{ ipoId: 'a1', timestamp: TS, times: { total: 2.5 }, ...fields }] };
+}
+
+/** A subscription record as stores keep it: every category, null unless given. */
+function subscriptionRecord(ipoId: string, timestamp: string, times: Partial<Record<string, number | null>>): SubscriptionRecord {
+  const all = { qib: null, nii: null, bnii: null, snii: null, retail: null, employee: null, shareholder: null, total: null };
+  return { ipoId, timestamp: Date.parse(timestamp), times: { ...all, ...times } };
+}
+
+describe('validateDataset: subscription snapshots', () => {
+  it('normalises a snapshot: epoch ms from any offset, every category in order, null when not given', () => {
+    const { subscription } = validateDataset({
+      subscription: [
+        { ipoId: 'a1', timestamp: '2026-11-18T15:00:00+05:30', times: { total: 3.25, qib: 0, retail: null } },
+        { ipoId: 'a1', timestamp: '2026-11-18T09:31Z', times: { shareholder: 9_999_999.99, employee: -0, bnii: 0.01, snii: 12, nii: 1.5 } },
+      ],
+    });
+    expect(subscription).toEqual([
+      subscriptionRecord('a1', TS, { qib: 0, total: 3.25 }),
+      subscriptionRecord('a1', '2026-11-18T09:31:00.000Z', { nii: 1.5, bnii: 0.01, snii: 12, employee: 0, shareholder: 9_999_999.99 }),
+    ]);
+    expect(Object.keys(subscription[0]!.times)).toEqual(['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total']);
+    expect(Object.is(subscription[1]!.times.employee, 0)).toBe(true);
+  });
+
+  it('reads a category given as null as null, also when every category given is null', () => {
+    expect(validateDataset(oneSubscription({ times: { qib: null } })).subscription).toEqual([subscriptionRecord('a1', TS, {})]);
+    expect(validateDataset(oneSubscription({ times: { qib: null, total: 1 } })).subscription).toEqual([subscriptionRecord('a1', TS, { total: 1 })]);
+  });
+
+  it('reads timestamps as GMP snapshots do, from 2000 to 9999', () => {
+    expect(validateDataset(oneSubscription({ timestamp: '2000-01-01T05:30+05:30' })).subscription[0]?.timestamp).toBe(Date.UTC(2000, 0, 1));
+    expect(validateDataset(oneSubscription({ timestamp: '9999-12-31T23:59:59.999Z' })).subscription[0]?.timestamp).toBe(Date.UTC(9999, 11, 31, 23, 59, 59, 999));
+  });
+
+  it.each<[string, Record<string, unknown>, string, string]>([
+    ['an unknown key', { sources: [] }, 'subscription[0].sources', 'unknown field "sources" in a subscription snapshot'],
+    ['ipoId missing', { ipoId: undefined }, 'subscription[0].ipoId', 'ipoId is required'],
+    ['ipoId a number', { ipoId: 7 }, 'subscription[0].ipoId', 'ipoId must be a string, got the number 7'],
+    ['ipoId malformed', { ipoId: 'a b' }, 'subscription[0].ipoId', 'ipoId "a b" is not valid: an id is 1 to 64 of A-Z, a-z, 0-9, ".", "_" and "-", starting with a letter or digit'],
+    ['timestamp missing', { timestamp: null }, 'subscription[0].timestamp', 'timestamp is required'],
+    ['timestamp without zone', { timestamp: '2026-11-18T09:30:00' }, 'subscription[0].timestamp', 'timestamp "2026-11-18T09:30:00" is not an ISO-8601 instant with "Z" or an offset and at most 3 fractional digits'],
+    ['timestamp with 4 fractional digits', { timestamp: '2026-11-18T09:30:00.0001Z' }, 'subscription[0].timestamp', 'timestamp "2026-11-18T09:30:00.0001Z" is not an ISO-8601 instant with "Z" or an offset and at most 3 fractional digits'],
+    ['timestamp before 2000', { timestamp: '1999-12-31T23:59:59.999Z' }, 'subscription[0].timestamp', 'timestamp "1999-12-31T23:59:59.999Z" is outside 2000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z'],
+    ['times missing', { times: undefined }, 'subscription[0].times', 'times is required (an object giving at least one of "qib", "nii", "bnii", "snii", "retail", "employee", "shareholder" and "total")'],
+    ['times null', { times: null }, 'subscription[0].times', 'times is required (an object giving at least one of "qib", "nii", "bnii", "snii", "retail", "employee", "shareholder" and "total")'],
+    ['times an array', { times: [1] }, 'subscription[0].times', 'times must be an object of times subscribed by category, got an array'],
+    ['times a number', { times: 3.5 }, 'subscription[0].times', 'times must be an object of times subscribed by category, got the number 3.5'],
+    ['times empty', { times: {} }, 'subscription[0].times', 'times gives no category: give at least one of "qib", "nii", "bnii", "snii", "retail", "employee", "shareholder" and "total" (null for one the issue does not have)'],
+    ['a category a string', { times: { qib: '1.5' } }, 'subscription[0].times.qib', 'times.qib must be a number or null, got the string "1.5"'],
+    ['a category negative', { times: { nii: -0.5 } }, 'subscription[0].times.nii', 'times.nii -0.5 is negative'],
+    ['a category with 3 decimals', { times: { retail: 1.005 } }, 'subscription[0].times.retail', 'times.retail 1.005 has more than 2 decimals'],
+    ['a category tiny', { times: { retail: 1e-7 } }, 'subscription[0].times.retail', 'times.retail 1e-7 has more than 2 decimals'],
+    ['a category of 10,000,000', { times: { total: 10_000_000 } }, 'subscription[0].times.total', 'times.total 10000000 is 10,000,000 or more'],
+    ['a category infinite', { times: { total: Number.POSITIVE_INFINITY } }, 'subscription[0].times.total', 'times.total Infinity is not a finite number'],
+    ['a category NaN', { times: { total: Number.NaN } }, 'subscription[0].times.total', 'times.total NaN is not a finite number'],
+  ])('refuses %s', (_, fields, path, message) => {
+    expect(problemsOf(oneSubscription(fields))).toEqual([{ path, message }]);
+  });
+
+  it('refuses an unknown category, naming it (categories compare exactly), and times with no category at all', () => {
+    expect(problemsOf(oneSubscription({ times: { QIB: 1, total: 2, hni: 3 } }))).toEqual([
+      { path: 'subscription[0].times.QIB', message: 'unknown category "QIB" in times: the categories are "qib", "nii", "bnii", "snii", "retail", "employee", "shareholder" and "total"' },
+      { path: 'subscription[0].times.hni', message: 'unknown category "hni" in times: the categories are "qib", "nii", "bnii", "snii", "retail", "employee", "shareholder" and "total"' },
+    ]);
+    expect(pathsOf(oneSubscription({ times: { x: 1 } }))).toEqual(['subscription[0].times.x', 'subscription[0].times']);
+    expect(pathsOf(oneSubscription({ times: { ['k'.repeat(300)]: 1, total: 1 } }))).toEqual([`subscription[0].times.${'k'.repeat(100)}…`]);
+  });
+
+  it('refuses an own "__proto__" key and reads no inherited category', () => {
+    const times = JSON.parse('{"__proto__": {"qib": 1}}') as object;
+    expect(pathsOf(oneSubscription({ times }))).toEqual(['subscription[0].times.__proto__', 'subscription[0].times']);
+  });
+
+  it('reports a record’s problems in order: unknown fields, ipoId, timestamp, times (unknown categories first), then the duplicate', () => {
+    const input = {
+      subscription: [
+        { ipoId: 'a1', timestamp: TS, times: { total: 1 } },
+        { zz: 1, ipoId: 'a1', timestamp: '2026-11-18T15:00+05:30', times: { x: 1, total: -1, qib: 'x' }, aa: 2 },
+      ],
+    };
+    expect(pathsOf(input)).toEqual([
+      'subscription[1].zz',
+      'subscription[1].aa',
+      'subscription[1].times.x',
+      'subscription[1].times.qib',
+      'subscription[1].times.total',
+      'subscription[1].timestamp',
+    ]);
+    expect(pathsOf({ subscription: [{ ipoId: 5, timestamp: 5, times: 5 }] })).toEqual(['subscription[0].ipoId', 'subscription[0].timestamp', 'subscription[0].times']);
+  });
+
+  it('reports a snapshot repeating (ipoId, instant) within subscription on the later one, across offsets; GMP snapshots do not count', () => {
+    const input = {
+      gmp: [{ ipoId: 'a1', timestamp: TS, sources: [] }],
+      subscription: [
+        { ipoId: 'a1', timestamp: '2026-11-18T09:30:00Z', times: { total: 1 } },
+        { ipoId: 'b1', timestamp: TS, times: { total: 1 } },
+        { ipoId: 'a1', timestamp: '2026-11-18T15:00:00.000+05:30', times: { total: 2 } },
+      ],
+    };
+    expect(problemsOf(input)).toEqual([
+      { path: 'subscription[2].timestamp', message: 'a subscription snapshot of ipoId "a1" at 2026-11-18T09:30:00.000Z is already given by subscription[0]' },
+    ]);
+    input.subscription.pop();
+    expect(validateDataset(input).subscription).toHaveLength(2);
+  });
+
+  it('does not check that the IPO exists (the store does)', () => {
+    expect(validateDataset(oneSubscription({ ipoId: 'nowhere' })).subscription).toHaveLength(1);
+  });
+
+  it('lists problems in dataset order: IPOs, then GMP snapshots, then subscription snapshots, whatever the key order', () => {
+    const input = {
+      subscription: [{ ipoId: 'a1', timestamp: TS, times: {} }],
+      gmp: [{ ipoId: '', timestamp: TS, sources: [] }],
+      ipos: [{ ...MINIMAL, type: 'x' }],
+      extra: 1,
+    };
+    expect(pathsOf(input)).toEqual(['extra', 'ipos[0].type', 'gmp[0].ipoId', 'subscription[0].times']);
+  });
+});
+
 describe('validateDataset: the error', () => {
   it('lists problems in dataset order, IPOs before snapshots', () => {
     const input = { gmp: [{ ipoId: '', timestamp: TS, sources: [] }], ipos: [{ ...MINIMAL, type: 'x' }, 5, { ...MINIMAL, id: 'b', slug: 'b', minQty: 0 }] };
@@ -881,6 +1009,124 @@ describe('importDataset: the store’s part of the check, with the other problem
   });
 });
 
+describe('importDataset: subscription snapshots', () => {
+  const sub = (ipoId: string, minute: number, more: object = {}) => ({
+    ipoId,
+    timestamp: new Date(Date.UTC(2026, 10, 18) + minute * 60_000).toISOString(),
+    times: { total: 1.5 },
+    ...more,
+  });
+
+  /** The reference store, its writes recorded, answering `conflicts` when given. */
+  function recording(conflicts?: DatasetConflict[]): { store: IpoStore; writes: Array<Parameters<IpoStore['writeDataset']>[0]> } {
+    const inner = referenceStore();
+    const writes: Array<Parameters<IpoStore['writeDataset']>[0]> = [];
+    const store: IpoStore = {
+      ...inner,
+      writeDataset: (input, options) => {
+        writes.push(input);
+        return conflicts === undefined ? inner.writeDataset(input, options) : Promise.resolve(conflicts);
+      },
+    };
+    return { store, writes };
+  }
+
+  it('passes the normalised subscription snapshots to the store and counts them', async () => {
+    const { store, writes } = recording();
+    const counts = await importDataset(store, { ipos: [MINIMAL], subscription: [sub('a1', 1, { times: { qib: 2, total: null } }), sub('a1', 2)] });
+    expect(counts).toEqual({ ipos: 1, snapshots: 0, subscription: 2 });
+    expect(writes[0]?.subscription).toEqual([
+      subscriptionRecord('a1', '2026-11-18T00:01:00.000Z', { qib: 2 }),
+      subscriptionRecord('a1', '2026-11-18T00:02:00.000Z', { total: 1.5 }),
+    ]);
+    expect(await importDataset(store, { gmp: [] })).toEqual({ ipos: 0, snapshots: 0, subscription: 0 });
+    expect(writes[1]?.subscription).toEqual([]);
+  });
+
+  it('reports subscription snapshots of IPOs neither in the dataset nor stored with the other problems, after the GMP snapshots’', async () => {
+    const store = referenceStore();
+    await importDataset(store, { ipos: [{ id: 'held', name: 'H', slug: 'held', type: 'EQ' }] });
+    const dataset = {
+      subscription: [sub('held', 1), sub('ghost', 1), sub('a1', 1), sub('ghost', 2, { times: {} })],
+      gmp: [{ ipoId: 'phantom', timestamp: TS, sources: [] }],
+      ipos: [{ ...MINIMAL, typo: 1 }],
+    };
+    const err = await importDataset(store, dataset).then(
+      () => null,
+      (e: unknown) => e as IpokitError,
+    );
+    const unknown = (part: string, i: number, id: string) => ({ path: `${part}[${i}].ipoId`, message: `ipoId "${id}" names no IPO in the dataset or the store` });
+    expect(err).toMatchObject({
+      code: 'ERR:DATASET',
+      problemCount: 5,
+      problems: [
+        { path: 'ipos[0].typo', message: 'unknown field "typo" in an IPO record' },
+        unknown('gmp', 0, 'phantom'),
+        unknown('subscription', 1, 'ghost'),
+        { path: 'subscription[3].times', message: expect.stringMatching(/^times gives no category/) as unknown },
+        unknown('subscription', 3, 'ghost'),
+      ],
+    });
+  });
+
+  it('turns the store’s conflicts into problems in dataset order: IPOs (symbol before slug), GMP snapshots, subscription snapshots', async () => {
+    const conflicts: DatasetConflict[] = [
+      { kind: 'unknown-ipo-subscription', snapshot: 1 },
+      { kind: 'unknown-ipo', snapshot: 0 },
+      { kind: 'unknown-ipo-subscription', snapshot: 0 },
+      { kind: 'slug-taken', ipo: 0, holder: 'h1' },
+      { kind: 'symbol-taken', ipo: 0, holder: 'h2' },
+    ];
+    const { store } = recording(conflicts);
+    const dataset = { ipos: [{ ...MINIMAL, symbol: 'ACME' }], gmp: [{ ipoId: 'g1', timestamp: TS, sources: [] }], subscription: [sub('s0', 1), sub('s1', 1)] };
+    await expect(importDataset(store, dataset)).rejects.toMatchObject({
+      code: 'ERR:DATASET',
+      message: 'The dataset has 5 problem(s) with stored data; nothing was written.',
+      problemCount: 5,
+      problems: [
+        { path: 'ipos[0].symbol', message: 'symbol "ACME" is already held by the stored IPO "h2"' },
+        { path: 'ipos[0].slug', message: 'slug "acme" is already held by the stored IPO "h1"' },
+        { path: 'gmp[0].ipoId', message: 'ipoId "g1" names no IPO in the dataset or the store' },
+        { path: 'subscription[0].ipoId', message: 'ipoId "s0" names no IPO in the dataset or the store' },
+        { path: 'subscription[1].ipoId', message: 'ipoId "s1" names no IPO in the dataset or the store' },
+      ],
+    });
+  });
+});
+
+describe('datasetConflictError', () => {
+  it(`keeps the first ${MAX_DATASET_PROBLEMS} in dataset order and counts them all, as a streaming import passes them`, () => {
+    const conflicts: DatasetConflict[] = [
+      ...Array.from({ length: 900 }, (_, i): DatasetConflict => ({ kind: 'unknown-ipo-subscription', snapshot: i })),
+      ...Array.from({ length: 900 }, (_, i): DatasetConflict => ({ kind: 'unknown-ipo', snapshot: i })),
+    ];
+    const places = Array.from({ length: 900 }, () => ({ ipoId: 'x' }));
+    const err = datasetConflictError(conflicts, [], places, 5_000, places);
+    expect(err.problemCount).toBe(5_000);
+    expect(err.problems).toHaveLength(MAX_DATASET_PROBLEMS);
+    expect(err.problems?.[899]?.path).toBe('gmp[899].ipoId');
+    expect(err.problems?.[900]?.path).toBe('subscription[0].ipoId');
+    expect(err.problems?.[999]?.path).toBe('subscription[99].ipoId');
+  });
+
+  it('quotes values as the dataset’s other problems do: cut to 50 code points', async () => {
+    const id = 'i'.repeat(60);
+    const slug = 's'.repeat(128);
+    const err = datasetConflictError([{ kind: 'slug-taken', ipo: 0, holder: id }, { kind: 'unknown-ipo-subscription', snapshot: 0 }], [{ symbol: null, slug }], [], 2, [{ ipoId: id }]);
+    const cut = (text: string) => `${JSON.stringify(text.slice(0, 50))}…`;
+    expect(err.problems).toEqual([
+      { path: 'ipos[0].slug', message: `slug ${cut(slug)} is already held by the stored IPO ${cut(id)}` },
+      { path: 'subscription[0].ipoId', message: `ipoId ${cut(id)} names no IPO in the dataset or the store` },
+    ]);
+    // The same words as the refusal of a dataset with problems of its own.
+    const refused = await importDataset(referenceStore(), { subscription: [{ ipoId: id, timestamp: TS, times: {} }] }).then(
+      () => null,
+      (e: unknown) => e as IpokitError,
+    );
+    expect(refused?.problems?.[1]).toEqual(err.problems?.[1]);
+  });
+});
+
 describe('validateDataset: properties', () => {
   function onlyDatasetErrors(input: unknown): void {
     try {
@@ -929,7 +1175,16 @@ describe('validateDataset: properties', () => {
       { ipoId: value, timestamp: fc.oneof(value, fc.constant(TS)), sources: fc.oneof(value, fc.array(fc.oneof(src, value))) },
       { requiredKeys: [] },
     );
-    const dataset = fc.record({ ipos: fc.oneof(fc.array(fc.oneof(ipo, value)), value), gmp: fc.oneof(fc.array(fc.oneof(snap, value)), value) }, { requiredKeys: [] });
+    const times = fc.oneof(fc.dictionary(fc.constantFrom('qib', 'nii', 'total', 'x'), value), value);
+    const sub = fc.record({ ipoId: value, timestamp: fc.oneof(value, fc.constant(TS)), times, x: value }, { requiredKeys: [] });
+    const dataset = fc.record(
+      {
+        ipos: fc.oneof(fc.array(fc.oneof(ipo, value)), value),
+        gmp: fc.oneof(fc.array(fc.oneof(snap, value)), value),
+        subscription: fc.oneof(fc.array(fc.oneof(sub, value)), value),
+      },
+      { requiredKeys: [] },
+    );
     fc.assert(fc.property(dataset, onlyDatasetErrors), { numRuns: 500 });
   });
 
@@ -944,7 +1199,7 @@ describe('validateDataset: properties', () => {
         }
         for (const snap of dataset.gmp) snap.sources.reverse();
         const parsed: unknown = JSON.parse(JSON.stringify(dataset));
-        expect(validateDataset(parsed)).toEqual(records);
+        expect(validateDataset(parsed)).toEqual({ subscription: [], ...records });
       }),
       { numRuns: 200 },
     );

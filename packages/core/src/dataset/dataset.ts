@@ -1,6 +1,6 @@
 /**
- * Validation of a whole dataset (docs/spec.md#ipo-object, #status, #numbers, #datasets): every IPO record and GMP snapshot
- * is checked, problems are collected in dataset order, and a valid dataset comes back as
+ * Validation of a whole dataset (docs/spec.md#ipo-object, #status, #numbers, #datasets): every IPO record, GMP snapshot
+ * and subscription snapshot is checked, problems are collected in dataset order, and a valid dataset comes back as
  * the normalised records stores keep. The same rules run one record at a time for a
  * dataset streamed from a file too large for memory (`createDatasetChecker`);
  * `validateDataset` is built on them.
@@ -11,7 +11,20 @@ import { dateToEpochMs, EARLIEST_INSTANT, LATEST_INSTANT, parseInstant } from '.
 import { IpokitError, type DatasetProblem } from '../model/errors.js';
 import { paiseToRupees, toPaise } from '../model/numbers.js';
 import { compareCodePoints } from '../model/status.js';
-import { EXCHANGES, type Exchange, type IpoRecord, type IpoType, type ListingPrice, type ScheduleEvent, type SnapshotRecord, type Store } from '../model/types.js';
+import { fullTimes, isSubscriptionTimes } from '../model/subscription.js';
+import {
+  EXCHANGES,
+  SUBSCRIPTION_CATEGORIES,
+  type Exchange,
+  type IpoRecord,
+  type IpoType,
+  type ListingPrice,
+  type ScheduleEvent,
+  type SnapshotRecord,
+  type Store,
+  type SubscriptionRecord,
+  type SubscriptionTimes,
+} from '../model/types.js';
 import {
   ID_PATTERN,
   IPO_FIELDS,
@@ -54,13 +67,14 @@ const ID_FORM = 'an id is 1 to 64 of A-Z, a-z, 0-9, ".", "_" and "-", starting w
 const SYMBOL_FORM = 'a symbol is 1 to 32 of A-Z, a-z, 0-9, "&", ".", "_" and "-", starting with a letter or digit';
 const SLUG_FORM = 'a slug is lowercase letters and digits in parts joined by single "-"';
 
-const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(['ipos', 'gmp']);
+/** The top-level arrays of a dataset, in dataset order (the order their problems are reported in). */
+const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(['ipos', 'gmp', 'subscription']);
 
 /**
- * Fields an IPO record may carry: those of IpoRecord plus the derived ones, which are
- * ignored, and `subscription`, which the API's IPO object will carry (docs/spec.md#datasets).
+ * Fields an IPO record may carry: those of IpoRecord plus the derived ones (`status`,
+ * `subscription`, ...), which are ignored, so that the API's output imports back (docs/spec.md#datasets).
  */
-const IPO_KEYS: ReadonlySet<string> = new Set([...Object.keys(IPO_FIELDS), 'subscription']);
+const IPO_KEYS: ReadonlySet<string> = new Set(Object.keys(IPO_FIELDS));
 
 /** The checks of an IPO record's fields, in wire order (the order problems are reported in), made once from IPO_FIELDS. */
 const IPO_CHECKS: ReadonlyArray<{ name: IpoFieldName; check: Exclude<IpoFieldCheck, 'derived'>; minimum: number; maximum: number }> = (
@@ -74,6 +88,10 @@ const IPO_CHECKS: ReadonlyArray<{ name: IpoFieldName; check: Exclude<IpoFieldChe
 const SCHEDULE_KEYS: ReadonlySet<string> = new Set(['event', 'date']);
 const SNAPSHOT_KEYS: ReadonlySet<string> = new Set(['ipoId', 'timestamp', 'sources']);
 const SOURCE_KEYS: ReadonlySet<string> = new Set(['name', 'gmpPrice']);
+const SUBSCRIPTION_KEYS: ReadonlySet<string> = new Set(['ipoId', 'timestamp', 'times']);
+const CATEGORY_KEYS: ReadonlySet<string> = new Set(SUBSCRIPTION_CATEGORIES);
+/** The categories as messages list them: `"qib", "nii", ... and "total"`. */
+const CATEGORY_LIST = `${SUBSCRIPTION_CATEGORIES.slice(0, -1).map((c) => `"${c}"`).join(', ')} and "${SUBSCRIPTION_CATEGORIES.at(-1)!}"`;
 const LISTING_PRICE_KEYS: ReadonlySet<string> = new Set(['exchange', 'open', 'high', 'low', 'close']);
 
 type PlainObject = Record<string, unknown>;
@@ -98,7 +116,7 @@ class Problems {
 class RecordScope {
   constructor(
     private readonly problems: Problems,
-    private readonly part: 'ipos' | 'gmp',
+    private readonly part: DatasetPart,
     private readonly index: number,
   ) {}
 
@@ -118,44 +136,66 @@ class RecordScope {
  * - `not-an-object`: the whole dataset is this value, which is not an object (a reader
  *   may give an empty array or object in place of a large one: only its kind is named);
  * - `key`: a top-level key, once per occurrence;
- * - `value`: the value of the top-level `ipos` or `gmp` (any array when it is one, whose
- *   elements then follow as `ipo` or `snapshot` items; an empty object in place of an object);
- * - `ipo`, `snapshot`: one element of the `ipos` or `gmp` array, with its index there;
+ * - `value`: the value of the top-level `ipos`, `gmp` or `subscription` (any array when it
+ *   is one, whose elements then follow as `ipo`, `snapshot` or `subscription` items; an
+ *   empty object in place of an object);
+ * - `ipo`, `snapshot`, `subscription`: one element of the `ipos`, `gmp` or `subscription`
+ *   array, with its index there;
  * - `refused`: a value the reader would not hold (see {@link DatasetChecker.refused}), in
  *   place of the element `record` when it is in one.
  */
 export type DatasetItem =
   | { kind: 'not-an-object'; value: unknown }
   | { kind: 'key'; key: string }
-  | { kind: 'value'; key: 'ipos' | 'gmp'; value: unknown }
+  | { kind: 'value'; key: DatasetPart; value: unknown }
   | { kind: 'ipo'; index: number; value: unknown }
   | { kind: 'snapshot'; index: number; value: unknown }
+  | { kind: 'subscription'; index: number; value: unknown }
   | { kind: 'refused'; record: DatasetRecordPlace | null; path: string; message: string };
 
-/** Which element of a dataset: `ipos[index]` or `gmp[index]`. */
+/** A top-level array of a dataset: IPO records, GMP snapshots or subscription snapshots. */
+export type DatasetPart = 'ipos' | 'gmp' | 'subscription';
+
+/** Which element of a dataset: `ipos[index]`, `gmp[index]` or `subscription[index]`. */
 export interface DatasetRecordPlace {
-  part: 'ipos' | 'gmp';
+  part: DatasetPart;
   index: number;
+}
+
+/** How many records of each kind a dataset holds (what an import reports). */
+export interface DatasetCounts {
+  ipos: number;
+  snapshots: number;
+  subscription: number;
+}
+
+/** A valid dataset's records, normalised as stores keep them, in dataset order. */
+export interface DatasetRecords {
+  ipos: IpoRecord[];
+  snapshots: SnapshotRecord[];
+  subscription: SubscriptionRecord[];
 }
 
 /**
  * The rules of {@link validateDataset}, applied one record at a time, so that a dataset too
  * large for memory can be checked as it streams by (the CLI's import): no record is kept.
  * Feed it the pieces of a dataset in any order (a file may hold `gmp` before `ipos`), the
- * snapshots in index order from 0; `finish()` then reports exactly what `validateDataset`
- * reports for the same dataset (the same problems, in dataset order, and count).
+ * GMP snapshots in index order from 0, and the subscription snapshots too; `finish()` then
+ * reports exactly what `validateDataset` reports for the same dataset (the same problems,
+ * in dataset order, and count).
  *
  * What it keeps between records: the ids, folded symbols and slugs of the IPOs, and 12
- * bytes per snapshot (its instant and IPO) to find duplicate snapshots, which are looked
- * for in `finish()` (they are reported as `validateDataset` reports them, on the later record).
+ * bytes per snapshot, GMP or subscription (its instant and IPO), to find duplicate
+ * snapshots, which are looked for in `finish()` (they are reported as `validateDataset`
+ * reports them, on the later record).
  */
 export interface DatasetChecker {
   /** The dataset is `value`, which is not an object. */
   notAnObject(value: unknown): void;
-  /** A top-level key, in file order (unknown keys and a repeated `ipos` or `gmp` are problems). */
+  /** A top-level key, in file order (unknown keys and a repeated `ipos`, `gmp` or `subscription` are problems). */
   topLevelKey(key: string): void;
-  /** The value of the top-level `ipos` or `gmp`: a problem unless it is an array. */
-  topLevelValue(key: 'ipos' | 'gmp', value: unknown): void;
+  /** The value of the top-level `ipos`, `gmp` or `subscription`: a problem unless it is an array. */
+  topLevelValue(key: DatasetPart, value: unknown): void;
   /** Checks `ipos[index]`: the normalised record, or `null` when it has a problem. */
   ipo(value: unknown, index: number): IpoRecord | null;
   /**
@@ -164,38 +204,45 @@ export interface DatasetChecker {
    */
   snapshot(value: unknown, index: number): SnapshotRecord | null;
   /**
+   * Checks `subscription[index]` (indexes 0, 1, 2, ... in order, apart from the GMP
+   * snapshots'): the normalised record (every category, null when not given), or `null`
+   * when it has a problem. A duplicate of an earlier one is found in `finish()`.
+   */
+  subscription(value: unknown, index: number): SubscriptionRecord | null;
+  /**
    * A value a streaming reader would not hold (nested too deep, a number or a record too
    * large, ...) is a problem at `path`, of the element `record` (which takes its place in
    * the dataset and is not checked further) or of the top level (`record` null). Reported
    * with the others, in dataset order.
    */
   refused(path: string, message: string, record: DatasetRecordPlace | null): void;
-  /** Feeds one {@link DatasetItem}: the record for `ipo` and `snapshot` items, as above. */
-  feed(item: DatasetItem): IpoRecord | SnapshotRecord | null;
+  /** Feeds one {@link DatasetItem}: the record for `ipo`, `snapshot` and `subscription` items, as above. */
+  feed(item: DatasetItem): IpoRecord | SnapshotRecord | SubscriptionRecord | null;
   /** Problems found so far (duplicate snapshots are counted only by `finish()`). */
   readonly problemCount: number;
   /** Whether `finish()` will throw: {@link problemCount}, duplicate snapshots included. */
   hasProblems(): boolean;
   /**
    * The store's part, for a dataset that is refused anyway: the well-formed ipoIds that
-   * snapshots name and no IPO record of the dataset has (the store must hold them). Empty
-   * when the dataset's IPOs are not known for sure (a repeated `ipos`, a refused value).
+   * snapshots (GMP or subscription) name and no IPO record of the dataset has (the store
+   * must hold them), each once. Empty when the dataset's IPOs are not known for sure (a
+   * repeated `ipos`, a refused value).
    */
   outsideIpoIds(): string[];
   /**
-   * Of {@link outsideIpoIds}, those the store does not hold: every snapshot naming one is a
-   * problem (`ipoId "x" names no IPO in the dataset or the store`, as a store reports it),
-   * after the other problems of its record. Lets a refusal name them in the same pass as
+   * Of {@link outsideIpoIds}, those the store does not hold: every snapshot naming one (GMP
+   * or subscription) is a problem (`ipoId "x" names no IPO in the dataset or the store`, as
+   * a store reports it), after the other problems of its record. Lets a refusal name them in the same pass as
    * the dataset's own problems, instead of on the next attempt.
    */
   unknownIpos(ids: Iterable<string>): void;
   /**
-   * Ends the check: how many IPO and snapshot records were checked.
+   * Ends the check: how many IPO records, GMP snapshots and subscription snapshots were checked.
    *
    * @throws {IpokitError} `ERR:DATASET`, as {@link validateDataset} throws it, when any
    * problem was found.
    */
-  finish(): { ipos: number; snapshots: number };
+  finish(): DatasetCounts;
 }
 
 /**
@@ -221,8 +268,9 @@ export function createDatasetChecker(): DatasetChecker {
  * Checks a whole dataset (docs/spec.md#datasets) and returns its records normalised as stores keep
  * them, in dataset order: IPOs with every field present (unknown `null`, lists `[]`),
  * exchanges as `nse` before `bse`, the schedule stably sorted by date, the derived fields
- * dropped; snapshots with epoch-ms timestamps, the numeric sources in paise sorted by name
- * in code-point order, and their aggregations.
+ * dropped; GMP snapshots with epoch-ms timestamps, the numeric sources in paise sorted by
+ * name in code-point order, and their aggregations; subscription snapshots with epoch-ms
+ * timestamps and every category in `times` (null when not given).
  *
  * Whether a snapshot's IPO exists, and conflicts with stored IPOs, are the store's part
  * (`importDataset`); duplicates within the dataset are checked here.
@@ -241,12 +289,16 @@ export function createDatasetChecker(): DatasetChecker {
  * snapshots[0]?.timestamp;  // Date.UTC(2026, 10, 18, 9, 30)
  * snapshots[0]?.sources;    // [{ name: 'ipowatch', paise: 4200 }]
  *
+ * validateDataset({ subscription: [{ ipoId: 'a1', timestamp: '2026-11-20T17:00:00+05:30', times: { qib: 1.5, total: 3.25 } }] }).subscription[0];
+ * // { ipoId: 'a1', timestamp: Date.UTC(2026, 10, 20, 11, 30),
+ * //   times: { qib: 1.5, nii: null, bnii: null, snii: null, retail: null, employee: null, shareholder: null, total: 3.25 } }
+ *
  * validateDataset({ ipos: [{ id: 'a1', name: 'Acme', slug: 'acme', type: 'EQ', startDate: '2026-12-10', endDate: '2026-12-05' }] });
  * // throws IpokitError ERR:DATASET, problems:
  * // [{ path: 'ipos[0].endDate', message: 'endDate 2026-12-05 is before startDate 2026-12-10' }]
  * ```
  */
-export function validateDataset(input: unknown): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
+export function validateDataset(input: unknown): DatasetRecords {
   const checker = new Checker();
   const records = checkInput(checker, input);
   checker.finish();
@@ -255,8 +307,8 @@ export function validateDataset(input: unknown): { ipos: IpoRecord[]; snapshots:
 
 /**
  * {@link validateDataset} with the store's part of the check when the dataset is refused
- * anyway: a snapshot whose ipoId names no IPO in the dataset nor in `store` is reported
- * with the other problems, in the same pass. (A valid dataset's conflicts with stored data
+ * anyway: a snapshot (GMP or subscription) whose ipoId names no IPO in the dataset nor in
+ * `store` is reported with the other problems, in the same pass. (A valid dataset's conflicts with stored data
  * are for `store.writeDataset` to find, atomically with the write.)
  *
  * @throws {IpokitError} `ERR:DATASET` as {@link validateDataset}; `ERR:UNAVAILABLE` when
@@ -272,7 +324,7 @@ export function validateDataset(input: unknown): { ipos: IpoRecord[]; snapshots:
 export async function validateDatasetForStore(
   input: unknown,
   store: Pick<Store, 'findIpo'>,
-): Promise<{ ipos: IpoRecord[]; snapshots: SnapshotRecord[] }> {
+): Promise<DatasetRecords> {
   const checker = new Checker();
   const records = checkInput(checker, input);
   if (checker.hasProblems()) {
@@ -307,17 +359,20 @@ async function unstoredIds(store: Pick<Store, 'findIpo'>, ids: readonly string[]
 }
 
 /** Feeds a dataset held in memory to the checker: the valid records, while all are. */
-function checkInput(checker: Checker, input: unknown): { ipos: IpoRecord[]; snapshots: SnapshotRecord[] } {
+function checkInput(checker: Checker, input: unknown): DatasetRecords {
   const ipos: IpoRecord[] = [];
   const snapshots: SnapshotRecord[] = [];
+  const subscription: SubscriptionRecord[] = [];
   try {
     if (!isPlainObject(input)) checker.notAnObject(input);
     else {
       for (const key of Object.keys(input)) checker.topLevelKey(key);
       const iposValue = own(input, 'ipos');
       const gmpValue = own(input, 'gmp');
+      const subscriptionValue = own(input, 'subscription');
       if (iposValue !== undefined) checker.topLevelValue('ipos', iposValue);
       if (gmpValue !== undefined) checker.topLevelValue('gmp', gmpValue);
+      if (subscriptionValue !== undefined) checker.topLevelValue('subscription', subscriptionValue);
       if (Array.isArray(iposValue)) {
         for (let i = 0; i < iposValue.length; i++) {
           const record = checker.ipo(iposValue[i], i);
@@ -329,6 +384,12 @@ function checkInput(checker: Checker, input: unknown): { ipos: IpoRecord[]; snap
         for (let j = 0; j < gmpValue.length; j++) {
           const record = checker.snapshot(gmpValue[j], j);
           if (record !== null && checker.problemCount === 0) snapshots.push(record);
+        }
+      }
+      if (Array.isArray(subscriptionValue)) {
+        for (let j = 0; j < subscriptionValue.length; j++) {
+          const record = checker.subscription(subscriptionValue[j], j);
+          if (record !== null && checker.problemCount === 0) subscription.push(record);
         }
       }
     }
@@ -343,23 +404,24 @@ function checkInput(checker: Checker, input: unknown): { ipos: IpoRecord[]; snap
       problemCount: count + 1,
     });
   }
-  return { ipos, snapshots };
+  return { ipos, snapshots, subscription };
 }
 
 /** The one implementation of {@link DatasetChecker}. */
 class Checker implements DatasetChecker {
   /** Unknown and repeated top-level keys. */
   private readonly keys = new TopLevelKeys();
-  /** The dataset that is not an object, then `ipos`, then `gmp` that is not an array. */
+  /** The dataset that is not an object, then `ipos`, `gmp` and `subscription` that are not arrays. */
   private notObject: DatasetProblem | null = null;
-  private iposValue: DatasetProblem | null = null;
-  private gmpValue: DatasetProblem | null = null;
+  private readonly partValue: Record<DatasetPart, DatasetProblem | null> = { ipos: null, gmp: null, subscription: null };
   /** Values a reader refused outside any record. */
   private readonly topProblems = new Problems();
   private readonly ipoProblems = new Problems();
   private readonly snapshotProblems = new Problems();
+  private readonly subscriptionProblems = new Problems();
   private readonly seen: Seen = { ids: new Map(), symbols: new Map(), slugs: new Map() };
-  private readonly snapshotKeys = new SnapshotKeys();
+  private readonly snapshotKeys = new SnapshotKeys('gmp');
+  private readonly subscriptionKeys = new SnapshotKeys('subscription');
   private ipoCount = 0;
   /** Which IPOs the dataset holds is not known for sure: no ipoId is called unknown. */
   private iposUncertain = false;
@@ -370,16 +432,18 @@ class Checker implements DatasetChecker {
     return (
       this.keys.count +
       (this.notObject === null ? 0 : 1) +
-      (this.iposValue === null ? 0 : 1) +
-      (this.gmpValue === null ? 0 : 1) +
+      (this.partValue.ipos === null ? 0 : 1) +
+      (this.partValue.gmp === null ? 0 : 1) +
+      (this.partValue.subscription === null ? 0 : 1) +
       this.topProblems.count +
       this.ipoProblems.count +
-      this.snapshotProblems.count
+      this.snapshotProblems.count +
+      this.subscriptionProblems.count
     );
   }
 
   notAnObject(value: unknown): void {
-    this.notObject = { path: '$', message: `the dataset must be an object with "ipos" and/or "gmp" arrays, got ${describe(value)}` };
+    this.notObject = { path: '$', message: `the dataset must be an object with "ipos", "gmp" and/or "subscription" arrays, got ${describe(value)}` };
   }
 
   topLevelKey(key: string): void {
@@ -387,10 +451,9 @@ class Checker implements DatasetChecker {
     if (this.keys.add(key) && key === 'ipos') this.iposUncertain = true;
   }
 
-  topLevelValue(key: 'ipos' | 'gmp', value: unknown): void {
+  topLevelValue(key: DatasetPart, value: unknown): void {
     if (Array.isArray(value)) return;
-    if (key === 'ipos') this.iposValue ??= { path: 'ipos', message: `ipos must be an array of IPO records, got ${describe(value)}` };
-    else this.gmpValue ??= { path: 'gmp', message: `gmp must be an array of GMP snapshots, got ${describe(value)}` };
+    this.partValue[key] ??= { path: key, message: `${key} must be an array of ${PART_ELEMENTS[key]}, got ${describe(value)}` };
   }
 
   ipo(value: unknown, index: number): IpoRecord | null {
@@ -400,11 +463,21 @@ class Checker implements DatasetChecker {
 
   snapshot(value: unknown, index: number): SnapshotRecord | null {
     const keys = this.snapshotKeys;
-    if (index !== keys.size) throw new RangeError(`createDatasetChecker: snapshots are checked in order; expected gmp[${keys.size}], got gmp[${index}]`);
+    keys.expect(index);
     try {
       return checkSnapshot(value, index, this.snapshotProblems, keys);
     } finally {
       // A record that could not be read to its end still takes its place.
+      if (keys.size === index) keys.add(null, null);
+    }
+  }
+
+  subscription(value: unknown, index: number): SubscriptionRecord | null {
+    const keys = this.subscriptionKeys;
+    keys.expect(index);
+    try {
+      return checkSubscription(value, index, this.subscriptionProblems, keys);
+    } finally {
       if (keys.size === index) keys.add(null, null);
     }
   }
@@ -417,27 +490,32 @@ class Checker implements DatasetChecker {
       this.ipoCount += 1;
       this.ipoProblems.add(path, message, record.index);
     } else {
-      const keys = this.snapshotKeys;
-      if (record.index !== keys.size) throw new RangeError(`createDatasetChecker: snapshots are checked in order; expected gmp[${keys.size}], got gmp[${record.index}]`);
+      const keys = record.part === 'gmp' ? this.snapshotKeys : this.subscriptionKeys;
+      keys.expect(record.index);
       keys.add(null, null);
-      this.snapshotProblems.add(path, message, record.index);
+      (record.part === 'gmp' ? this.snapshotProblems : this.subscriptionProblems).add(path, message, record.index);
     }
   }
 
   hasProblems(): boolean {
-    return this.problemCount > 0 || this.snapshotKeys.duplicates().count > 0 || this.snapshotKeys.naming(this.unknown).count > 0;
+    if (this.problemCount > 0) return true;
+    for (const keys of [this.snapshotKeys, this.subscriptionKeys]) {
+      if (keys.duplicates().count > 0 || keys.naming(this.unknown).count > 0) return true;
+    }
+    return false;
   }
 
   outsideIpoIds(): string[] {
     if (this.iposUncertain) return [];
-    return this.snapshotKeys.ipoIdsNamed().filter((id) => !this.seen.ids.has(id));
+    const named = new Set([...this.snapshotKeys.ipoIdsNamed(), ...this.subscriptionKeys.ipoIdsNamed()]);
+    return [...named].filter((id) => !this.seen.ids.has(id));
   }
 
   unknownIpos(ids: Iterable<string>): void {
     for (const id of ids) this.unknown.add(id);
   }
 
-  feed(item: DatasetItem): IpoRecord | SnapshotRecord | null {
+  feed(item: DatasetItem): IpoRecord | SnapshotRecord | SubscriptionRecord | null {
     switch (item.kind) {
       case 'not-an-object':
         this.notAnObject(item.value);
@@ -452,13 +530,15 @@ class Checker implements DatasetChecker {
         return this.ipo(item.value, item.index);
       case 'snapshot':
         return this.snapshot(item.value, item.index);
+      case 'subscription':
+        return this.subscription(item.value, item.index);
       case 'refused':
         this.refused(item.path, item.message, item.record);
         return null;
     }
   }
 
-  finish(): { ipos: number; snapshots: number } {
+  finish(): DatasetCounts {
     const { list, count } = this.collect();
     if (count > 0) {
       const first = list[0];
@@ -468,39 +548,57 @@ class Checker implements DatasetChecker {
         problemCount: count,
       });
     }
-    return { ipos: this.ipoCount, snapshots: this.snapshotKeys.size };
+    return { ipos: this.ipoCount, snapshots: this.snapshotKeys.size, subscription: this.subscriptionKeys.size };
   }
 
   /** Every problem so far in dataset order (the first {@link MAX_DATASET_PROBLEMS}), and their count. */
   collect(): { list: DatasetProblem[]; count: number } {
-    const duplicates = this.snapshotKeys.duplicates();
-    const unknown = this.snapshotKeys.naming(this.unknown);
     const list: DatasetProblem[] = this.keys.problems();
-    for (const p of [this.notObject, this.iposValue, this.gmpValue]) if (p !== null) list.push(p);
+    for (const p of [this.notObject, this.partValue.ipos, this.partValue.gmp, this.partValue.subscription]) if (p !== null) list.push(p);
     for (const p of [...this.topProblems.list, ...this.ipoProblems.list]) {
       if (list.length >= MAX_DATASET_PROBLEMS) break;
       list.push(p);
     }
-    // Found last, the duplicates and then the unknown IPOs go after the other problems of
-    // their record (a duplicate is checked last in a record, the store after the record)
-    // and before those of later records.
-    const { list: kept, at } = this.snapshotProblems;
-    const streams = [
-      kept.map((problem, k) => ({ index: at[k] ?? 0, problem })),
-      duplicates.first,
-      unknown.first,
-    ];
-    const next = [0, 0, 0];
-    while (list.length < MAX_DATASET_PROBLEMS) {
-      let pick = -1;
-      for (let s = 0; s < streams.length; s++) {
-        const head = streams[s]![next[s]!];
-        if (head !== undefined && (pick < 0 || head.index < streams[pick]![next[pick]!]!.index)) pick = s;
-      }
-      if (pick < 0) break;
-      list.push(streams[pick]![next[pick]!++]!.problem);
+    let found = 0;
+    for (const [problems, keys] of [
+      [this.snapshotProblems, this.snapshotKeys],
+      [this.subscriptionProblems, this.subscriptionKeys],
+    ] as const) {
+      const duplicates = keys.duplicates();
+      const unknown = keys.naming(this.unknown);
+      found += duplicates.count + unknown.count;
+      mergeSnapshotProblems(list, problems, duplicates.first, unknown.first);
     }
-    return { list: list.slice(0, MAX_DATASET_PROBLEMS), count: this.problemCount + duplicates.count + unknown.count };
+    return { list: list.slice(0, MAX_DATASET_PROBLEMS), count: this.problemCount + found };
+  }
+}
+
+/** What each top-level array holds, for the message of one that is not an array. */
+const PART_ELEMENTS: Readonly<Record<DatasetPart, string>> = { ipos: 'IPO records', gmp: 'GMP snapshots', subscription: 'subscription snapshots' };
+
+/**
+ * Appends the problems of one part's snapshots to `list` (up to {@link MAX_DATASET_PROBLEMS})
+ * in dataset order. Found last, the duplicates and then the unknown IPOs go after the other
+ * problems of their record (a duplicate is checked last in a record, the store after the
+ * record) and before those of later records.
+ */
+function mergeSnapshotProblems(
+  list: DatasetProblem[],
+  problems: Problems,
+  duplicates: ReadonlyArray<{ index: number; problem: DatasetProblem }>,
+  unknown: ReadonlyArray<{ index: number; problem: DatasetProblem }>,
+): void {
+  const { list: kept, at } = problems;
+  const streams = [kept.map((problem, k) => ({ index: at[k] ?? 0, problem })), duplicates, unknown];
+  const next = [0, 0, 0];
+  while (list.length < MAX_DATASET_PROBLEMS) {
+    let pick = -1;
+    for (let s = 0; s < streams.length; s++) {
+      const head = streams[s]![next[s]!];
+      if (head !== undefined && (pick < 0 || head.index < streams[pick]![next[pick]!]!.index)) pick = s;
+    }
+    if (pick < 0) break;
+    list.push(streams[pick]![next[pick]!++]!.problem);
   }
 }
 
@@ -523,7 +621,7 @@ class TopLevelKeys {
       return true;
     }
     this.seen.add(key);
-    if (!TOP_LEVEL_KEYS.has(key)) this.report(key, `unknown top-level key ${quote(key)}: a dataset holds only "ipos" and "gmp"`);
+    if (!TOP_LEVEL_KEYS.has(key)) this.report(key, `unknown top-level key ${quote(key)}: a dataset holds only "ipos", "gmp" and "subscription"`);
     return false;
   }
 
@@ -560,12 +658,15 @@ const CHUNK_BITS = 16;
 const CHUNK = 1 << CHUNK_BITS;
 
 /**
- * The (IPO, instant) key of every snapshot, to find duplicates, in 12 bytes a snapshot
- * (an instant and an IPO number, in typed-array chunks, no object per snapshot). Each IPO
- * remembers whether its snapshots came in strictly ascending time (so without duplicates,
- * the usual case, which `duplicates()` skips); only the others are sorted.
+ * The (IPO, instant) key of every snapshot of one part (`gmp` or `subscription`: each part
+ * has its own), to find duplicates, in 12 bytes a snapshot (an instant and an IPO number,
+ * in typed-array chunks, no object per snapshot). Each IPO remembers whether its snapshots
+ * came in strictly ascending time (so without duplicates, the usual case, which
+ * `duplicates()` skips); only the others are sorted.
  */
 class SnapshotKeys {
+  constructor(private readonly part: 'gmp' | 'subscription') {}
+
   private readonly ordinalOf = new Map<string, number>();
   private readonly ipoIds: string[] = [];
   /** Per IPO number: the latest instant, how many snapshots, whether any came out of order. */
@@ -582,6 +683,13 @@ class SnapshotKeys {
   size = 0;
   /** The last answer of `duplicates()`, until a snapshot is added (`hasProblems()` then `finish()` ask twice). */
   private found: { count: number; first: Array<{ index: number; problem: DatasetProblem }> } | null = null;
+
+  /** Throws unless `index` is the next snapshot's (the checker is fed them in order). */
+  expect(index: number): void {
+    if (index !== this.size) {
+      throw new RangeError(`createDatasetChecker: snapshots are checked in order; expected ${this.part}[${this.size}], got ${this.part}[${index}]`);
+    }
+  }
 
   /** Notes the next snapshot's IPO and instant; `null` for one it does not have (a refused field). */
   add(ipoId: string | null, instant: number | null): void {
@@ -661,7 +769,7 @@ class SnapshotKeys {
       if (o === NO_IPO || flagged[o] !== 1) continue;
       count += 1;
       if (first.length < MAX_DATASET_PROBLEMS) {
-        first.push({ index: i, problem: { path: `gmp[${i}].ipoId`, message: `ipoId ${quote(this.ipoIds[o]!)} names no IPO in the dataset or the store` } });
+        first.push({ index: i, problem: { path: `${this.part}[${i}].ipoId`, message: `ipoId ${quote(this.ipoIds[o]!)} names no IPO in the dataset or the store` } });
       }
     }
     return { count, first };
@@ -730,11 +838,12 @@ class SnapshotKeys {
       }
       keep();
     }
+    const what = this.part === 'gmp' ? 'a snapshot' : 'a subscription snapshot';
     const first = found.map(({ index, earlier, ordinal }) => ({
       index,
       problem: {
-        path: `gmp[${index}].timestamp`,
-        message: `a snapshot of ipoId ${quote(this.ipoIds[ordinal] ?? '')} at ${new Date(this.instantAt(index)).toISOString()} is already given by gmp[${earlier}]`,
+        path: `${this.part}[${index}].timestamp`,
+        message: `${what} of ipoId ${quote(this.ipoIds[ordinal] ?? '')} at ${new Date(this.instantAt(index)).toISOString()} is already given by ${this.part}[${earlier}]`,
       },
     }));
     found = [];
@@ -1245,6 +1354,64 @@ function checkGmpPrice(scope: RecordScope, label: string, item: PlainObject): nu
   return undefined;
 }
 
+function checkSubscription(value: unknown, index: number, problems: Problems, keys: SnapshotKeys): SubscriptionRecord | null {
+  if (!isPlainObject(value)) {
+    problems.add(`subscription[${index}]`, `a subscription snapshot must be an object with "ipoId", "timestamp" and "times", got ${describe(value)}`, index);
+    return null;
+  }
+  const scope = new RecordScope(problems, 'subscription', index);
+  const before = problems.count;
+  unknownKeys(scope, value, SUBSCRIPTION_KEYS, 'a subscription snapshot');
+
+  const ipoId = requiredText(scope, 'ipoId', own(value, 'ipoId'));
+  const ipoIdOk = ipoId !== null && matches(scope, 'ipoId', ipoId, ID_RE, ID_FORM);
+  const timestamp = checkTimestamp(scope, own(value, 'timestamp'));
+  const times = checkTimes(scope, own(value, 'times'));
+
+  // Duplicates and unknown IPOs as for GMP snapshots (see checkSnapshot), in their own part.
+  keys.add(ipoIdOk ? ipoId : null, timestamp);
+
+  if (problems.count !== before || ipoId === null || timestamp === null || times === null) return null;
+  return { ipoId, timestamp, times: fullTimes(times) };
+}
+
+/**
+ * A subscription snapshot's `times`: an object of categories only, at least one given, each
+ * a number of times subscribed or null (docs/spec.md#datasets). The categories given, or
+ * null when refused.
+ */
+function checkTimes(scope: RecordScope, value: unknown): Partial<SubscriptionTimes> | null {
+  if (value === undefined || value === null) {
+    scope.add('times', `times is required (an object giving at least one of ${CATEGORY_LIST})`);
+    return null;
+  }
+  if (!isPlainObject(value)) {
+    scope.add('times', `times must be an object of times subscribed by category, got ${describe(value)}`);
+    return null;
+  }
+  const before = scope.count;
+  for (const key of Object.keys(value)) {
+    if (!CATEGORY_KEYS.has(key)) scope.add(`times.${cut(key, PATH_KEY_LENGTH)}`, `unknown category ${quote(key)} in times: the categories are ${CATEGORY_LIST}`);
+  }
+  const times: Partial<SubscriptionTimes> = {};
+  let given = 0;
+  for (const category of SUBSCRIPTION_CATEGORIES) {
+    const item = own(value, category);
+    if (item === undefined) continue;
+    given += 1;
+    const label = `times.${category}`;
+    if (item === null) times[category] = null;
+    else if (typeof item !== 'number') scope.add(label, `${label} must be a number or null, got ${describe(item)}`);
+    else if (!Number.isFinite(item)) scope.add(label, `${label} ${String(item)} is not a finite number`);
+    else if (item < 0) scope.add(label, `${label} ${String(item)} is negative`);
+    else if (item >= PRICE_LIMIT) scope.add(label, `${label} ${String(item)} is ${thousands(PRICE_LIMIT)} or more`);
+    else if (!isSubscriptionTimes(item)) scope.add(label, `${label} ${String(item)} has more than 2 decimals`);
+    else times[category] = item;
+  }
+  if (given === 0) scope.add('times', `times gives no category: give at least one of ${CATEGORY_LIST} (null for one the issue does not have)`);
+  return scope.count === before ? times : null;
+}
+
 // ---- shared checks ----------------------------------------------------------------
 
 function unknownKeys(scope: RecordScope, value: PlainObject, allowed: ReadonlySet<string>, what: string, prefix = ''): void {
@@ -1342,8 +1509,18 @@ function cut(text: string, max: number): string {
   return out;
 }
 
-/** A bad string quoted as JSON, cut to 50 characters (lone surrogates and NUL escaped). */
-function quote(text: string): string {
+/**
+ * A value as a dataset problem's message quotes it (docs/spec.md#datasets): a JSON string of
+ * at most 50 code points, then `…` when cut (lone surrogates and NUL escaped). For the
+ * problems found elsewhere (a store's conflicts) to read as the checker's do.
+ *
+ * @example
+ * ```ts
+ * quote('acme');          // '"acme"'
+ * quote('x'.repeat(60));  // '"xxx…x"…' (the first 50 x's inside the quotes)
+ * ```
+ */
+export function quote(text: string): string {
   const short = cut(text, QUOTE_LENGTH);
   return short === text ? JSON.stringify(text) : `${JSON.stringify(short.slice(0, -1))}…`;
 }

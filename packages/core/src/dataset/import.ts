@@ -4,26 +4,27 @@
  */
 import { IpokitError, storeCall, type DatasetProblem } from '../model/errors.js';
 import type { DatasetConflict, IpoStore } from '../model/types.js';
-import { MAX_DATASET_PROBLEMS, validateDatasetForStore } from './dataset.js';
+import { MAX_DATASET_PROBLEMS, quote, validateDatasetForStore, type DatasetCounts } from './dataset.js';
 
 /**
  * Validates a whole dataset (a parsed JSON object) and upserts it: nothing is written
- * unless every record is valid and consistent with what is stored. On a store with webhook
+ * unless every record is valid and consistent with what is stored. Returns how many IPO
+ * records, GMP snapshots and subscription snapshots it wrote. On a store with webhook
  * endpoints, the write's events are recorded with it, stamped with `options.now` (default
  * the system clock).
  *
  * @example
  * ```ts
- * const { ipos, snapshots } = await importDataset(store, JSON.parse(await readFile('data.json', 'utf8')));
+ * const { ipos, snapshots, subscription } = await importDataset(store, JSON.parse(await readFile('data.json', 'utf8')));
  * ```
  */
-export async function importDataset(store: IpoStore, dataset: unknown, options: { now?: () => Date } = {}): Promise<{ ipos: number; snapshots: number }> {
+export async function importDataset(store: IpoStore, dataset: unknown, options: { now?: () => Date } = {}): Promise<DatasetCounts> {
   // A refused dataset names its snapshots of unknown IPOs with its other problems, at once.
-  const { ipos, snapshots } = await validateDatasetForStore(dataset, store);
+  const { ipos, snapshots, subscription } = await validateDatasetForStore(dataset, store);
   const at = (options.now ?? (() => new Date()))().getTime();
-  const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots }, { at }));
-  if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots);
-  return { ipos: ipos.length, snapshots: snapshots.length };
+  const conflicts = await storeCall(() => store.writeDataset({ ipos, snapshots, subscription }, { at }));
+  if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots, conflicts.length, subscription);
+  return { ipos: ipos.length, snapshots: snapshots.length, subscription: subscription.length };
 }
 
 /**
@@ -46,17 +47,20 @@ export async function deleteIpos(store: IpoStore, ids: readonly string[], option
 
 /**
  * The `ERR:DATASET` error `importDataset` throws for a valid dataset that conflicts with
- * stored data (docs/spec.md#datasets): a snapshot whose IPO is neither in the dataset nor stored, a
- * symbol or slug held by a stored IPO the dataset does not replace. Its problems are in
- * dataset order (IPOs, symbol before slug, then snapshots), the first
- * {@link MAX_DATASET_PROBLEMS} of them. A streaming import, which cannot hold every
- * snapshot, passes the conflicts it needs for those (all of the IPOs', the first of the
- * snapshots'), `snapshots` with only their places filled, and the total as `conflictCount`.
+ * stored data (docs/spec.md#datasets): a GMP or subscription snapshot whose IPO is neither
+ * in the dataset nor stored, a symbol or slug held by a stored IPO the dataset does not
+ * replace. Its problems are in dataset order (IPOs, symbol before slug, then GMP snapshots,
+ * then subscription snapshots), the first {@link MAX_DATASET_PROBLEMS} of them, worded and
+ * quoted as the checker's. `snapshots` and `subscription` give the ipoIds of the GMP and
+ * subscription snapshots by index. A streaming import, which cannot hold every snapshot,
+ * passes the conflicts it needs for those (all of the IPOs', the first
+ * {@link MAX_DATASET_PROBLEMS} of each snapshot part's), the two lists with only those
+ * places filled, and the total as `conflictCount`.
  *
  * @example
  * ```ts
- * const conflicts = await store.writeDataset({ ipos, snapshots });
- * if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots);
+ * const conflicts = await store.writeDataset({ ipos, snapshots, subscription });
+ * if (conflicts.length > 0) throw datasetConflictError(conflicts, ipos, snapshots, conflicts.length, subscription);
  * ```
  */
 export function datasetConflictError(
@@ -84,22 +88,25 @@ function conflictProblems(
   return ordered.map((c) => {
     if (c.kind === 'unknown-ipo') {
       const ipoId = snapshots[c.snapshot]?.ipoId ?? '';
-      return { path: `gmp[${c.snapshot}].ipoId`, message: `ipoId ${JSON.stringify(ipoId)} names no IPO in the dataset or the store` };
+      return { path: `gmp[${c.snapshot}].ipoId`, message: `ipoId ${quote(ipoId)} names no IPO in the dataset or the store` };
     }
     if (c.kind === 'unknown-ipo-subscription') {
       const ipoId = subscription[c.snapshot]?.ipoId ?? '';
-      return { path: `subscription[${c.snapshot}].ipoId`, message: `ipoId ${JSON.stringify(ipoId)} names no IPO in the dataset or the store` };
+      return { path: `subscription[${c.snapshot}].ipoId`, message: `ipoId ${quote(ipoId)} names no IPO in the dataset or the store` };
     }
     if (c.kind === 'symbol-taken') {
-      return { path: `ipos[${c.ipo}].symbol`, message: `symbol ${JSON.stringify(ipos[c.ipo]?.symbol)} is already held by the stored IPO ${JSON.stringify(c.holder)}` };
+      return { path: `ipos[${c.ipo}].symbol`, message: `symbol ${quote(ipos[c.ipo]?.symbol ?? '')} is already held by the stored IPO ${quote(c.holder)}` };
     }
-    return { path: `ipos[${c.ipo}].slug`, message: `slug ${JSON.stringify(ipos[c.ipo]?.slug)} is already held by the stored IPO ${JSON.stringify(c.holder)}` };
+    return { path: `ipos[${c.ipo}].slug`, message: `slug ${quote(ipos[c.ipo]?.slug ?? '')} is already held by the stored IPO ${quote(c.holder)}` };
   });
 }
 
-/** Dataset order: IPOs (symbol before slug), then GMP snapshots, then subscription snapshots. */
+/**
+ * Dataset order: IPOs (symbol before slug), then GMP snapshots, then subscription snapshots.
+ * An index is below 2^32 (an array's), so each part's ranks stay below the next part's.
+ */
 function rank(c: DatasetConflict): number {
-  if (c.kind === 'unknown-ipo') return 3 * 2 ** 32 + c.snapshot;
-  if (c.kind === 'unknown-ipo-subscription') return 4 * 2 ** 32 + c.snapshot;
+  if (c.kind === 'unknown-ipo') return 2 ** 33 + c.snapshot;
+  if (c.kind === 'unknown-ipo-subscription') return 2 ** 34 + c.snapshot;
   return c.ipo * 2 + (c.kind === 'slug-taken' ? 1 : 0);
 }

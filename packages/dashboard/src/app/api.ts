@@ -15,16 +15,40 @@ import type {
   GmpSnapshot,
   Ipo,
   IpoStatus,
+  ListingPrice,
   ListResponse,
   Plan,
   RateWindowName,
+  SubscriptionCategory,
+  SubscriptionPoint,
+  SubscriptionSeries,
+  SubscriptionSnapshot,
+  SubscriptionTimes,
   UsageRow,
   WebhookInfo,
 } from '@ipokit/core';
 import type { DeliveryState, UsageRoute } from '@ipokit/core/backend';
 
 // The wire types are the core's own, imported as types only: the bundle gains nothing.
-export type { DeliveryState, EventType, GmpField, GmpInterval, GmpSeries, GmpSnapshot, Ipo, IpoStatus, Plan, UsageRoute, UsageRow };
+export type {
+  DeliveryState,
+  EventType,
+  GmpField,
+  GmpInterval,
+  GmpSeries,
+  GmpSnapshot,
+  Ipo,
+  IpoStatus,
+  ListingPrice,
+  Plan,
+  SubscriptionCategory,
+  SubscriptionPoint,
+  SubscriptionSeries,
+  SubscriptionSnapshot,
+  SubscriptionTimes,
+  UsageRoute,
+  UsageRow,
+};
 export type WindowName = RateWindowName;
 /** A rate window of the account, as `GET /` lists them. */
 export type RateWindow = AccountWindow;
@@ -65,8 +89,11 @@ export type IpoList = ListResponse;
 export const GMP_INTERVALS = ['5m', '10m', '15m', '30m', 'hourly', 'daily', 'weekly'] as const satisfies readonly GmpInterval[];
 export const GMP_FIELDS = ['mean', 'median', 'min', 'max', 'mode'] as const satisfies readonly GmpField[];
 
+/** The investor categories, in the contract's order (the order of `times`). */
+export const SUBSCRIPTION_CATEGORIES = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'] as const satisfies readonly SubscriptionCategory[];
+
 /** Webhook event types, in the contract's order. */
-export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot'] as const satisfies readonly EventType[];
+export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot', 'subscription.snapshot'] as const satisfies readonly EventType[];
 
 /** An endpoint as created: the only time its signing secret (`whsec_...`) is seen. */
 export interface CreatedWebhook extends Webhook {

@@ -126,6 +126,17 @@ export function formatGain(gain: string): string {
   return n > 0 ? `+${text}` : n < 0 ? `-${text}` : text;
 }
 
+/** A percentage as a number (e.g. the GMP's share of the issue price): "+12.5%", "-3.25%", "0%". */
+export function formatPercent(n: number): string {
+  const text = `${percent.format(Math.abs(n))}%`;
+  return n > 0 ? `+${text}` : n < 0 ? `-${text}` : text;
+}
+
+/** Times subscribed, as Indian IPO pages write it: "12.34x", "0.80x", "1,234.50x". */
+export function formatTimes(n: number): string {
+  return `${paise.format(n)}x`;
+}
+
 /**
  * A plan as the header and the account page show it.
  *

@@ -1,5 +1,5 @@
 /**
- * The usage chart: stacked bars per day (list, one IPO, GMP admitted, refused on top, hatched).
+ * The usage chart: stacked bars per day (list, one IPO, GMP, subscription admitted, refused on top, hatched).
  * Plain SVG rather than uPlot: at most 366 bars, colours from the CSS variables (so dark mode
  * needs no redraw), a hatch pattern that tells refused apart without colour, and it costs a
  * few hundred bytes. The table below it is its text alternative.
@@ -13,13 +13,20 @@ export interface DayUsage {
   list: number;
   ipo: number;
   gmp: number;
+  subscription: number;
   refused: number;
+}
+
+/** Every request of a day, admitted or refused. */
+export function dayTotal(d: DayUsage): number {
+  return d.list + d.ipo + d.gmp + d.subscription + d.refused;
 }
 
 const SERIES = [
   { name: 'list', label: 'IPO list' },
   { name: 'ipo', label: 'One IPO' },
   { name: 'gmp', label: 'GMP series' },
+  { name: 'subscription', label: 'Subscription' },
   { name: 'refused', label: 'Refused (429)' },
 ] as const;
 
@@ -31,7 +38,7 @@ export function UsageChart({ days, describedBy }: { days: DayUsage[]; describedB
   const hatch = useId();
   const plotW = Math.max(0, width - M.left - M.right);
   const plotH = HEIGHT - M.top - M.bottom;
-  const max = Math.max(0, ...days.map((d) => d.list + d.ipo + d.gmp + d.refused));
+  const max = Math.max(0, ...days.map(dayTotal));
   const step = niceStep(max / 4);
   const top = Math.max(step, Math.ceil(max / step) * step);
   const y = (v: number) => M.top + plotH - (v / top) * plotH;
@@ -65,7 +72,7 @@ export function UsageChart({ days, describedBy }: { days: DayUsage[]; describedB
               return (
                 <g key={d.day}>
                   <title>
-                    {d.day}: list {d.list}, one IPO {d.ipo}, GMP {d.gmp}, refused {d.refused}
+                    {d.day}: list {d.list}, one IPO {d.ipo}, GMP {d.gmp}, subscription {d.subscription}, refused {d.refused}
                   </title>
                   {SERIES.map((s) => {
                     const v = d[s.name];

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { ApiError, call, GMP_FIELDS, GMP_INTERVALS, type GmpSeries, type GmpSnapshot, type Ipo } from '../api.js';
-import { formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatPriceBand, formatRupees, intervalName, isDay, safeUrl } from '../format.js';
+import { ApiError, call, GMP_FIELDS, GMP_INTERVALS, SUBSCRIPTION_CATEGORIES, type GmpSeries, type GmpSnapshot, type Ipo, type SubscriptionSeries, type SubscriptionSnapshot } from '../api.js';
+import { formatCount, formatDay, formatGain, formatInstant, formatIssueSize, formatPercent, formatPriceBand, formatRupees, formatTimes, intervalName, isDay, safeUrl } from '../format.js';
 import { GmpChart } from '../gmp-chart.js';
+import { CATEGORY_LABELS, SubscriptionChart } from '../subscription-chart.js';
 import { useLoad } from '../hooks.js';
 import { navigate, type Route } from '../route.js';
 import { ErrorNote, Loading, PageTitle, TableBox, Time } from '../ui.js';
@@ -50,6 +51,8 @@ export function IpoPage({ route, gmpAllowed }: { route: Route; gmpAllowed: boole
             <Details ipo={ipo} />
             <Snapshot access={one.data?.snapshot ?? 'plan'} snapshot={ipo.gmp} />
           </div>
+          {ipo.subscription === null ? <NoSubscription ipo={ipo} /> : <SubscriptionSection id={ipo.id} latest={ipo.subscription} />}
+          <ListingDay ipo={ipo} />
           {/* Asked for once the IPO is known to exist: a 404 would waste a GMP request. */}
           <SeriesSection id={ipo.id} route={route} />
           <Schedule ipo={ipo} />
@@ -99,6 +102,28 @@ function Details({ ipo }: { ipo: Ipo }) {
         <dd class="num">{ipo.issueSize === null ? '—' : formatIssueSize(ipo.issueSize)}</dd>
         <dt>Listing gain</dt>
         <dd class="num">{ipo.listingGain === null ? '—' : formatGain(ipo.listingGain)}</dd>
+        <dt>Sector</dt>
+        <dd>{text(ipo.sector)}</dd>
+        <dt>Registrar</dt>
+        <dd>{text(ipo.registrar)}</dd>
+        <dt>Lead {ipo.leadManagers.length === 1 ? 'manager' : 'managers'}</dt>
+        <dd>
+          {ipo.leadManagers.length === 0 ? (
+            '—'
+          ) : (
+            <ul class="plain">
+              {ipo.leadManagers.map((m, i) => (
+                <li key={i}>{m}</li>
+              ))}
+            </ul>
+          )}
+        </dd>
+        {(ipo.type === 'SME' || ipo.marketMaker !== null) && (
+          <>
+            <dt>Market maker</dt>
+            <dd>{text(ipo.marketMaker)}</dd>
+          </>
+        )}
       </dl>
     </section>
   );
@@ -114,8 +139,9 @@ const OTHER_FIGURES = [
 
 /**
  * The latest GMP: one figure (the mean of the sources' prices at the latest snapshot, the list's
- * GMP column), its time in IST, then how the sources spread. GMP % of the issue price and the
- * estimated listing price go under the figure once the API serves them (#31 item 1).
+ * GMP column), what it means for the issue (its share of the issue price and the listing price
+ * it points to, both worked out by the API from that mean), its time in IST, then how the
+ * sources spread.
  */
 function Snapshot({ access, snapshot }: { access: SnapshotAccess; snapshot: GmpSnapshot | null | undefined }) {
   const mean = snapshot?.aggregations.mean ?? null;
@@ -134,6 +160,20 @@ function Snapshot({ access, snapshot }: { access: SnapshotAccess; snapshot: GmpS
               mean of {snapshot.sources.length} {snapshot.sources.length === 1 ? 'source' : 'sources'}
             </span>
           </p>
+          {(snapshot.gmpPercent !== null || snapshot.estimatedListingPrice !== null) && (
+            <p class="gmp-derived">
+              {snapshot.gmpPercent !== null && (
+                <span>
+                  <strong class={snapshot.gmpPercent > 0 ? 'up' : snapshot.gmpPercent < 0 ? 'down' : undefined}>{formatPercent(snapshot.gmpPercent)}</strong> of the issue price
+                </span>
+              )}
+              {snapshot.estimatedListingPrice !== null && (
+                <span>
+                  Est. listing <strong>{formatRupees(snapshot.estimatedListingPrice)}</strong>
+                </span>
+              )}
+            </p>
+          )}
           <p class="muted small">
             As of <Time iso={snapshot.lastUpdatedAt} />
           </p>
@@ -171,6 +211,117 @@ function Snapshot({ access, snapshot }: { access: SnapshotAccess; snapshot: GmpS
           )}
         </>
       )}
+    </section>
+  );
+}
+
+/** Before the first reading: what the reader can expect. */
+function NoSubscription({ ipo }: { ipo: Ipo }) {
+  return (
+    <section aria-labelledby="subscription-heading" class="card">
+      <h2 id="subscription-heading">Subscription</h2>
+      <p>
+        {ipo.status === 'upcoming' && ipo.startDate !== null ? (
+          <>
+            Bidding opens on <time dateTime={ipo.startDate}>{formatDay(ipo.startDate)}</time>: the exchanges' figures show here from the first day.
+          </>
+        ) : (
+          'No subscription figures have been reported for this IPO.'
+        )}
+      </p>
+    </section>
+  );
+}
+
+/**
+ * The book as the exchanges report it: the latest times subscribed (all categories together,
+ * then each), and every reading so far as a chart by category.
+ */
+function SubscriptionSection({ id, latest }: { id: string; latest: SubscriptionSnapshot }) {
+  const series = useLoad((signal) => call<SubscriptionSeries>(`ipos/${encodeURIComponent(id)}/subscription`, { signal }), [id]);
+  const categories = SUBSCRIPTION_CATEGORIES.filter((c) => c !== 'total' && latest.times[c] !== null);
+  const total = latest.times.total;
+  return (
+    <section aria-labelledby="subscription-heading" class="card">
+      <h2 id="subscription-heading">Subscription</h2>
+      <p class="headline">
+        <strong class="figure">{total === null ? '—' : formatTimes(total)}</strong> <span class="muted">subscribed in all</span>
+      </p>
+      <p class="muted small">
+        As of <Time iso={latest.asOf} />
+      </p>
+      {categories.length > 0 && (
+        <TableBox label="Subscription by category">
+          <table class="numbers subscription">
+            <caption>Times subscribed, by investor category</caption>
+            <thead>
+              <tr>
+                <th scope="col">Category</th>
+                <th scope="col">Times</th>
+              </tr>
+            </thead>
+            <tbody>
+              {categories.map((c) => {
+                const v = latest.times[c];
+                return (
+                  <tr key={c}>
+                    <th scope="row">{CATEGORY_LABELS[c]}</th>
+                    <td>{v === null ? '—' : formatTimes(v)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </TableBox>
+      )}
+      <h3>Day by day</h3>
+      {series.error !== undefined && <ErrorNote error={series.error} onRetry={series.reload} />}
+      {series.loading && <Loading label="Loading the readings…" />}
+      {series.data !== undefined && series.error === undefined && (series.data.series.length === 0 ? <p>No readings yet.</p> : <SubscriptionChart series={series.data} />)}
+    </section>
+  );
+}
+
+/** The listing day's prices on each exchange, once the IPO has listed. */
+function ListingDay({ ipo }: { ipo: Ipo }) {
+  if (ipo.listingPrices.length === 0) return null;
+  return (
+    <section aria-labelledby="listing-heading" class="card">
+      <h2 id="listing-heading">Listing day</h2>
+      <p class="muted small">
+        {ipo.listingDate !== null && (
+          <>
+            <time dateTime={ipo.listingDate}>{formatDay(ipo.listingDate)}</time>
+            {ipo.listingGain !== null && ' · '}
+          </>
+        )}
+        {ipo.listingGain !== null && <>Listing gain {formatGain(ipo.listingGain)} on the issue price</>}
+      </p>
+      <TableBox label="Listing-day prices">
+        <table class="numbers listing-prices">
+          <caption>Prices on the listing day, by exchange</caption>
+          <thead>
+            <tr>
+              <th scope="col">Exchange</th>
+              <th scope="col">Open</th>
+              <th scope="col">High</th>
+              <th scope="col">Low</th>
+              <th scope="col">Close</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ipo.listingPrices.map((p) => (
+              <tr key={p.exchange}>
+                <th scope="row">{p.exchange.toUpperCase()}</th>
+                <td>{formatRupees(p.open)}</td>
+                <td>{formatRupees(p.high)}</td>
+                <td>{formatRupees(p.low)}</td>
+                <td>{formatRupees(p.close)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, call, type Ipo, type IpoList, type IpoStatus } from '../api.js';
-import { formatCount, formatDay, formatGain, formatIssueSize, formatPriceBand, formatRupees } from '../format.js';
+import { formatCount, formatDay, formatGain, formatIssueSize, formatPercent, formatPriceBand, formatRupees, formatTimes } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { href, navigate, type Route } from '../route.js';
 import { ErrorNote, Loading, PageTitle, TableBox } from '../ui.js';
@@ -215,27 +215,49 @@ const signed = (n: number, text: string) => <span class={n > 0 ? 'up' : n < 0 ? 
 
 /**
  * The table's columns, in the order Indian IPO pages use: what it is, its state, its price,
- * the grey market's view, then the dates and the size. GMP % (of the issue price), the
- * estimated listing price and the subscription (total x) go right after GMP once the API
- * serves them (#31 item 1): they are not shown, nor worked out here, until then.
+ * the grey market's view (GMP in ₹ and as a share of the issue price, the listing price it
+ * points to: the API works them out, the page only shows them), the book (times subscribed,
+ * all categories together), then the dates and the size.
  */
 function columns(gmp: boolean): Column[] {
+  const gmpColumns: Column[] = [
+    {
+      label: 'GMP',
+      numeric: true,
+      cell: (ipo) => {
+        const mean = ipo.gmp?.aggregations.mean ?? null;
+        return mean === null ? dash : signed(mean, formatRupees(mean));
+      },
+    },
+    {
+      label: 'GMP %',
+      numeric: true,
+      cell: (ipo) => {
+        const pct = ipo.gmp?.gmpPercent ?? null;
+        return pct === null ? dash : signed(pct, formatPercent(pct));
+      },
+    },
+    {
+      label: 'Est. listing',
+      numeric: true,
+      cell: (ipo) => {
+        const price = ipo.gmp?.estimatedListingPrice ?? null;
+        return price === null ? dash : formatRupees(price);
+      },
+    },
+  ];
   return [
     { label: 'Status', cell: (ipo) => <span class={`badge status-${ipo.status}`}>{ipo.status}</span> },
     { label: 'Price band', numeric: true, cell: (ipo) => (ipo.priceRange === null ? dash : formatPriceBand(ipo.priceRange)) },
-    ...(gmp
-      ? [
-          {
-            label: 'GMP',
-            numeric: true,
-            cell: (ipo: Ipo) => {
-              const mean = ipo.gmp?.aggregations.mean ?? null;
-              return mean === null ? dash : signed(mean, formatRupees(mean));
-            },
-          },
-        ]
-      : []),
-    // Here: GMP %, Est. listing, Subscription (x), when the API has them.
+    ...(gmp ? gmpColumns : []),
+    {
+      label: 'Subscription',
+      numeric: true,
+      cell: (ipo) => {
+        const total = ipo.subscription?.times.total ?? null;
+        return total === null ? dash : formatTimes(total);
+      },
+    },
     {
       label: 'Listing gain',
       numeric: true,

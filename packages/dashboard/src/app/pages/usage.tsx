@@ -4,10 +4,10 @@ import { addDays, daysBetween, formatCount, formatDay, formatShortDay, isDay, to
 import { useLoad } from '../hooks.js';
 import { navigate, type Route } from '../route.js';
 import { ErrorNote, Loading, PageTitle, TableBox } from '../ui.js';
-import { UsageChart, type DayUsage } from '../usage-chart.js';
+import { dayTotal, UsageChart, type DayUsage } from '../usage-chart.js';
 
-const ROUTE_NAMES: Record<UsageRoute, string> = { list: 'List', ipo: 'One IPO', gmp: 'GMP' };
-const ROUTES: readonly UsageRoute[] = ['list', 'ipo', 'gmp'];
+const ROUTE_NAMES: Record<UsageRoute, string> = { list: 'List', ipo: 'One IPO', gmp: 'GMP', subscription: 'Subscription' };
+const ROUTES: readonly UsageRoute[] = ['list', 'ipo', 'gmp', 'subscription'];
 
 export function UsagePage({ route, keys }: { route: Route; keys: Key[] }) {
   const today = todayInIst();
@@ -81,7 +81,7 @@ function RangeForm({ from, to }: { from: string; to: string }) {
 }
 
 function perDay(from: string, to: string, rows: UsageRow[]): DayUsage[] {
-  const byDay = new Map<string, DayUsage>(daysBetween(from, to).map((day) => [day, { day, list: 0, ipo: 0, gmp: 0, refused: 0 }]));
+  const byDay = new Map<string, DayUsage>(daysBetween(from, to).map((day) => [day, { day, list: 0, ipo: 0, gmp: 0, subscription: 0, refused: 0 }]));
   for (const row of rows) {
     const d = byDay.get(row.day);
     if (d === undefined) continue;
@@ -92,21 +92,18 @@ function perDay(from: string, to: string, rows: UsageRow[]): DayUsage[] {
 }
 
 function DayTable({ days }: { days: DayUsage[] }) {
-  const used = days.filter((d) => d.list + d.ipo + d.gmp + d.refused > 0);
+  const used = days.filter((d) => dayTotal(d) > 0);
   // Short days ("Nov 3") keep the table narrow on a phone; the year is in the chart's heading.
   const oneYear = days.length > 0 && days[0]!.day.slice(0, 4) === days[days.length - 1]!.day.slice(0, 4);
-  const total = used.reduce((t, d) => ({ day: 'total', list: t.list + d.list, ipo: t.ipo + d.ipo, gmp: t.gmp + d.gmp, refused: t.refused + d.refused }), {
-    day: 'total',
-    list: 0,
-    ipo: 0,
-    gmp: 0,
-    refused: 0,
-  });
+  const total = used.reduce(
+    (t, d) => ({ day: 'total', list: t.list + d.list, ipo: t.ipo + d.ipo, gmp: t.gmp + d.gmp, subscription: t.subscription + d.subscription, refused: t.refused + d.refused }),
+    { day: 'total', list: 0, ipo: 0, gmp: 0, subscription: 0, refused: 0 },
+  );
   return (
     <TableBox label="Requests per day">
       <table class="numbers">
         <caption id="usage-table-caption">
-          Admitted requests per route (the IPO list, one IPO, the GMP series) and refused requests (429), per IST day
+          Admitted requests per route (the IPO list, one IPO, the GMP series, the subscription series) and refused requests (429), per IST day
           {used.length < days.length && '; days without requests are left out'}
         </caption>
         <thead>
@@ -124,7 +121,7 @@ function DayTable({ days }: { days: DayUsage[] }) {
         <tbody>
           {used.length === 0 && (
             <tr>
-              <td colSpan={6} class="none">
+              <td colSpan={7} class="none">
                 No requests on these days.
               </td>
             </tr>
@@ -150,8 +147,9 @@ function DayRow({ d, label }: { d: DayUsage; label: string }) {
       <td>{formatCount(d.list)}</td>
       <td>{formatCount(d.ipo)}</td>
       <td>{formatCount(d.gmp)}</td>
+      <td>{formatCount(d.subscription)}</td>
       <td>{formatCount(d.refused)}</td>
-      <td>{formatCount(d.list + d.ipo + d.gmp + d.refused)}</td>
+      <td>{formatCount(dayTotal(d))}</td>
     </tr>
   );
 }

@@ -11,6 +11,7 @@ const EVENT_HINTS: Record<EventType, string> = {
   'ipo.deleted': 'an IPO is removed',
   'ipo.status_changed': 'an IPO opens, closes or lists',
   'gmp.snapshot': 'a new GMP snapshot',
+  'subscription.snapshot': 'new subscription figures',
 };
 
 /** The fields a 400 may name; another parameter's message shows below the form. */
