@@ -22,9 +22,8 @@ export { aggregatePaise } from './model/aggregate.js';
 export { MAX_GMP_PAISE, paiseToRupees, roundDiv } from './model/numbers.js';
 // GMP buckets.
 export { BUCKET_GRIDS, toGmpSnapshot, toSeriesPoints } from './model/gmp.js';
-// Subscription snapshots.
-export { fullTimes, isSubscriptionTimes, toSubscriptionPoint, toSubscriptionSnapshot } from './model/subscription.js';
-export { EARLIEST_INSTANT, LATEST_INSTANT } from './model/dates.js';
+// Subscription snapshots: every category of a partial times object, as stores keep it.
+export { fullTimes } from './model/subscription.js';
 // The IPO fields, written once: their order, JSON Schemas and dataset checks.
 export { IPO_FIELDS } from './model/ipo-fields.js';
 // The windows: the decision every limiter is pinned to, and IST day periods.
