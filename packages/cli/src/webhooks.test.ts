@@ -86,7 +86,7 @@ describe('--events and the tables', () => {
     expect(eventsOf('gmp.snapshot,ipo.created')).toEqual(['ipo.created', 'gmp.snapshot']);
     expect(eventsOf(' ipo.deleted , ipo.deleted,ipo.status_changed ')).toEqual(['ipo.deleted', 'ipo.status_changed']);
     expect(() => eventsOf('ipo.created,ipo.listed')).toThrow(
-      new CliError('--events: unknown event type "ipo.listed": use all, or a comma-separated list of ipo.created, ipo.updated, ipo.deleted, ipo.status_changed, gmp.snapshot'),
+      new CliError('--events: unknown event type "ipo.listed": use all, or a comma-separated list of ipo.created, ipo.updated, ipo.deleted, ipo.status_changed, gmp.snapshot, subscription.snapshot'),
     );
     for (const bad of ['', ',', 'ipo.created,', 'ipo.created,,gmp.snapshot']) {
       expect(() => eventsOf(bad), bad).toThrow(/^--events must be all, or a comma-separated list of ipo\.created, .*; got /);
@@ -163,7 +163,7 @@ describe('ipokit webhooks create', () => {
     const plain = await run(['webhooks', 'create', '--account', acct, '--url', 'http://127.0.0.1:9/hook', '--events', 'all', '--webhook-allow-network', '127.0.0.0/8']);
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).not.toContain('description');
-    expect(plain.stdout).toMatch(/\nevents {5}ipo\.created, ipo\.updated, ipo\.deleted, ipo\.status_changed, gmp\.snapshot\n/);
+    expect(plain.stdout).toMatch(/\nevents {5}ipo\.created, ipo\.updated, ipo\.deleted, ipo\.status_changed, gmp\.snapshot, subscription\.snapshot\n/);
     expect(plain.stderr.split('\n')[1]).toBe(
       'Its URL is http:, which a worker sends to only with --allow-insecure-webhooks (IPOKIT_ALLOW_INSECURE_WEBHOOKS): use https: beyond local tests.',
     );
@@ -230,8 +230,8 @@ describe('ipokit webhooks create', () => {
   });
 
   it.each([
-    [['--events', 'ipo.listed'], 'ipokit webhooks create: --events: unknown event type "ipo.listed": use all, or a comma-separated list of ipo.created, ipo.updated, ipo.deleted, ipo.status_changed, gmp.snapshot'],
-    [['--events', 'ipo.created,'], 'ipokit webhooks create: --events must be all, or a comma-separated list of ipo.created, ipo.updated, ipo.deleted, ipo.status_changed, gmp.snapshot; got "ipo.created,"'],
+    [['--events', 'ipo.listed'], 'ipokit webhooks create: --events: unknown event type "ipo.listed": use all, or a comma-separated list of ipo.created, ipo.updated, ipo.deleted, ipo.status_changed, gmp.snapshot, subscription.snapshot'],
+    [['--events', 'ipo.created,'], 'ipokit webhooks create: --events must be all, or a comma-separated list of ipo.created, ipo.updated, ipo.deleted, ipo.status_changed, gmp.snapshot, subscription.snapshot; got "ipo.created,"'],
     [['--events', ''], 'ipokit webhooks create: --events must not be empty'],
     [['--events', 'all', '--description', ''], 'ipokit webhooks create: --description must not be empty (leave it out for none)'],
     [['--events', 'all', '--json', '-q'], 'ipokit webhooks create: give --json or --quiet, not both'],
