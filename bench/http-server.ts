@@ -37,6 +37,12 @@ const contenders: Record<string, (ctx: Ctx) => Server> = {
     app.use('/ipos', ipoRouter(store, OPTIONS));
     return app.listen(0, '127.0.0.1');
   },
+  /** The same, for the one-IPO and subscription paths (bench/ipo-data.ts). */
+  'ipokit-express-subscription': ({ store }) => {
+    const app = express();
+    app.use('/ipos', ipoRouter(store, OPTIONS));
+    return app.listen(0, '127.0.0.1');
+  },
   /** A bare Express 5 router answering the prebuilt objects: no keys, no limits, no rules. */
   'bare-express': ({ answers }) => {
     const app = express();
@@ -111,6 +117,15 @@ const contenders: Record<string, (ctx: Ctx) => Server> = {
   },
 };
 
+/** The one-IPO path and the subscription path of the IPO with the most subscription snapshots. */
+function subscriptionPaths(dataset: ReturnType<typeof generateDataset>): string[] {
+  const counts = new Map<string, number>();
+  for (const s of dataset.subscription ?? []) counts.set(s.ipoId, (counts.get(s.ipoId) ?? 0) + 1);
+  const best = [...counts].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))[0];
+  if (best === undefined) throw new Error('the demo dataset has no subscription snapshots');
+  return [`/ipos/${best[0]}`, `/ipos/${best[0]}/subscription`];
+}
+
 async function main(): Promise<void> {
   const name = process.argv[2] ?? '';
   const make = contenders[name];
@@ -121,7 +136,9 @@ async function main(): Promise<void> {
   const account = await createAccount(store, { name: 'bench', plan: 'paid' });
   const { key } = await createApiKey(store, { accountId: account.id, label: 'bench' });
   const id = dataset.ipos?.find((ipo) => ipo.listingDate != null && ipo.listingDate < '2026-11-01')?.id ?? '';
-  const paths = [`/ipos/${id}`, '/ipos?status=listed&limit=100'];
+  // `ipokit-express-subscription` is our router again, measured on one IPO and its
+  // subscription series (the IPO with the most snapshots) instead of the two usual paths.
+  const paths = name === 'ipokit-express-subscription' ? subscriptionPaths(dataset) : [`/ipos/${id}`, '/ipos?status=listed&limit=100'];
   // The bytes our router answers, so that every contender sends exactly the same.
   const reference = express();
   reference.use('/ipos', ipoRouter(store, OPTIONS));

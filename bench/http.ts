@@ -34,14 +34,22 @@ const TARGETS: Array<[Contender, Contender, number]> = [
 ];
 const serverFile = fileURLToPath(new URL('./http-server.ts', import.meta.url));
 
-interface Started {
+export interface Started {
   child: ChildProcess;
   port: number;
   key: string;
   paths: string[];
 }
 
-async function start(name: string): Promise<Started> {
+/**
+ * Starts a contender of bench/http-server.ts in its own process.
+ *
+ * @example
+ * ```ts
+ * const s = await start('ipokit-express'); // { child, port, key, paths }
+ * ```
+ */
+export async function start(name: string): Promise<Started> {
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', serverFile, name], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
@@ -61,7 +69,7 @@ function cpuSeconds(pid: number | undefined): number {
 }
 
 /** req/s, and the server's CPU microseconds per request (less sensitive to a busy machine). */
-async function measure(s: Started, path: string, seconds: number, connections: number): Promise<{ rps: number; cpuUs: number }> {
+export async function measure(s: Started, path: string, seconds: number, connections: number): Promise<{ rps: number; cpuUs: number }> {
   const before = cpuSeconds(s.child.pid);
   const result = await autocannon({ url: `http://127.0.0.1:${s.port}${path}`, headers: { 'x-api-key': s.key }, connections, duration: seconds });
   const cpu = cpuSeconds(s.child.pid) - before;
@@ -69,7 +77,7 @@ async function measure(s: Started, path: string, seconds: number, connections: n
   return { rps: result.requests.average, cpuUs: (cpu * 1e6) / result.requests.total };
 }
 
-function median(xs: readonly number[]): number {
+export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;

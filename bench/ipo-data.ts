@@ -13,17 +13,14 @@
  *
  * `runIpoDataBench()` returns the figures as rows for bench/run.ts.
  */
-import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import autocannon from 'autocannon';
-import express from 'express';
 import pg from 'pg';
 import { createAccount, createApiKey, importDataset, type Dataset, type IpoRouterOptions, type Store } from '@ipokit/core';
 import { createIpoHandler, type IpoHandler } from '@ipokit/core/adapter';
-import { ipoRouter } from '@ipokit/express';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, postgresStore } from '@ipokit/storage-postgres';
 import { generateDataset } from '@ipokit/cli';
+import { measure, median, start } from './http.js';
 import type { BenchRow } from './rows.js';
 
 const NOW = Date.UTC(2026, 10, 22, 6, 30);
@@ -65,12 +62,6 @@ async function listCost(handle: IpoHandler, key: string, runs: number): Promise<
     batches.push(((performance.now() - started) * 1000) / runs);
   }
   return median(batches);
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 /** Interleaves the two list contenders for `rounds` rounds; the medians of their costs (us). */
@@ -157,42 +148,32 @@ export async function runIpoDataBench(options: IpoDataBenchOptions = {}): Promis
     await pool.end();
   }
 
-  // The subscription route against the one-IPO route, over HTTP on Express.
-  const counts = new Map<string, number>();
-  for (const s of dataset.subscription ?? []) counts.set(s.ipoId, (counts.get(s.ipoId) ?? 0) + 1);
-  const [id, points] = [...counts].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))[0]!;
-  const app = express();
-  app.use('/ipos', ipoRouter(memAfter, OPTIONS));
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const port = (server.address() as AddressInfo).port;
-  const key = await keyed(memAfter);
+  // The subscription route against the one-IPO route, over HTTP on Express: our router in a
+  // process of its own (bench/http-server.ts), autocannon here.
   const rounds = options.rounds ?? 3;
   const seconds = options.seconds ?? 5;
-  const samples: Record<'ipo' | 'subscription', number[]> = { ipo: [], subscription: [] };
-  const paths = { ipo: `/ipos/${id}`, subscription: `/ipos/${id}/subscription` };
-  const run = async (path: string, duration: number): Promise<number> => {
-    const result = await autocannon({ url: `http://127.0.0.1:${port}${path}`, headers: { 'x-api-key': key }, connections: 32, duration });
-    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: non-2xx ${result.non2xx}, errors ${result.errors}`);
-    return result.requests.average;
-  };
+  const server = await start('ipokit-express-subscription');
+  const samples: Array<[number[], number[]]> = [[[], []], [[], []]];
   try {
-    await run(paths.ipo, 1);
-    await run(paths.subscription, 1);
+    for (const path of server.paths) await measure(server, path, 1, 32); // warm-up
     for (let r = 0; r < rounds; r++) {
-      const order: Array<'ipo' | 'subscription'> = r % 2 === 0 ? ['ipo', 'subscription'] : ['subscription', 'ipo'];
-      for (const route of order) samples[route].push(await run(paths[route], seconds));
+      const order = r % 2 === 0 ? [0, 1] : [1, 0];
+      for (const i of order) {
+        const m = await measure(server, server.paths[i]!, seconds, 32);
+        samples[i]![0].push(m.rps);
+        samples[i]![1].push(m.cpuUs);
+      }
     }
   } finally {
-    server.close();
+    server.child.kill();
   }
-  const ipo = median(samples.ipo);
-  const sub = median(samples.subscription);
-  const note = `32 connections, ${rounds} interleaved rounds of ${seconds} s; the IPO with the most snapshots (${points})`;
+  const [ipo, sub] = samples.map(([rps]) => median(rps)) as [number, number];
+  const [ipoCpu, subCpu] = samples.map(([, cpu]) => median(cpu)) as [number, number];
+  const note = `32 connections, ${rounds} interleaved rounds of ${seconds} s, the server in its own process; the IPO with the most snapshots (${server.paths[1]})`;
   rows.push(
-    { group: 'IPO data', name: 'GET /ipos/{id} on Express (memory store)', value: Math.round(ipo), unit: 'req/s', note: `samples ${samples.ipo.map(Math.round).join(', ')}` },
-    { group: 'IPO data', name: 'GET /ipos/{id}/subscription on Express (memory store)', value: Math.round(sub), unit: 'req/s', note: `samples ${samples.subscription.map(Math.round).join(', ')}` },
-    { group: 'IPO data', name: 'subscription route / one-IPO route', value: round(sub / ipo, 2), unit: 'x', target: '>= 0.9', pass: sub / ipo >= 0.9, note },
+    { group: 'IPO data', name: 'GET /ipos/{id} on Express (memory store)', value: Math.round(ipo), unit: 'req/s', note: `samples ${samples[0]![0].map(Math.round).join(', ')}; server CPU ${ipoCpu.toFixed(1)} us/request` },
+    { group: 'IPO data', name: 'GET /ipos/{id}/subscription on Express (memory store)', value: Math.round(sub), unit: 'req/s', note: `samples ${samples[1]![0].map(Math.round).join(', ')}; server CPU ${subCpu.toFixed(1)} us/request` },
+    { group: 'IPO data', name: 'subscription route / one-IPO route', value: round(sub / ipo, 2), unit: 'x', target: '>= 0.9', pass: sub / ipo >= 0.9, note: `${note}; by server CPU per request ${(ipoCpu / subCpu).toFixed(2)}x` },
   );
   await memBefore.close?.();
   await memAfter.close?.();

@@ -1,13 +1,14 @@
 /**
- * The GMP snapshots of a memory store, per IPO. Writes go to a Map keyed by timestamp
- * (so a snapshot with the same instant replaces the old one); reads use a columnar copy
- * sorted by timestamp, rebuilt lazily for the IPOs a write touched: one Float64Array of
- * timestamps and one per aggregation field (NaN for null). A series or a latest-snapshot
+ * The GMP snapshots of a memory store, per IPO ({@link TimedRecords}: a record of the same
+ * instant replaces the old one); reads use a columnar copy sorted by timestamp, rebuilt
+ * lazily for the IPOs a write touched: one Float64Array of timestamps and one per
+ * aggregation field (NaN for null). A series or a latest-snapshot
  * query is then a binary search plus, for the series, one pass over the range.
  */
 import { GMP_FIELDS, type GmpField } from '@ipokit/core';
 import { type GmpBucket, type GmpBucketQuery, type SnapshotRecord } from '@ipokit/core/backend';
 import { lowerBound, upperBound } from './sorted.js';
+import { TimedRecords } from './timed-records.js';
 
 /** The aggregation fields, in the order their columns are kept. */
 const FIELDS: readonly GmpField[] = GMP_FIELDS;
@@ -21,15 +22,10 @@ interface Columns {
   records: SnapshotRecord[];
 }
 
-/** One IPO's snapshots: the writable map and its lazily built columns. */
-interface SnapshotSet {
-  byTime: Map<number, SnapshotRecord>;
-  columns: Columns | null;
-}
-
 /**
- * Every stored snapshot, grouped by IPO id. Records are kept as given to {@link put}
- * (the caller hands over objects it no longer mutates) and returned as they are stored.
+ * Every stored snapshot, grouped by IPO id (see {@link TimedRecords}), read through its
+ * columns. Records are kept as given to `put` (the caller hands over objects it no longer
+ * mutates) and returned as they are stored.
  *
  * @example
  * ```ts
@@ -38,52 +34,9 @@ interface SnapshotSet {
  * table.latest('a1', 0)?.timestamp; // 0
  * ```
  */
-export class SnapshotTable {
-  private sets = new Map<string, SnapshotSet>();
-
-  /**
-   * Stores a snapshot, replacing the one of the same IPO and instant.
-   *
-   * @example
-   * ```ts
-   * table.put(snapshot);
-   * ```
-   */
-  put(snapshot: SnapshotRecord): void {
-    let set = this.sets.get(snapshot.ipoId);
-    if (set === undefined) {
-      set = { byTime: new Map(), columns: null };
-      this.sets.set(snapshot.ipoId, set);
-    }
-    set.byTime.set(snapshot.timestamp, snapshot);
-    set.columns = null;
-  }
-
-  /**
-   * The snapshot of this IPO at exactly this instant, or null.
-   *
-   * @example
-   * ```ts
-   * table.get('a1', 0); // null for a new table
-   * ```
-   */
-  get(ipoId: string, timestamp: number): SnapshotRecord | null {
-    return this.sets.get(ipoId)?.byTime.get(timestamp) ?? null;
-  }
-
-  /**
-   * Removes every snapshot of an IPO; resolves to how many there were.
-   *
-   * @example
-   * ```ts
-   * table.deleteIpo('a1'); // 3
-   * ```
-   */
-  deleteIpo(ipoId: string): number {
-    const set = this.sets.get(ipoId);
-    if (set === undefined) return 0;
-    this.sets.delete(ipoId);
-    return set.byTime.size;
+export class SnapshotTable extends TimedRecords<SnapshotRecord, Columns> {
+  constructor() {
+    super(buildColumns);
   }
 
   /**
@@ -95,7 +48,7 @@ export class SnapshotTable {
    * ```
    */
   latest(ipoId: string, at: number): SnapshotRecord | null {
-    const columns = this.columnsOf(ipoId);
+    const columns = this.view(ipoId);
     if (columns === null) return null;
     const i = upperBound(columns.timestamps, at) - 1;
     return i >= 0 ? (columns.records[i] as SnapshotRecord) : null;
@@ -113,7 +66,7 @@ export class SnapshotTable {
    */
   buckets(query: GmpBucketQuery): GmpBucket[] {
     const { from, to, size, origin } = query;
-    const columns = this.columnsOf(query.ipoId);
+    const columns = this.view(query.ipoId);
     if (columns === null || !(from <= to)) return [];
     const timestamps = columns.timestamps;
     const values = columns.values[query.field];
@@ -158,28 +111,9 @@ export class SnapshotTable {
     return out;
   }
 
-  /**
-   * Forgets everything.
-   *
-   * @example
-   * ```ts
-   * table.clear();
-   * ```
-   */
-  clear(): void {
-    this.sets = new Map();
-  }
-
-  private columnsOf(ipoId: string): Columns | null {
-    const set = this.sets.get(ipoId);
-    if (set === undefined) return null;
-    set.columns ??= buildColumns(set.byTime);
-    return set.columns;
-  }
 }
 
-function buildColumns(byTime: Map<number, SnapshotRecord>): Columns {
-  const records = [...byTime.values()].sort((a, b) => a.timestamp - b.timestamp);
+function buildColumns(records: SnapshotRecord[]): Columns {
   const n = records.length;
   const timestamps = new Float64Array(n);
   const values = {} as Record<GmpField, Float64Array>;

@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { todayInIst, toIsoUtc } from '../model/dates.js';
 import { IpokitError, isIpokitError, KEYLESS_INFO, WIRE_ERRORS, type WireErrorCode } from '../model/errors.js';
 import { BUCKET_GRIDS, checkBucketCap, resolveGmpRange, toSeriesPoints } from '../model/gmp.js';
-import { resolveSubscriptionRange, toSubscriptionPoint } from '../model/subscription.js';
+import { resolveSubscriptionRange, subscriptionPointJson } from '../model/subscription.js';
 import { cachedKey, keyUseWrite, readKey } from '../accounts/key-cache.js';
 import { hashApiKey } from '../accounts/keys.js';
 import { openApiDocument } from './openapi.js';
@@ -304,14 +304,12 @@ async function answerSubscription(store: IpoStore, s: ResolvedOptions, rawIdenti
   const to = Math.min(range.end, now); // snapshots after now are invisible
   const read = range.start > to ? [] : guard(s, (call) => store.subscriptionSeries({ ipoId: ipo.id, from: range.start, to }, call));
   const records = read instanceof Promise ? await read : read;
-  const series = records.map(toSubscriptionPoint);
-  const body: SubscriptionSeries = {
-    ipoId: ipo.id,
-    symbol: ipo.symbol,
-    series,
-    meta: { from: toIsoUtc(range.start), to: toIsoUtc(range.end), count: series.length },
-  };
-  return JSON.stringify(body);
+  // The bytes of JSON.stringify of the SubscriptionSeries, written from each snapshot's kept
+  // text (handler.test.ts pins them to it).
+  const points = new Array<string>(records.length);
+  for (let i = 0; i < records.length; i++) points[i] = subscriptionPointJson(records[i]!);
+  const meta: SubscriptionSeries['meta'] = { from: toIsoUtc(range.start), to: toIsoUtc(range.end), count: records.length };
+  return `{"ipoId":${JSON.stringify(ipo.id)},"symbol":${JSON.stringify(ipo.symbol)},"series":[${points.join(',')}],"meta":${JSON.stringify(meta)}}`;
 }
 
 async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null, subscriptionAt: number | null): Promise<IpoRow> {

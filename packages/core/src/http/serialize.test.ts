@@ -3,19 +3,28 @@ import { describe, expect, it } from 'vitest';
 import { utf8Length } from './handler.js';
 import { ipoAnswer, ipoJson, toWireIpo } from './serialize.js';
 import { IPO_STATUSES } from '../model/status.js';
-import { ipoRecordArbitrary, makeIpo, makeSnapshot, snapshotRecordArbitrary } from '@ipokit/testing';
+import { ipoRecordArbitrary, makeIpo, makeSnapshot, snapshotRecordArbitrary, subscriptionRecordArbitrary } from '@ipokit/testing';
 import type { IpoRecord } from '../model/types.js';
 
 describe('ipoJson', () => {
-  it('writes the bytes of JSON.stringify(toWireIpo(...)) for any record, status and gmp, frozen or not, cached or not (property)', () => {
+  it('writes the bytes of JSON.stringify(toWireIpo(...)) for any record, status, gmp and subscription snapshot, frozen or not, cached or not (property)', () => {
     const gmp = fc.oneof(fc.constant(undefined), fc.constant(null), snapshotRecordArbitrary(['x']));
+    // A few subscription snapshots, drawn from (so repeated, as a store hands them out), frozen or not.
+    const latest = fc.oneof(fc.constant(undefined), fc.constant(null), subscriptionRecordArbitrary(['x']), subscriptionRecordArbitrary(['x']).map((r) => Object.freeze({ ...r, times: Object.freeze(r.times) })));
     fc.assert(
-      fc.property(ipoRecordArbitrary(), fc.boolean(), fc.array(fc.tuple(fc.constantFrom(...IPO_STATUSES), gmp), { minLength: 1, maxLength: 6 }), (record, frozen, uses) => {
-        if (frozen) Object.freeze(record);
-        for (const [status, snapshot] of uses) {
-          expect(ipoJson(record, status, snapshot)).toBe(JSON.stringify(toWireIpo(record, status, snapshot)));
-        }
-      }),
+      fc.property(
+        ipoRecordArbitrary(),
+        fc.boolean(),
+        fc.array(latest, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.constantFrom(...IPO_STATUSES), gmp, fc.nat(2)), { minLength: 1, maxLength: 8 }),
+        (record, frozen, snapshots, uses) => {
+          if (frozen) Object.freeze(record);
+          for (const [status, snapshot, pick] of uses) {
+            const subscription = snapshots[pick % snapshots.length];
+            expect(ipoJson(record, status, snapshot, subscription)).toBe(JSON.stringify(toWireIpo(record, status, snapshot, subscription)));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -48,14 +57,21 @@ describe('ipoAnswer', () => {
   it('is {"ipo":...} and its UTF-8 length for any record and run of statuses, frozen (kept) or not (property)', () => {
     const utf8 = new TextEncoder();
     fc.assert(
-      fc.property(ipoRecordArbitrary(), fc.boolean(), fc.array(fc.constantFrom(...IPO_STATUSES), { minLength: 1, maxLength: 6 }), (record, frozen, statuses) => {
-        if (frozen) Object.freeze(record);
-        for (const status of statuses) {
-          const text = JSON.stringify({ ipo: toWireIpo(record, status) });
-          const { text: got, bytes } = ipoAnswer(record, status, utf8Length);
-          expect({ got, bytes }).toEqual({ got: text, bytes: utf8.encode(text).length });
-        }
-      }),
+      fc.property(
+        ipoRecordArbitrary(),
+        fc.boolean(),
+        fc.array(fc.option(subscriptionRecordArbitrary(['x']).map((r) => Object.freeze({ ...r, times: Object.freeze(r.times) })), { nil: null }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fc.constantFrom(...IPO_STATUSES), fc.nat(2)), { minLength: 1, maxLength: 6 }),
+        (record, frozen, snapshots, uses) => {
+          if (frozen) Object.freeze(record);
+          for (const [status, pick] of uses) {
+            const subscription = snapshots[pick % snapshots.length]!;
+            const text = JSON.stringify({ ipo: toWireIpo(record, status, undefined, subscription) });
+            const { text: got, bytes } = ipoAnswer(record, status, utf8Length, subscription);
+            expect({ got, bytes }).toEqual({ got: text, bytes: utf8.encode(text).length });
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -85,13 +85,22 @@ export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotReco
   let parts = FRAGMENTS.get(record);
   if (parts === undefined) {
     parts = fragmentsOf(record);
-    if (Object.isFrozen(record)) FRAGMENTS.set(record, parts);
+    if (parts.frozen) FRAGMENTS.set(record, parts);
   }
   const { head, tail } = parts;
-  const latest = subscriptionJson(subscription ?? null);
-  if (gmp === undefined) return `${head}${status}${tail}${latest}}`;
+  const latest = subscription ?? null;
+  if (gmp === undefined) {
+    // Without GMP the text depends on the record, its status and its latest subscription
+    // snapshot alone: the last one made is kept, flat (an array's join makes one string;
+    // `+` makes a tree of its parts, which a page's join of 100 of them walks again).
+    const kept = parts.text;
+    if (kept !== null && kept.status === status && kept.subscription === latest) return kept.text;
+    const text = [head, status, tail, subscriptionJson(latest), '}'].join('');
+    if (parts.frozen && (latest === null || Object.isFrozen(latest))) parts.text = { status, subscription: latest, text };
+    return text;
+  }
   const snapshot = gmp === null ? 'null' : snapshotJson(gmp, parts.highPaise);
-  return `${head}${status}${tail}${latest},"gmp":${snapshot}}`;
+  return `${head}${status}${tail}${subscriptionJson(latest)},"gmp":${snapshot}}`;
 }
 
 /**
@@ -129,6 +138,10 @@ interface Fragments {
   head: string;
   tail: string;
   highPaise: number | null;
+  /** Whether the record is frozen (then these fragments are kept with it). */
+  frozen: boolean;
+  /** The last whole text made without GMP, for a frozen record and subscription snapshot. */
+  text: { status: IpoStatus; subscription: SubscriptionRecord | null; text: string } | null;
 }
 
 const FRAGMENTS = new WeakMap<IpoRecord, Fragments>();
@@ -169,7 +182,13 @@ function fragmentsOf(record: IpoRecord): Fragments {
   const marker = ',"status":"open"';
   const at = text.indexOf(marker);
   const last = ',"subscription":null}';
-  return { head: `${text.slice(0, at)},"status":"`, tail: `${text.slice(at + marker.length - 1, -last.length)},"subscription":`, highPaise: highPaise(record) };
+  return {
+    head: `${text.slice(0, at)},"status":"`,
+    tail: `${text.slice(at + marker.length - 1, -last.length)},"subscription":`,
+    highPaise: highPaise(record),
+    frozen: Object.isFrozen(record),
+    text: null,
+  };
 }
 
 /**

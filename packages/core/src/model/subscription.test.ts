@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fullTimes, isSubscriptionTimes, resolveSubscriptionRange, subscriptionJson, toSubscriptionPoint, toSubscriptionSnapshot } from './subscription.js';
+import { fullTimes, isSubscriptionTimes, resolveSubscriptionRange, subscriptionJson, subscriptionPointJson, toSubscriptionPoint, toSubscriptionSnapshot } from './subscription.js';
 import { SUBSCRIPTION_CATEGORIES, type SubscriptionRecord, type SubscriptionTimes } from './types.js';
 
 const timesArb: fc.Arbitrary<SubscriptionTimes> = fc.record(
@@ -16,15 +16,20 @@ const recordArb: fc.Arbitrary<SubscriptionRecord> = fc.record({
 });
 
 describe('subscription snapshots (docs/spec.md#subscription)', () => {
-  it('writes the JSON of the wire snapshot byte for byte, frozen or not', () => {
+  it('writes the JSON of the wire snapshot and of a series point byte for byte, frozen or not, -0 as 0', () => {
     fc.assert(
       fc.property(recordArb, fc.boolean(), (record, frozen) => {
         const r = frozen ? Object.freeze({ ...record, times: Object.freeze({ ...record.times }) }) : record;
         expect(subscriptionJson(r)).toBe(JSON.stringify(toSubscriptionSnapshot(r)));
         expect(subscriptionJson(r)).toBe(subscriptionJson(r));
+        expect(subscriptionPointJson(r)).toBe(JSON.stringify(toSubscriptionPoint(r)));
+        expect(subscriptionPointJson(r)).toBe(subscriptionPointJson(r));
       }),
     );
     expect(subscriptionJson(null)).toBe('null');
+    const negativeZero = { ipoId: 'a1', timestamp: 0, times: { ...fullTimes({}), qib: -0 } };
+    expect(subscriptionPointJson(negativeZero)).toBe(JSON.stringify(toSubscriptionPoint(negativeZero)));
+    expect(subscriptionJson(negativeZero)).toBe(JSON.stringify(toSubscriptionSnapshot(negativeZero)));
   });
 
   it('lists every category in order, absent ones null, and the instant in UTC with milliseconds', () => {

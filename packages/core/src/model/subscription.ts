@@ -77,24 +77,55 @@ export function toSubscriptionPoint(record: SubscriptionRecord): SubscriptionPoi
  */
 export function subscriptionJson(record: SubscriptionRecord | null): string {
   if (record === null) return 'null';
-  let text = SUBSCRIPTION_JSON.get(record);
-  if (text !== undefined) return text;
-  text = `{"asOf":"${toIsoUtc(record.timestamp)}","times":{`;
-  const times = record.times;
+  const texts = textsOf(record);
+  return (texts.snapshot ??= `{"asOf":"${toIsoUtc(record.timestamp)}","times":{${timesJson(record.times, '')}}}`);
+}
+
+/**
+ * The JSON text of {@link toSubscriptionPoint}: the bytes of `JSON.stringify` of it, written
+ * directly and, for a frozen record, kept with it (the subscription route writes every
+ * snapshot of an IPO on each request).
+ *
+ * @example
+ * ```ts
+ * subscriptionPointJson(record) === JSON.stringify(toSubscriptionPoint(record)); // true
+ * ```
+ */
+export function subscriptionPointJson(record: SubscriptionRecord): string {
+  const texts = textsOf(record);
+  return (texts.point ??= `{"timestamp":"${toIsoUtc(record.timestamp)}",${timesJson(record.times, '')}}`);
+}
+
+/** The categories as JSON members, in order: `"qib":1.5,"nii":null,...`. */
+function timesJson(times: Partial<SubscriptionTimes>, text: string): string {
   for (let i = 0; i < SUBSCRIPTION_CATEGORIES.length; i++) {
     const value = times[SUBSCRIPTION_CATEGORIES[i]!];
-    text += CATEGORY_KEYS[i]! + (value === undefined || value === null ? 'null' : String(value));
+    // `+ 0` writes -0 as 0, as JSON.stringify does.
+    text += CATEGORY_KEYS[i]! + (value === undefined || value === null ? 'null' : String(value + 0));
   }
-  text += '}}';
-  if (Object.isFrozen(record)) SUBSCRIPTION_JSON.set(record, text);
   return text;
 }
 
 /** `"qib":`, `,"nii":`, ...: each category's key as the snapshot's JSON writes it. */
 const CATEGORY_KEYS = SUBSCRIPTION_CATEGORIES.map((category, i) => `${i === 0 ? '' : ','}${JSON.stringify(category)}:`);
 
-/** The JSON text of frozen snapshots (a store in memory hands out the same object each time). */
-const SUBSCRIPTION_JSON = new WeakMap<SubscriptionRecord, string>();
+/** The JSON texts of a snapshot, made when first asked for. */
+interface Texts {
+  snapshot?: string;
+  point?: string;
+}
+
+/** The texts of frozen snapshots (a store in memory hands out the same object each time). */
+const TEXTS = new WeakMap<SubscriptionRecord, Texts>();
+
+function textsOf(record: SubscriptionRecord): Texts {
+  let texts = TEXTS.get(record);
+  if (texts === undefined) {
+    texts = {};
+    if (Object.isFrozen(record)) TEXTS.set(record, texts);
+  }
+  return texts;
+}
 
 /**
  * The subscription route's effective range [start, end] in ms from the optional `from`/`to`
