@@ -28,7 +28,8 @@ interface Sorted {
  */
 export class SubscriptionTable extends TimedRecords<SubscriptionRecord, Sorted> {
   constructor() {
-    super((records) => ({ timestamps: Float64Array.from(records, (r) => r.timestamp), records }));
+    // Frozen: a series of every snapshot is this array itself, whose text the core keeps.
+    super((records) => ({ timestamps: Float64Array.from(records, (r) => r.timestamp), records: Object.freeze(records) as SubscriptionRecord[] }));
   }
 
   /**
@@ -47,7 +48,9 @@ export class SubscriptionTable extends TimedRecords<SubscriptionRecord, Sorted> 
   }
 
   /**
-   * The snapshots of a series query (see `IpoStore.subscriptionSeries`), ascending.
+   * The snapshots of a series query (see `IpoStore.subscriptionSeries`), ascending: when the
+   * range holds every snapshot of the IPO (as the route's default does), the same frozen
+   * array each time until a write.
    *
    * @example
    * ```ts
@@ -58,6 +61,7 @@ export class SubscriptionTable extends TimedRecords<SubscriptionRecord, Sorted> 
     const sorted = this.view(query.ipoId);
     if (sorted === null || !(query.from <= query.to)) return [];
     const lo = lowerBound(sorted.timestamps, query.from);
-    return sorted.records.slice(lo, upperBound(sorted.timestamps, query.to, lo));
+    const hi = upperBound(sorted.timestamps, query.to, lo);
+    return lo === 0 && hi === sorted.records.length ? sorted.records : sorted.records.slice(lo, hi);
   }
 }

@@ -16,7 +16,7 @@ import { drawnWindows, reportRateLimit, type DrawnWindow } from '../limits/rate-
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
 import { errorBody, ipoAnswer, ipoJson, type AnswerText } from './serialize.js';
 import { deriveStatus } from '../model/status.js';
-import type { AccountStore, ErrorBody, GmpSeries, IpoRow, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, SubscriptionSeries, UsageCharge } from '../model/types.js';
+import type { AccountStore, ErrorBody, GmpSeries, IpoRow, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, SubscriptionRecord, SubscriptionSeries, UsageCharge } from '../model/types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -304,13 +304,22 @@ async function answerSubscription(store: IpoStore, s: ResolvedOptions, rawIdenti
   const to = Math.min(range.end, now); // snapshots after now are invisible
   const read = range.start > to ? [] : guard(s, (call) => store.subscriptionSeries({ ipoId: ipo.id, from: range.start, to }, call));
   const records = read instanceof Promise ? await read : read;
-  // The bytes of JSON.stringify of the SubscriptionSeries, written from each snapshot's kept
-  // text (handler.test.ts pins them to it).
-  const points = new Array<string>(records.length);
-  for (let i = 0; i < records.length; i++) points[i] = subscriptionPointJson(records[i]!);
+  // The bytes of JSON.stringify of the SubscriptionSeries (the HTTP suite pins them), written
+  // from each snapshot's kept text; a frozen array of them (a store in memory answers every
+  // snapshot of an IPO so) keeps its series' text.
+  let series = Object.isFrozen(records) ? SERIES_TEXTS.get(records) : undefined;
+  if (series === undefined) {
+    const points = new Array<string>(records.length);
+    for (let i = 0; i < records.length; i++) points[i] = subscriptionPointJson(records[i]!);
+    series = points.join(',');
+    if (Object.isFrozen(records)) SERIES_TEXTS.set(records, series);
+  }
   const meta: SubscriptionSeries['meta'] = { from: toIsoUtc(range.start), to: toIsoUtc(range.end), count: records.length };
-  return `{"ipoId":${JSON.stringify(ipo.id)},"symbol":${JSON.stringify(ipo.symbol)},"series":[${points.join(',')}],"meta":${JSON.stringify(meta)}}`;
+  return `{"ipoId":${JSON.stringify(ipo.id)},"symbol":${JSON.stringify(ipo.symbol)},"series":[${series}],"meta":${JSON.stringify(meta)}}`;
 }
+
+/** The series text (the points, comma-separated) of frozen arrays of subscription snapshots. */
+const SERIES_TEXTS = new WeakMap<readonly SubscriptionRecord[], string>();
 
 async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null, subscriptionAt: number | null): Promise<IpoRow> {
   const read = IDENTIFIER_RE.test(identifier) ? guard(s, (call) => store.findIpo(subscriptionAt === null ? { identifier, gmpAt } : { identifier, gmpAt, subscriptionAt }, call)) : null;

@@ -154,22 +154,32 @@ export function epochMsToDate(ms: number): string {
  */
 export function toIsoUtc(ms: number): string {
   // A GMP series writes thousands of these per request, mostly on whole minutes of a few
-  // days: the day's text is kept from the last call and the time comes from a table,
-  // instead of a Date per point. Anything unusual goes to Date.
+  // days: the texts of the last two days are kept (a range's two ends are often days apart)
+  // and the time comes from a table, instead of a Date per point. Anything unusual goes to Date.
   if (!Number.isInteger(ms) || ms < FIRST_ISO_MS || ms > LAST_ISO_MS) return new Date(ms).toISOString();
   const day = Math.floor(ms / DAY_MS);
-  if (day !== isoDay.day) isoDay = { day, text: new Date(day * DAY_MS).toISOString().slice(0, 11) };
+  let kept = isoDays[0];
+  if (day !== kept.day) {
+    kept = isoDays[1];
+    if (day !== kept.day) kept = { day, text: new Date(day * DAY_MS).toISOString().slice(0, 11) };
+    isoDays[1] = isoDays[0];
+    isoDays[0] = kept;
+  }
   const inDay = ms - day * DAY_MS;
   const minute = Math.floor(inDay / 60_000);
   const rest = inDay - minute * 60_000;
   const seconds = rest === 0 ? ':00.000Z' : `:${TWO_DIGITS[Math.floor(rest / 1000)]}.${String(rest % 1000).padStart(3, '0')}Z`;
-  return isoDay.text + MINUTES_OF_DAY[minute] + seconds;
+  return kept.text + MINUTES_OF_DAY[minute] + seconds;
 }
 
 /** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: four-digit years only. */
 const FIRST_ISO_MS = -62_167_219_200_000;
 const LAST_ISO_MS = 253_402_300_799_999;
-let isoDay = { day: Number.NaN, text: '' };
+/** The texts (`YYYY-MM-DDT`) of the two days last written, the latest first. */
+const isoDays: [{ day: number; text: string }, { day: number; text: string }] = [
+  { day: Number.NaN, text: '' },
+  { day: Number.NaN, text: '' },
+];
 const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
 /** `HH:MM` of every minute of a day. */
 const MINUTES_OF_DAY = Array.from({ length: 1440 }, (_, m) => `${TWO_DIGITS[Math.floor(m / 60)]}:${TWO_DIGITS[m % 60]}`);

@@ -11,11 +11,10 @@
  * in (`data-gaps`), the time axis' labels as drawn (`data-x-ticks`) and its first and last point (`data-first`, `data-last`:
  * `<ISO instant> <price|null>`), read from the columns uPlot is given, for the browser tests.
  */
-import { useEffect, useMemo, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import { useMemo, useRef } from 'preact/hooks';
 import type { GmpSeries } from './api.js';
-import { formatInstant, formatIstInstant, formatRupees, intervalName, istAxisLabels } from './format.js';
-import { useDark, useWidth } from './hooks.js';
+import { formatInstant, formatIstInstant, formatRupees, intervalName } from './format.js';
+import { useTimeChart } from './time-chart.js';
 
 const HEIGHT = 300;
 /** Each interval's bucket, in seconds (the API's grid). */
@@ -25,85 +24,29 @@ export const READOUT_IDLE = 'Point at the chart (or touch it) to read the GMP of
 
 export function GmpChart({ series }: { series: GmpSeries }) {
   const data = useMemo(() => toColumns(series), [series]);
-  const dark = useDark();
-  const [boxRef, width] = useWidth<HTMLDivElement>();
   const readout = useRef<HTMLParagraphElement>(null);
-  const chart = useRef<uPlot | null>(null);
-  const hasWidth = width > 0;
-
-  useEffect(() => {
-    const box = boxRef.current;
-    if (box === null || !hasWidth) return;
-    delete box.dataset['renderMs'];
-    const css = getComputedStyle(box);
-    const color = (name: string) => css.getPropertyValue(name).trim();
-    const started = performance.now();
-    let drawn = false;
+  const boxRef = useTimeChart(HEIGHT, [data], (color) => ({
+    series: [
+      {
+        label: `GMP ${series.field}`,
+        stroke: color('--chart-line'),
+        fill: color('--chart-fill'),
+        width: 2,
+        spanGaps: false,
+        // A point between two gaps makes no line: where uPlot shows no points (too dense), it still shows those.
+        points: { size: 5, fill: color('--chart-line'), filter: (_u, _i, shown) => (shown || data.lone.length === 0 ? null : data.lone) },
+      },
+    ],
+    data: [data.x, data.y],
+    yValues: (ticks) => ticks.map((t) => formatRupees(t)),
     // The pointer's point only: the page's one "latest" figure is the Latest GMP card's.
-    const show = (idx: number | null | undefined) => {
+    show: (idx) => {
       if (readout.current === null) return;
       const x = idx === null || idx === undefined ? undefined : data.x[idx];
       const y = idx === null || idx === undefined ? undefined : data.y[idx];
       readout.current.textContent = x === undefined ? READOUT_IDLE : `${formatIstInstant(x * 1000)}: ${y === null || y === undefined || Number.isNaN(y) ? 'no GMP reported' : formatRupees(y)}`;
-    };
-    const axis = { stroke: color('--muted'), grid: { stroke: color('--grid'), width: 1 }, ticks: { stroke: color('--grid'), width: 1 } };
-    const u = new uPlot(
-      {
-        width: box.clientWidth,
-        height: HEIGHT,
-        legend: { show: false },
-        cursor: { drag: { x: true, y: false } },
-        scales: { x: { time: true } },
-        // Ticks on IST's midnights and hours, whatever the browser's zone.
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Asia/Kolkata'),
-        series: [
-          {},
-          {
-            label: `GMP ${series.field}`,
-            stroke: color('--chart-line'),
-            fill: color('--chart-fill'),
-            width: 2,
-            spanGaps: false,
-            // A point between two gaps makes no line: where uPlot shows no points (too dense), it still shows those.
-            points: { size: 5, fill: color('--chart-line'), filter: (_u, _i, shown) => (shown || data.lone.length === 0 ? null : data.lone) },
-          },
-        ],
-        axes: [
-          {
-            ...axis,
-            size: 56,
-            values: (_u, splits, _axis, _space, incr) => {
-              const labels = istAxisLabels(splits, incr);
-              box.dataset['xTicks'] = labels.join(' | ').replace(/\n/g, ' ');
-              return labels;
-            },
-          }, { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => formatRupees(t)) }],
-        hooks: {
-          draw: [
-            () => {
-              if (drawn) return;
-              drawn = true;
-              box.dataset['renderMs'] = (performance.now() - started).toFixed(1);
-            },
-          ],
-          setCursor: [(self) => show(self.cursor.idx)],
-        },
-      },
-      [data.x, data.y],
-      box,
-    );
-    chart.current = u;
-    show(null);
-    return () => {
-      u.destroy();
-      chart.current = null;
-    };
-  }, [data, dark, hasWidth]);
-
-  // Resizing keeps the chart (and its zoom); only its size changes.
-  useEffect(() => {
-    if (width > 0) chart.current?.setSize({ width, height: HEIGHT });
-  }, [width]);
+    },
+  }));
 
   return (
     <figure class="gmp-chart">

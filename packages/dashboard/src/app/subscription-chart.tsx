@@ -10,11 +10,10 @@
  * (`data-x-ticks`), the last reading as given to uPlot (`data-last`: `<ISO instant> qib=1.5 ...`)
  * and, once drawn, `data-render-ms`.
  */
-import { useEffect, useMemo, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import { useMemo, useRef } from 'preact/hooks';
 import { SUBSCRIPTION_CATEGORIES, type SubscriptionCategory, type SubscriptionSeries } from './api.js';
-import { formatIstInstant, formatTimes, istAxisLabels, istParts } from './format.js';
-import { useDark, useWidth } from './hooks.js';
+import { formatIstInstant, formatTimes, istParts } from './format.js';
+import { useTimeChart } from './time-chart.js';
 
 const HEIGHT = 280;
 
@@ -38,21 +37,21 @@ export const SUBSCRIPTION_READOUT_IDLE = 'Point at the chart (or touch it) to re
 
 export function SubscriptionChart({ series }: { series: SubscriptionSeries }) {
   const data = useMemo(() => toColumns(series), [series]);
-  const dark = useDark();
-  const [boxRef, width] = useWidth<HTMLDivElement>();
   const readout = useRef<HTMLParagraphElement>(null);
-  const chart = useRef<uPlot | null>(null);
-  const hasWidth = width > 0;
-
-  useEffect(() => {
-    const box = boxRef.current;
-    if (box === null || !hasWidth) return;
-    delete box.dataset['renderMs'];
-    const css = getComputedStyle(box);
-    const color = (name: string) => css.getPropertyValue(name).trim();
-    const started = performance.now();
-    let drawn = false;
-    const show = (idx: number | null | undefined) => {
+  const boxRef = useTimeChart(HEIGHT, [data], (color) => ({
+    series: data.categories.map((c) => ({
+      label: CATEGORY_LABELS[c],
+      stroke: color(`--sub-${c}`),
+      width: c === 'total' ? 3 : 2,
+      // bNII and sNII are parts of NII: dashed, so that they are told apart without colour.
+      ...(c === 'bnii' || c === 'snii' ? { dash: [6, 4] } : {}),
+      spanGaps: false,
+      points: { show: true, size: 6, fill: color(`--sub-${c}`) },
+    })),
+    data: [data.x, ...data.ys],
+    yRange: (_u, _min, max) => [0, max > 0 ? max * 1.05 : 1],
+    yValues: (ticks) => ticks.map((t) => `${Number.isInteger(t) ? t.toLocaleString('en-IN') : t.toFixed(2)}x`),
+    show: (idx) => {
       if (readout.current === null) return;
       const x = idx === null || idx === undefined ? undefined : data.x[idx];
       if (x === undefined || idx === null || idx === undefined || data.gapRows.has(idx)) {
@@ -64,65 +63,8 @@ export function SubscriptionChart({ series }: { series: SubscriptionSeries }) {
         return `${SHORT_LABELS[c]} ${v === null || v === undefined ? '—' : formatTimes(v)}`;
       });
       readout.current.textContent = `${formatIstInstant(x * 1000)}: ${parts.join(' · ')}`;
-    };
-    const axis = { stroke: color('--muted'), grid: { stroke: color('--grid'), width: 1 }, ticks: { stroke: color('--grid'), width: 1 } };
-    const u = new uPlot(
-      {
-        width: box.clientWidth,
-        height: HEIGHT,
-        legend: { show: false },
-        cursor: { drag: { x: true, y: false } },
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.05 : 1] } },
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Asia/Kolkata'),
-        series: [
-          {},
-          ...data.categories.map((c) => ({
-            label: CATEGORY_LABELS[c],
-            stroke: color(`--sub-${c}`),
-            width: c === 'total' ? 3 : 2,
-            // bNII and sNII are parts of NII: dashed, so that they are told apart without colour.
-            ...(c === 'bnii' || c === 'snii' ? { dash: [6, 4] } : {}),
-            spanGaps: false,
-            points: { show: true, size: 6, fill: color(`--sub-${c}`) },
-          })),
-        ],
-        axes: [
-          {
-            ...axis,
-            size: 56,
-            values: (_u, splits, _axis, _space, incr) => {
-              const labels = istAxisLabels(splits, incr);
-              box.dataset['xTicks'] = labels.join(' | ').replace(/\n/g, ' ');
-              return labels;
-            },
-          },
-          { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => `${Number.isInteger(t) ? t.toLocaleString('en-IN') : t.toFixed(2)}x`) },
-        ],
-        hooks: {
-          draw: [
-            () => {
-              if (drawn) return;
-              drawn = true;
-              box.dataset['renderMs'] = (performance.now() - started).toFixed(1);
-            },
-          ],
-          setCursor: [(self) => show(self.cursor.idx)],
-        },
-      },
-      [data.x, ...data.ys],
-      box,
-    );
-    chart.current = u;
-    show(null);
-    return () => {
-      u.destroy();
-      chart.current = null;
-    };
-  }, [data, dark, hasWidth]);
-
-  useEffect(() => {
-    if (width > 0) chart.current?.setSize({ width, height: HEIGHT });
-  }, [width]);
+    },
+  }));
 
   return (
     <figure class="sub-chart">
