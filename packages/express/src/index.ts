@@ -86,5 +86,6 @@ function send(res: Response, result: HandlerResponse): void {
   if (res.headersSent || res.writableEnded || res.destroyed) return;
   // Write the core's bytes as they are: res.send would add an ETag and answer 304s.
   res.writeHead(result.status, result.headers);
-  res.end(result.body);
+  const { bytes } = result;
+  res.end(bytes === undefined ? result.body : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }

@@ -143,7 +143,7 @@ function requestOf(request: Request, mount: string, clientAddress: string | unde
 
 /** HEAD: the core's headers as they are, Content-Length of the GET body included, and no body; 204: no body. */
 function responseOf(request: Request, result: HandlerResponse): Response {
-  return new Response(request.method === 'HEAD' || result.status === 204 ? null : result.body, { status: result.status, headers: result.headers });
+  return new Response(request.method === 'HEAD' || result.status === 204 ? null : (result.bytes ?? result.body), { status: result.status, headers: result.headers });
 }
 
 function checkClientAddress(clientAddress: unknown, fn: string): void {

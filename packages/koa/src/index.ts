@@ -117,12 +117,13 @@ function send(ctx: KoaContextLike, result: HandlerResponse): void {
   if (res.headersSent || res.writableEnded || res.destroyed) return;
   // Status and headers before the body, so Koa keeps our Content-Type. The headers go
   // straight to Node's response (what ctx.set does, without its per-header dispatch);
-  // Content-Length is left to Koa, which measures the string body itself (and sends
-  // that length, without a body, for HEAD).
+  // Content-Length is left to Koa, which measures the body itself (and sends that length,
+  // without a body, for HEAD).
   ctx.status = result.status;
   const { headers } = result;
   for (const name in headers) {
     if (name !== 'Content-Length') res.setHeader(name, headers[name]!);
   }
-  ctx.body = result.status === 204 ? null : result.body;
+  const { bytes } = result;
+  ctx.body = result.status === 204 ? null : bytes === undefined ? result.body : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { utf8Length } from './handler.js';
-import { ipoAnswer, ipoJson, toWireIpo } from './serialize.js';
+import { ipoAnswer, ipoJson, ipoJsonBytes, toWireIpo } from './serialize.js';
 import { IPO_STATUSES } from '../model/status.js';
 import { ipoRecordArbitrary, makeIpo, makeSnapshot, snapshotRecordArbitrary, subscriptionRecordArbitrary } from '@ipokit/testing';
 import type { IpoRecord } from '../model/types.js';
@@ -92,5 +92,28 @@ describe('ipoAnswer', () => {
     expect(ipoAnswer(frozen, 'closed', measure).text).toContain('"status":"closed"');
     ipoAnswer(frozen, 'closed', measure);
     expect(measured).toBe(4);
+  });
+});
+
+describe('ipoJsonBytes', () => {
+  it('is the UTF-8 of ipoJson without GMP for a frozen record and subscription snapshot, kept; null for a record that is not frozen (property)', () => {
+    const utf8 = new TextEncoder();
+    fc.assert(
+      fc.property(
+        ipoRecordArbitrary(),
+        fc.boolean(),
+        fc.option(subscriptionRecordArbitrary(['x']).map((r) => Object.freeze({ ...r, times: Object.freeze(r.times) })), { nil: null }),
+        fc.array(fc.constantFrom(...IPO_STATUSES), { minLength: 1, maxLength: 4 }),
+        (record, frozen, subscription, statuses) => {
+          if (frozen) Object.freeze(record);
+          for (const status of statuses) {
+            const bytes = ipoJsonBytes(record, status, subscription);
+            if (!frozen) expect(bytes).toBeNull();
+            else expect(bytes).toEqual(utf8.encode(ipoJson(record, status, undefined, subscription)));
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

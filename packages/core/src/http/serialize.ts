@@ -104,6 +104,26 @@ export function ipoJson(record: IpoRecord, status: IpoStatus, gmp?: SnapshotReco
 }
 
 /**
+ * The UTF-8 bytes of {@link ipoJson} without GMP, kept with the text: for a frozen record and
+ * a frozen (or no) subscription snapshot, whose text is kept; otherwise null (the caller
+ * writes the text). A list page copies these into its body, with no string of the whole
+ * page in between.
+ *
+ * @example
+ * ```ts
+ * new TextDecoder().decode(ipoJsonBytes(frozenRecord, 'open', null)!) === ipoJson(frozenRecord, 'open'); // true
+ * ```
+ */
+export function ipoJsonBytes(record: IpoRecord, status: IpoStatus, subscription: SubscriptionRecord | null): Uint8Array | null {
+  ipoJson(record, status, undefined, subscription);
+  const kept = FRAGMENTS.get(record)?.text;
+  if (kept === undefined || kept === null || kept.status !== status || kept.subscription !== subscription) return null;
+  return (kept.bytes ??= UTF8.encode(kept.text));
+}
+
+const UTF8 = new TextEncoder();
+
+/**
  * The bytes of `JSON.stringify(toGmpSnapshot(record, highPaise))`, written directly (a list
  * page writes one per IPO): numbers print as JSON prints them (`paiseToRupees` never gives
  * -0), source names go through `JSON.stringify` for their escapes.
@@ -141,7 +161,7 @@ interface Fragments {
   /** Whether the record is frozen (then these fragments are kept with it). */
   frozen: boolean;
   /** The last whole text made without GMP, for a frozen record and subscription snapshot. */
-  text: { status: IpoStatus; subscription: SubscriptionRecord | null; text: string } | null;
+  text: { status: IpoStatus; subscription: SubscriptionRecord | null; text: string; bytes?: Uint8Array } | null;
 }
 
 const FRAGMENTS = new WeakMap<IpoRecord, Fragments>();
