@@ -2810,7 +2810,7 @@ function openApiChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 12. Subscription snapshots (docs/spec.md#subscription, CONTRACT section 16)
+// 12. Subscription snapshots (docs/spec.md#subscription)
 
 /** The category keys of a subscription snapshot, in wire order. */
 const SUBSCRIPTION_KEYS = ['qib', 'nii', 'bnii', 'snii', 'retail', 'employee', 'shareholder', 'total'] as const;
@@ -3096,7 +3096,7 @@ function subscriptionChecks(): HttpCheck[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// 13. The list filter q (docs/spec.md#list, CONTRACT section 16)
+// 13. The list filter q (docs/spec.md#list)
 
 function qChecks(): HttpCheck[] {
   const records = fixtureDataset().ipos ?? [];
