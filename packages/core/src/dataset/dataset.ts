@@ -1354,6 +1354,25 @@ function checkGmpPrice(scope: RecordScope, label: string, item: PlainObject): nu
   return undefined;
 }
 
+/**
+ * A GMP price as a dataset's source gives it (`gmpPrice`, docs/spec.md#datasets), checked by
+ * the same rule: its paise, null for null, or the problem's message. For data that carries
+ * prices outside a dataset (a source's GMP reports, docs/spec.md#sources).
+ *
+ * @example
+ * ```ts
+ * readGmpPrice(42.5);   // { paise: 4250 }
+ * readGmpPrice(null);   // { paise: null }
+ * readGmpPrice(1.234);  // { problem: 'gmpPrice 1.234 has more than 2 decimals' }
+ * ```
+ */
+export function readGmpPrice(value: unknown): { paise: number | null } | { problem: string } {
+  const problems = new Problems();
+  const paise = checkGmpPrice(new RecordScope(problems, 'gmp', 0), 'gmpPrice', { gmpPrice: value });
+  if (paise === undefined) return { problem: problems.list[0]?.message ?? 'gmpPrice is not a price' };
+  return { paise };
+}
+
 function checkSubscription(value: unknown, index: number, problems: Problems, keys: SnapshotKeys): SubscriptionRecord | null {
   if (!isPlainObject(value)) {
     problems.add(`subscription[${index}]`, `a subscription snapshot must be an object with "ipoId", "timestamp" and "times", got ${describe(value)}`, index);

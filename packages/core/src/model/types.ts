@@ -890,3 +890,94 @@ export interface DatasetSubscription {
   timestamp: string;
   times: Partial<SubscriptionTimes>;
 }
+
+/**
+ * One source's latest GMP number for one IPO, as a collector keeps it (docs/spec.md#sources):
+ * replaced by each run of the source that reports the IPO again.
+ */
+export interface SourceReport {
+  /** The source's name: the `name` it has in the snapshots combined from its reports. */
+  source: string;
+  ipoId: string;
+  /** The price in paise, or null when the source reported no number. */
+  paise: number | null;
+  /** The instant of the last run that reported it (epoch ms): it is stale `staleAfterMs` later. */
+  at: number;
+}
+
+/** What a collector keeps of one source between runs (docs/spec.md#sources), shared through a {@link SourceStore}. */
+export interface SourceState {
+  source: string;
+  /** When its last run started (epoch ms), or null before the first. */
+  lastRunAt: number | null;
+  /** When its last successful run started, or null. */
+  lastSuccessAt: number | null;
+  /** Why its last run failed, or null when it succeeded (or has not run). */
+  lastError: string | null;
+  /** Records its runs wrote, in all: IPOs, GMP snapshots (its own and those combined after its runs) and subscription snapshots. */
+  records: number;
+  /** Failed runs since the last success (the backoff grows with them). */
+  failures: number;
+  /** When it is next due (epoch ms). */
+  nextRunAt: number;
+}
+
+/**
+ * One successful run of a source, written by {@link SourceStore.writeSourceRun} as one atomic
+ * step: the data of its answer, its reports, the snapshots combined from them, its state.
+ */
+export interface SourceRunWrite {
+  /** The run's source and instant: the reports' `at` and the combined snapshots' `timestamp`. */
+  source: string;
+  at: number;
+  /** The answer's IPOs, GMP snapshots and subscription snapshots, checked and normalised. */
+  data: { ipos: IpoRecord[]; snapshots: SnapshotRecord[]; subscription: SubscriptionRecord[] };
+  /** The run's reports, one per IPO: each replaces the source's stored report of that IPO. */
+  reports: Array<{ ipoId: string; paise: number | null }>;
+  /**
+   * The snapshots to write at `at`, built from every source's reports of the IPOs whose
+   * report this run changed (`changed`, in `reports` order): the collector's rule, which
+   * the store calls inside the atomic step, with the reports as they are once this run's
+   * are in.
+   */
+  combine(reports: readonly SourceReport[], changed: readonly string[]): SnapshotRecord[];
+  /** The source's state after the run. */
+  state: SourceState;
+}
+
+/**
+ * What a collector keeps, shared by every process that runs it on one store
+ * (docs/spec.md#sources): each source's reports and state, and a lock per source so that a
+ * source runs in one process at a time. A store that is not one (the memory store, any
+ * other) gets `localSourceStore` of `@ipokit/sources`, which keeps them in the process.
+ */
+export interface SourceStore {
+  /**
+   * Runs `fn` holding the source's run lock, and resolves to `{ value }` with what it
+   * resolved to; resolves to null at once, without calling it, when another holder has the
+   * lock. A holder that dies (its process, its connection) releases the lock.
+   */
+  withSourceLock<T>(source: string, fn: () => Promise<T>): Promise<{ value: T } | null>;
+
+  /** The states of the sources named (each one stored), in the order named. */
+  sourceStates(sources: readonly string[]): Promise<SourceState[]>;
+
+  /** Every stored report of the sources named, ordered by source, then ipoId (code points). */
+  sourceReports(sources: readonly string[]): Promise<SourceReport[]>;
+
+  /** Stores a source's state (a failed run, or a run that wrote nothing), replacing the stored one. */
+  saveSourceState(state: SourceState): Promise<void>;
+
+  /**
+   * In one atomic step, as {@link IpoStore.writeDataset} with its conflict check and events:
+   * finds which of `run.reports` change the source's stored report (none stored, or another
+   * price), replaces the source's reports of those IPOs and moves all of them to `run.at`,
+   * calls `run.combine` with every source's reports of the changed IPOs, and writes
+   * `run.data` with the combined snapshots after `run.data.snapshots`, and `run.state`.
+   * Runs of different sources on one store take turns, so each combines the others'
+   * committed reports. A combined snapshot of an IPO neither in `run.data.ipos` nor stored
+   * is an `unknown-ipo` conflict at its index in that list; with any conflict nothing is
+   * written (the state neither) and the conflicts are returned.
+   */
+  writeSourceRun(run: SourceRunWrite, options?: WriteOptions): Promise<{ conflicts: DatasetConflict[]; combined: number }>;
+}
