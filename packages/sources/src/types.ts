@@ -58,6 +58,11 @@ export interface Source {
   name: string;
   /** How often it runs, in milliseconds (at least 1,000). */
   everyMs: number;
+  /**
+   * How long a run may take before it is cut, in milliseconds: a source that waits out another
+   * API's limits needs longer than the collector's `timeoutMs`, which applies when this is left out.
+   */
+  timeoutMs?: number;
   /** One run. It should stop when `signal` aborts; its answer is ignored once the run is cut. */
   collect(context: SourceRunContext): Promise<SourceAnswer>;
 }
