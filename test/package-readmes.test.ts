@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const PACKAGES = ['core', 'webhooks', 'testing', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'client', 'cli'] as const;
+const PACKAGES = ['core', 'webhooks', 'testing', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'client', 'sources', 'cli'] as const;
 
 async function jsBlocks(name: string): Promise<string[]> {
   const readme = await readFile(join(ROOT, 'packages', name, 'README.md'), 'utf8');

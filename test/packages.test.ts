@@ -14,7 +14,7 @@
  * demo/src/readme.test.ts runs the README's blocks with plain Node on dist/ meanwhile.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SLOW = 600_000;
-const PACKAGES = ['core', 'webhooks', 'testing', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'cli'] as const;
+const PACKAGES = ['core', 'webhooks', 'testing', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'sources', 'cli'] as const;
 /** Every published package: the ones above, @ipokit/client and @ipokit/dashboard. */
 const ALL_PACKAGES = [...PACKAGES, 'client', 'dashboard'] as const;
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -66,6 +66,7 @@ async function tarballFiles(tarball: string): Promise<string[]> {
 const EXPORTS: Record<string, string[]> = {
   '@ipokit/core': ['importDataset', 'createAccount', 'createApiKey', 'listApiKeys', 'revokeApiKey', 'openApiDocument', 'IpokitError', 'validateDataset'],
   '@ipokit/webhooks': ['startWebhookWorker', 'fetchTransport', 'MemoryOutbox'],
+  '@ipokit/sources': ['startCollector', 'datasetUrlSource', 'localSourceStore'],
   '@ipokit/storage-memory': ['memoryStore'],
   '@ipokit/storage-postgres': ['postgresStore', 'migrate'],
   '@ipokit/express': ['ipoRouter', 'accountRouter'],
@@ -258,6 +259,13 @@ describe('the packages as installed from their tarballs', () => {
       const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
       tarballs[name] = join(tmp, info!.filename);
     }
+    // @ipokit/sources depends on @ipokit/client: its tarball is installed too, built into a
+    // copy of the package (its own test rebuilds packages/client/dist meanwhile).
+    const client = join(tmp, 'client-package');
+    await mkdir(client, { recursive: true });
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'src']) await cp(join(ROOT, 'packages', 'client', f), join(client, f), { recursive: true });
+    await run(process.execPath, [TSUP, '--out-dir', join(client, 'dist')], { cwd: join(ROOT, 'packages', 'client') });
+    tarballs.client = join(tmp, (JSON.parse((await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: client })).stdout) as Array<{ filename: string }>)[0]!.filename);
     // The dashboard's dist/ is what prepare built (its build.mjs, no tsup): packed as it is.
     const { stdout } = await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: join(ROOT, 'packages', 'dashboard') });
     tarballs.dashboard = join(tmp, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);

@@ -5,18 +5,19 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-// @ipokit/core and @ipokit/webhooks run on Node, Bun, Deno and Workers: their sources use
+// @ipokit/core, @ipokit/webhooks and @ipokit/sources run on Node, Bun, Deno and Workers: their sources use
 // Web-standard APIs only. Each non-test source file is parsed (so comments and strings never
 // count) and every use of a Node-only API is listed as `file:line: what`. Left out: the files
 // only Node resolves to through the packages' `imports` conditions (`#crypto`, `#platform`)
-// and webhooks' src/node.ts (`@ipokit/webhooks/node`, the Node-only entry point), which no
+// and the src/node.ts of webhooks and sources (their Node-only entry points), which no
 // other source imports (checked below).
 
 const PACKAGES = fileURLToPath(new URL('../packages/', import.meta.url));
 /** The Node-only files of each package, as paths under its src/. */
-const NODE_ONLY: Record<'core' | 'webhooks', readonly string[]> = {
+const NODE_ONLY: Record<'core' | 'webhooks' | 'sources', readonly string[]> = {
   core: ['crypto/node.ts'],
   webhooks: ['node.ts', 'platform/node.ts'],
+  sources: ['node.ts'],
 };
 const BUILTINS = new Set(builtinModules);
 /** Node's own globals: none exists on Workers or Deno (Deno has process and Buffer only through node: imports). */
@@ -77,10 +78,10 @@ async function importsOf(pkg: string): Promise<Record<string, Record<string, Rec
 }
 
 describe('the core is runtime-neutral', () => {
-  for (const pkg of ['core', 'webhooks'] as const) {
+  for (const pkg of ['core', 'webhooks', 'sources'] as const) {
     it(`no non-test source of packages/${pkg}/src imports node: modules or uses Buffer, process, require`, async () => {
       const files = await neutralSources(pkg);
-      expect(files).toContain(pkg === 'core' ? 'http/handler.ts' : 'worker.ts');
+      expect(files).toContain({ core: 'http/handler.ts', webhooks: 'worker.ts', sources: 'collector.ts' }[pkg]);
       const uses: string[] = [];
       for (const file of files) {
         for (const use of nodeOnlyUses(file, await readFile(join(PACKAGES, pkg, 'src', file), 'utf8'))) uses.push(`packages/${pkg}/src/${file}:${use}`);

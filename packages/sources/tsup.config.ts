@@ -1,3 +1,3 @@
 import { packageBuild } from '../../scripts/tsup.base.js';
 
-export default packageBuild({ index: 'src/index.ts' });
+export default packageBuild({ index: 'src/index.ts', node: 'src/node.ts' });

@@ -1,6 +1,6 @@
 /**
- * Built-in sources of dataset documents (docs/spec.md#sources): one fetched from a URL (an
- * operator's scraper, anywhere), one read from a file each time it changes.
+ * A built-in source of dataset documents (docs/spec.md#sources): one fetched from a URL (an
+ * operator's scraper, anywhere). The one read from a file is `@ipokit/sources/node`'s.
  */
 import { IpokitError } from '@ipokit/core';
 import type { Source, SourceAnswer, SourceRunContext } from './types.js';
@@ -77,52 +77,8 @@ export function datasetUrlSource(options: DatasetUrlSourceOptions): Source {
   };
 }
 
-/** Options of {@link datasetFileSource}. */
-export interface DatasetFileSourceOptions {
-  /** The source's name. Default `file-` and the file's name (other characters than A-Z, a-z, 0-9, ".", "_", "-" as "-"). */
-  name?: string;
-  /** How often the file is looked at, ms. Default 10,000. */
-  everyMs?: number;
-  /** The largest file read, in bytes. Default 64 MiB. */
-  maxBytes?: number;
-}
-
-/**
- * A source that imports a dataset file each time it changes (docs/spec.md#sources): each run
- * looks at the file's size and modification time and answers its content when they differ
- * from the last written answer's, else nothing. Node (and runtimes with `node:fs`) only; the
- * module loads `node:fs` on the first run.
- *
- * @example
- * ```ts
- * await startCollector(store, { sources: [datasetFileSource('/var/lib/ipo/today.json')] });
- * ```
- */
-export function datasetFileSource(path: string, options: DatasetFileSourceOptions = {}): Source {
-  if (typeof path !== 'string' || path === '') throw new IpokitError('ERR:BADPARAM', 'datasetFileSource needs a file path.', { parameter: 'path' });
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
-  const base = path.split(/[\\/]/).pop() ?? path;
-  /** The file as the last answer read it, and the run that answered it. */
-  let answered: { signature: string; runAt: number } | null = null;
-  return {
-    name: options.name ?? `file-${base.replace(/[^A-Za-z0-9._-]/g, '-')}`.slice(0, 64),
-    everyMs: options.everyMs ?? 10_000,
-    async collect(context: SourceRunContext): Promise<SourceAnswer> {
-      const fs = await import('node:fs/promises');
-      const info = await fs.stat(path);
-      const signature = `${info.size}:${info.mtimeMs}:${info.ino}`;
-      if (answered !== null && answered.signature === signature && wasWritten(answered.runAt, context)) return {};
-      if (info.size > maxBytes) throw new IpokitError('ERR:TOOLARGE', `${path} is ${info.size} bytes, more than the ${maxBytes} this source reads.`);
-      const text = await fs.readFile(path, { encoding: 'utf8', signal: context.signal });
-      const answer = parseDocument(text, path);
-      answered = { signature, runAt: context.now.getTime() };
-      return answer;
-    },
-  };
-}
-
 /** Whether the run at `runAt` was written: the source has succeeded since (a refused answer is given again). */
-function wasWritten(runAt: number, context: SourceRunContext): boolean {
+export function wasWritten(runAt: number, context: SourceRunContext): boolean {
   const last = context.lastSuccessAt;
   return last !== undefined && last !== null && last.getTime() >= runAt;
 }
@@ -156,7 +112,8 @@ async function readText(response: Response, maxBytes: number, shown: string): Pr
   return new TextDecoder().decode(all);
 }
 
-function parseDocument(text: string, where: string): SourceAnswer {
+/** A dataset document's text as an answer; a refusal naming `where` when it is not JSON. */
+export function parseDocument(text: string, where: string): SourceAnswer {
   try {
     return JSON.parse(text) as SourceAnswer;
   } catch (err) {
