@@ -78,8 +78,8 @@ export type {
   WriteOptions,
 } from './model/types.js';
 export type { IpokitErrorOptions, WireErrorCode } from './model/errors.js';
-// A GMP price checked as a dataset's, for a source's reports (docs/spec.md#sources).
-export { readGmpPrice } from './dataset/dataset.js';
+// A GMP price checked as a dataset's, and IPOs the store does not hold, for a source's reports (docs/spec.md#sources).
+export { quote, readGmpPrice, unstoredIpoIds, validateDatasetForStore } from './dataset/dataset.js';
 // Datasets one record at a time, for a streaming import (docs/spec.md#datasets).
 export { createDatasetChecker, type DatasetChecker, type DatasetCounts, type DatasetItem, type DatasetPart, type DatasetRecordPlace, type DatasetRecords } from './dataset/dataset.js';
 // Where webhooks may go (docs/spec.md#webhooks): what the transports and the CLI check.

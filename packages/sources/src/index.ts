@@ -6,3 +6,8 @@
  * changes. Runs wherever the core does. `npm run api` records this list in api/sources.api.md.
  */
 export type { GmpReport, Source, SourceAnswer, SourceRunContext, SourceStatus } from './types.js';
+export { isSourceStore, sourceStatuses, startCollector, type Collector, type CollectorOptions, type CollectorTimers } from './collector.js';
+export { localSourceStore } from './local-store.js';
+export { datasetFileSource, datasetUrlSource, type DatasetFileSourceOptions, type DatasetUrlSourceOptions } from './dataset-sources.js';
+// The rules, for a store that keeps a collector's state (docs/spec.md#sources).
+export { BACKOFF_START_MS, changedReports, combineReports, DEFAULT_STALE_AFTER_MS, DEFAULT_TIMEOUT_MS, isStale, nextRunDelay } from './rules.js';

@@ -31,6 +31,11 @@ export interface SourceAnswer {
 export interface SourceRunContext {
   now: Date;
   signal: AbortSignal;
+  /**
+   * When the source's last successful run started (its answer was written), or null: a source
+   * that answers only what changed answers again what a failed run answered.
+   */
+  lastSuccessAt?: Date | null;
 }
 
 /**

@@ -329,7 +329,7 @@ export async function validateDatasetForStore(
   const records = checkInput(checker, input);
   if (checker.hasProblems()) {
     const outside = checker.outsideIpoIds();
-    if (outside.length > 0) checker.unknownIpos(await unstoredIds(store, outside));
+    if (outside.length > 0) checker.unknownIpos(await unstoredIpoIds(store, outside));
   }
   checker.finish();
   return records;
@@ -338,8 +338,18 @@ export async function validateDatasetForStore(
 /** Stores answer one IPO at a time: this many questions are asked at once. */
 const LOOKUPS_AT_ONCE = 32;
 
-/** Those of `ids` that no stored IPO has as its id. */
-async function unstoredIds(store: Pick<Store, 'findIpo'>, ids: readonly string[]): Promise<string[]> {
+/**
+ * Those of `ids` that no stored IPO has as its id (an IPO found by symbol or slug does not
+ * count), in the order given: what a check that names unknown IPOs asks the store.
+ *
+ * @throws {IpokitError} `ERR:UNAVAILABLE` when the store fails.
+ *
+ * @example
+ * ```ts
+ * await unstoredIpoIds(store, ['2026000001', 'nope']); // ['nope']
+ * ```
+ */
+export async function unstoredIpoIds(store: Pick<Store, 'findIpo'>, ids: readonly string[]): Promise<string[]> {
   const unstored: string[] = [];
   for (let i = 0; i < ids.length; i += LOOKUPS_AT_ONCE) {
     const slice = ids.slice(i, i + LOOKUPS_AT_ONCE);

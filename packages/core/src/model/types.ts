@@ -941,7 +941,10 @@ export interface SourceRunWrite {
    * are in.
    */
   combine(reports: readonly SourceReport[], changed: readonly string[]): SnapshotRecord[];
-  /** The source's state after the run. */
+  /**
+   * The source's state after the run. The store reads it after `combine` returns (which
+   * counts the combined snapshots in its `records`).
+   */
   state: SourceState;
 }
 
