@@ -1,9 +1,13 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { validateDataset, type Dataset, type DatasetIpo, type DatasetSubscription, type SubscriptionTimes } from '@ipokit/core';
+import { createAccount, createWebhook, importDataset, validateDataset, type Dataset, type DatasetIpo, type DatasetSubscription, type SubscriptionTimes } from '@ipokit/core';
 import { addDays, deriveStatus } from '@ipokit/core/backend';
 import type { Source, SourceAnswer } from '@ipokit/sources';
-import { DEMO_LIVE_EVERY_MS, DEMO_SUBSCRIPTION_SOURCE, demoLiveSources } from './demo-live.js';
+import { memoryStore } from '@ipokit/storage-memory';
+import { startWebhookWorker } from '@ipokit/webhooks';
+import { DEMO_LIVE_EVERY_MS, DEMO_SUBSCRIPTION_SOURCE, demoLiveSources, startDemoLive } from './demo-live.js';
 import { generateDataset, GMP_SOURCES } from './generate.js';
 
 const MINUTE = 60_000;
@@ -239,6 +243,73 @@ describe('demoLiveSources', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('startDemoLive', () => {
+  it('runs the sources in a collector on the demo store: within one simulated minute of market hours a webhook receiver gets a gmp.snapshot', async () => {
+    const bodies: Array<{ type: string; data: { ipoId?: string } }> = [];
+    const server = http.createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      req.on('end', () => {
+        bodies.push(JSON.parse(text) as { type: string; data: { ipoId?: string } });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+
+    // A manual clock at 11:00 IST, after the dataset's instant, and timers fired by hand.
+    let clock = ist(TODAY, 11, 0);
+    const now = () => new Date(clock);
+    const pending: Array<{ at: number; fn: () => void; handle: number }> = [];
+    let handles = 0;
+    const timers = {
+      setTimeout: (fn: () => void, ms: number) => {
+        const handle = ++handles;
+        pending.push({ at: clock + ms, fn, handle });
+        return handle;
+      },
+      clearTimeout: (handle: unknown) => {
+        const i = pending.findIndex((p) => p.handle === handle);
+        if (i >= 0) pending.splice(i, 1);
+      },
+    };
+    const store = memoryStore();
+    await importDataset(store, dataset, { now: () => new Date(GENERATED_AT) });
+    const account = await createAccount(store, { name: 'Live', plan: 'pro' });
+    await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${port}/hook`, events: ['gmp.snapshot'] }, { webhookAllowedNetworks: ['127.0.0.0/8'] });
+    const worker = startWebhookWorker(store, { now, allowInsecureWebhooks: true, webhookAllowedNetworks: ['127.0.0.0/8'], pollIntervalMs: 20 });
+    const errors: unknown[] = [];
+    const live = await startDemoLive(store, { ...dataset, ipos, now, timers, onError: (err) => errors.push(err) });
+    try {
+      const until = clock + MINUTE;
+      for (let i = 0; i < 500 && !bodies.some((b) => b.type === 'gmp.snapshot'); i++) {
+        // Let the runs under way and the worker go on, then move the clock on a little, firing what falls due.
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        if (clock < until && i % 5 === 4) {
+          clock = Math.min(until, clock + 5_000);
+          for (const due of pending.filter((p) => p.at <= clock)) {
+            pending.splice(pending.indexOf(due), 1);
+            due.fn();
+          }
+        }
+      }
+      const event = bodies.find((b) => b.type === 'gmp.snapshot');
+      expect(event, 'a gmp.snapshot delivered').toBeDefined();
+      expect(ipos.some((ipo) => ipo.id === event?.data.ipoId)).toBe(true);
+      expect(clock).toBeLessThanOrEqual(until);
+      expect(errors).toEqual([]);
+      const status = live.status();
+      expect(status.map((s) => s.name).sort()).toEqual(demoLiveSources({ ipos }).map((s) => s.name).sort());
+      expect(status.reduce((n, s) => n + s.records, 0)).toBeGreaterThan(0);
+    } finally {
+      await live.stop();
+      await worker.stop();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
