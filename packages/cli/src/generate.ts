@@ -557,7 +557,16 @@ function schedule(d: Draft): ScheduleEvent[] {
 // ---------------------------------------------------------------------------------------
 // GMP snapshots.
 
-const GMP_SOURCES = ['chittorgarh', 'investorgain', 'ipocentral', 'ipoji', 'ipoplatform', 'ipowatch'] as const;
+/**
+ * The GMP sites the demo's snapshots name (3 to 5 of them per IPO); the demo's simulated live
+ * sources (demo-live.ts) take their names from here too.
+ *
+ * @example
+ * ```ts
+ * GMP_SOURCES.includes('ipowatch'); // true
+ * ```
+ */
+export const GMP_SOURCES = ['chittorgarh', 'investorgain', 'ipocentral', 'ipoji', 'ipoplatform', 'ipowatch'] as const;
 const MINUTE = 60_000;
 /** Indian market hours in UTC minutes of the day: 09:15-15:30 IST (03:45-10:00 UTC). */
 const OPEN_MIN = marketMinute(9, 15);
@@ -652,7 +661,7 @@ const SUBSCRIPTION_TIMES: ReadonlyArray<readonly [number, number]> = [
 const SUBSCRIPTION_MINUTES = SUBSCRIPTION_TIMES.map(([h, m]) => marketMinute(h, m));
 
 /** What each category has subscribed by the close of bidding, and which categories the issue has. */
-interface FinalTimes {
+export interface FinalTimes {
   qib: number | null;
   bnii: number | null;
   snii: number | null;
@@ -666,7 +675,7 @@ interface FinalTimes {
 }
 
 /** How far each category has got towards its final figure at one reading, 0 to 1. */
-interface Shares {
+export interface Shares {
   qib: number;
   nii: number;
   retail: number;
@@ -716,7 +725,23 @@ function appendSubscription(out: DatasetSubscription[], rng: Rng, d: Draft, toda
   }
 }
 
-function finalTimes(rng: Rng, d: Draft): FinalTimes {
+/**
+ * An issue's final subscription as the generator draws it, from a stream of its own seeded by
+ * `seed`: the categories its type has (some drawn), each climbing with the issue's expected
+ * premium (`premiumPct`, a percentage of the upper band). The demo's live subscription
+ * (demo-live.ts) draws with it, so its books look like the generated ones.
+ *
+ * @example
+ * ```ts
+ * const final = drawFinalTimes(42, { type: 'SME', premiumPct: 30 });
+ * final.bnii; // null: SME issues report NII as one figure
+ * ```
+ */
+export function drawFinalTimes(seed: number, issue: { type: IpoType; premiumPct: number }): FinalTimes {
+  return finalTimes(new Rng(seed >>> 0), issue);
+}
+
+function finalTimes(rng: Rng, d: { type: IpoType; premiumPct: number }): FinalTimes {
   // The premium the grey market expects, as a share: 0.5 for a 50% premium, bounded.
   const heat = Math.max(-0.2, Math.min(1, d.premiumPct / 100));
   const draw = (base: number, slope: number, spread: number) => base * Math.exp(slope * heat + spread * rng.normal());
@@ -754,9 +779,17 @@ function finalTimes(rng: Rng, d: Draft): FinalTimes {
  * One reading's times, every category in the contract's order: the ones the issue does not
  * have are null. bNII and sNII climb as NII does; `total` weighs the categories by their
  * share of the offer (EQ: QIB 50%, NII 15%, retail 35%; SME: QIB 20%, NII 30%, retail 50%, or
- * NII and retail half each without QIBs; debt: retail 40%, the other categories 60%).
+ * NII and retail half each without QIBs; debt: retail 40%, the other categories 60%). Each
+ * figure is rounded to 2 decimals and held to 0-9,999; with `final` fixed, shares that do not
+ * go down give times that do not go down.
+ *
+ * @example
+ * ```ts
+ * const final = drawFinalTimes(42, { type: 'EQ', premiumPct: 30 });
+ * subscriptionTimes({ type: 'EQ' }, final, { qib: 1, nii: 1, retail: 1, employee: 1, shareholder: 1 }).total; // the close of bidding
+ * ```
  */
-function subscriptionTimes(d: Draft, final: FinalTimes, at: Shares): SubscriptionTimes {
+export function subscriptionTimes(d: { type: IpoType }, final: FinalTimes, at: Shares): SubscriptionTimes {
   const times = (value: number | null, share: number) => (value === null ? null : value * share);
   const qib = times(final.qib, at.qib);
   const nii = times(final.nii, at.nii);
