@@ -6,3 +6,4 @@
  * changes. Runs wherever the core does. `npm run api` records this list in api/sources.api.md.
  */
 export type { GmpReport, Source, SourceAnswer, SourceRunContext, SourceStatus } from './types.js';
+export { upstreamSource, type UpstreamSourceOptions, type UpstreamWaitInfo } from './upstream.js';
