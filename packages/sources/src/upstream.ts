@@ -128,12 +128,13 @@ export function upstreamSource(options: UpstreamSourceOptions): Source {
     everyMs,
     timeoutMs,
     async collect({ signal }) {
+      if (signal.aborted) throw abortReason(signal);
       try {
         const ipos = await untilAborted(readAll(client, statuses, includeGmp, signal), signal);
         return answerOf(ipos, includeGmp, withSubscription);
       } catch (error) {
         if (signal.aborted) throw abortReason(signal);
-        throw runError(upstream, error);
+        throw runError(upstream, error, userInfo(options.baseUrl));
       }
     },
   };
@@ -148,6 +149,8 @@ async function readAll(client: IpokitClient, statuses: readonly IpoStatus[], inc
     const params = includeGmp ? { status, limit: PAGE_LIMIT, includeGmp: true, signal } : { status, limit: PAGE_LIMIT, signal };
     for await (const page of client.pages(params)) {
       for (const ipo of page.ipos) byId.set(ipo.id, ipo);
+      // A custom fetch may ignore the signal: no further request once the run is cut.
+      if (signal.aborted) throw abortReason(signal);
     }
   }
   return [...byId.values()];
@@ -176,7 +179,7 @@ function answerOf(ipos: Ipo[], includeGmp: boolean, withSubscription: boolean): 
 }
 
 /** The error a failed run rejects with: the upstream, the status and code when it answered, and the cause. */
-function runError(upstream: string, error: unknown): Error {
+function runError(upstream: string, error: unknown, secret: string | null): Error {
   if (isIpokitApiError(error)) {
     const hint =
       error.status === 401
@@ -188,7 +191,9 @@ function runError(upstream: string, error: unknown): Error {
             : '';
     return new Error(`${upstream} answered HTTP ${error.status} ${error.code}${hint}. ${error.detail}`, { cause: error });
   }
-  const why = error instanceof Error ? error.message : String(error);
+  let why = error instanceof Error ? error.message : String(error);
+  // fetch may quote the URL, user info and all.
+  if (secret !== null) why = why.split(secret).join('');
   return new Error(`${upstream} could not be read (no HTTP status: the request failed): ${why}`, { cause: error });
 }
 
@@ -218,9 +223,16 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
+const USER_INFO = /^([a-z][a-z0-9+.-]*:\/\/)([^/@]*@)/i;
+
 /** The base URL without user info, so that no password reaches a message. */
 function redact(baseUrl: string): string {
-  return baseUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1');
+  return baseUrl.replace(USER_INFO, '$1');
+}
+
+/** The base URL's user info (`user:password@`), or null. */
+function userInfo(baseUrl: string): string | null {
+  return USER_INFO.exec(baseUrl)?.[2] ?? null;
 }
 
 function checkStatuses(value: readonly IpoStatus[] | undefined): readonly IpoStatus[] {
