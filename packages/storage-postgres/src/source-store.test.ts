@@ -276,6 +276,23 @@ function acrossProcesses(): void {
     await b.close?.();
   });
 
+  it('the lock connection goes back to the pool after each run, sound and without listeners of ours', async () => {
+    const p = pool(2);
+    const store = postgresStore({ client: p, schema: db.schema, dataCacheTtlMs: 0 });
+    for (let i = 0; i < 15; i++) expect(await store.withSourceLock(`s${i % 3}`, async () => i)).toEqual({ value: i });
+    expect(p.totalCount).toBeLessThanOrEqual(2);
+    const connection = await p.connect();
+    try {
+      expect(connection.listenerCount('error')).toBe(0);
+      expect(connection.listenerCount('end')).toBe(0);
+      const { rows } = await connection.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`);
+      expect(rows).toEqual([{ n: 0 }]);
+    } finally {
+      connection.release();
+    }
+    await store.close?.();
+  });
+
   it('a pool with no connection to spare for the lock rejects withSourceLock with ERR:UNAVAILABLE, saying why', async () => {
     // max 2: one for the data cache's LISTEN, one for the store's calls
     const store = postgresStore({ client: pool(2), schema: db.schema });

@@ -349,8 +349,10 @@ class LockConnection {
     this.holding = 0;
     this.generation += 1;
     if (this.onLost !== null) {
-      // ('error' stays: a late error of a closing connection must not crash the process)
       connection.off?.('end', this.onLost);
+      // A broken one keeps it: a late error of a closing connection must not crash the
+      // process. A sound one goes back to the pool, which listens for its errors again.
+      if (broken === false) connection.off?.('error', this.onLost);
     }
     this.onLost = null;
     connection.release(broken);
