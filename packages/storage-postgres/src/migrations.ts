@@ -1240,6 +1240,44 @@ ALTER TABLE ${s}.key_usage ADD CONSTRAINT key_usage_route_check CHECK (route IN 
 ALTER TABLE ${s}.key_usage VALIDATE CONSTRAINT key_usage_route_check;
 `,
   },
+  {
+    version: 13,
+    name: 'source reports and states of the collector',
+    // What a collector keeps, shared by every process that runs it (docs/spec.md#sources):
+    // each source's latest GMP report per IPO, and each source's state. Instants are epoch ms
+    // (bigint), as every other instant of the schema. A report names an IPO by id without a
+    // foreign key: a source may report an IPO before the IPO is written (a run writes its
+    // reports before its IPOs, in one transaction), and its report stays the source's latest
+    // all the same; a deletion of IPOs deletes their reports (postgresStore's deleteIpos).
+    // Neither table moves the data version: no read of IPO data reads them.
+    //
+    // Nothing is rewritten: two new tables. A process of version 12 (a rolling deploy) runs on
+    // as it did: it knows nothing of them (its deletions leave the deleted IPOs' reports,
+    // which only a collector of this version reads).
+    sql: (s) => `
+CREATE TABLE ${s}.source_reports (
+  source text COLLATE "C" NOT NULL,
+  ipo_id text COLLATE "C" NOT NULL,
+  -- the price in paise; null when the source reported no number
+  paise  bigint,
+  -- the instant of the last run that reported it
+  at     bigint NOT NULL,
+  PRIMARY KEY (source, ipo_id)
+);
+-- The reports of the IPOs a run changed, of every source.
+CREATE INDEX source_reports_ipo ON ${s}.source_reports (ipo_id);
+
+CREATE TABLE ${s}.source_states (
+  source          text COLLATE "C" PRIMARY KEY,
+  last_run_at     bigint,
+  last_success_at bigint,
+  last_error      text,
+  records         bigint NOT NULL,
+  failures        integer NOT NULL,
+  next_run_at     bigint NOT NULL
+);
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

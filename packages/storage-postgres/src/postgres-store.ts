@@ -22,6 +22,7 @@ import {
   type RateLimitWindow,
   type RateLimitWindowState,
   sameIpo,
+  type SourceStore,
   sameSubscription,
   type SnapshotRecord,
   type StoreCallOptions,
@@ -40,6 +41,7 @@ import {
   type VersionRead,
 } from './data-cache.js';
 import { advisoryKey, SCHEMA_VERSION, schemaIdentifier, type SchemaOptions } from './migrations.js';
+import { sourceMethods } from './source-store.js';
 import { firstBucketStart, timelineBuckets, timelineFits, toTimeline, type Timeline } from './timeline.js';
 import { notifyDeliveries, readEndpoints, recordEvents, webhookMethods, type Endpoints } from './webhook-store.js';
 
@@ -154,7 +156,10 @@ const ASCII_LOWER = 'abcdefghijklmnopqrstuvwxyz';
  * Creates a {@link Store} on PostgreSQL, with webhook endpoints and their deliveries (a
  * `WebhookStore`, docs/spec.md#webhooks: a data write records its events in its own
  * transaction; `watchDeliveries` LISTENs, on a pool on a connection it holds while it runs,
- * so that the store then runs one call fewer at once). Run {@link migrate} first (once per deploy);
+ * so that the store then runs one call fewer at once), and the part of a collector shared by
+ * every process that runs it (a `SourceStore`, docs/spec.md#sources: each source's reports
+ * and state, and a run lock per source, an advisory lock held by a connection the store
+ * checks out while a source runs). Run {@link migrate} first (once per deploy);
  * a store on a database that is not migrated rejects every call with `ERR:UNAVAILABLE`
  * and a message saying so. Every failure of the database rejects with `IpokitError`
  * code `ERR:UNAVAILABLE` (a 503 to HTTP callers), the driver's error as `cause`.
@@ -170,7 +175,7 @@ const ASCII_LOWER = 'abcdefghijklmnopqrstuvwxyz';
  * app.use('/ipos', ipoRouter(store));
  * ```
  */
-export function postgresStore(options: PostgresStoreOptions): Store & WebhookStore {
+export function postgresStore(options: PostgresStoreOptions): Store & WebhookStore & SourceStore {
   if (options === null || typeof options !== 'object') {
     throw new IpokitError('ERR:BADPARAM', 'postgresStore needs { client }, e.g. postgresStore({ client: pool }).', { parameter: 'client' });
   }
@@ -374,31 +379,15 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
   };
 
   const webhooks = webhookMethods({ s, db, query, transaction, ready: ensureReady });
+  const sources = sourceMethods({ s, db, query, dataWrite, ready: ensureReady });
 
   return {
     async writeDataset({ ipos, snapshots, subscription = [] }, writeOptions) {
       return dataWrite(async (tx) => {
         // One writer at a time per schema: the conflict check and the writes are one step.
         await lockData(tx, s);
-        const conflicts = await findConflicts(tx, s, ipos, snapshots, subscription);
-        if (conflicts.length > 0) return { result: conflicts, version: null };
-        // The write's events, recorded in its transaction (docs/spec.md#webhooks): none, and
-        // nothing more done, when no endpoint is enabled.
-        const endpoints = await readEndpoints(tx, s);
-        const at = writeOptions?.at ?? Date.now();
-        // deliveries and snapshot-event rows added: announced once, when any were
-        let added = 0;
-        // (an IPO's event shows its latest subscription snapshot at `at` after the write: this write's, or a stored one)
-        const written = subscription.length > 0 && ipoEventsOf(endpoints).any ? latestSubscriptions(subscription, at) : undefined;
-        for (let i = 0; i < ipos.length; i += IPO_BATCH) added += await writeIpoBatch(tx, s, ipos.slice(i, i + IPO_BATCH), endpoints, at, written);
-        for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) {
-          added += await writeSnapshotBatch(tx, s, snapshots.slice(i, i + SNAPSHOT_BATCH), endpoints, at);
-        }
-        for (let i = 0; i < subscription.length; i += SNAPSHOT_BATCH) {
-          added += await writeSubscriptionBatch(tx, s, subscription.slice(i, i + SNAPSHOT_BATCH), endpoints, at);
-        }
-        if (added > 0) await notifyDeliveries(tx, s);
-        return { result: [], version: await dataVersion(tx, s) };
+        const conflicts = await checkAndWriteData(tx, s, { ipos, snapshots, subscription }, writeOptions?.at ?? Date.now());
+        return { result: conflicts, version: conflicts.length > 0 ? null : await dataVersion(tx, s) };
       });
     },
 
@@ -409,6 +398,7 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
         const recording = endpoints?.types.has('ipo.deleted') === true;
         const [row] = await tx.query<{ ipos: number; snapshots: number; gone: string[] | null }>(
           `WITH gone_snapshots AS (DELETE FROM ${s}.snapshots WHERE ipo_id = ANY ($1::text[]) RETURNING 1),
+                gone_reports AS (DELETE FROM ${s}.source_reports WHERE ipo_id = ANY ($1::text[])),
                 gone_ipos AS (DELETE FROM ${s}.ipos WHERE id = ANY ($1::text[]) RETURNING ${recording ? 'id' : '1'})
            SELECT (SELECT count(*) FROM gone_ipos)::int AS ipos, (SELECT count(*) FROM gone_snapshots)::int AS snapshots${
              recording ? ', (SELECT array_agg(id) FROM gone_ipos) AS gone' : ''
@@ -686,6 +676,7 @@ export function postgresStore(options: PostgresStoreOptions): Store & WebhookSto
     },
 
     ...webhooks.methods,
+    ...sources,
 
     async close() {
       closed = true;
@@ -863,6 +854,47 @@ export async function checkSchema(db: Database, s: string): Promise<void> {
  */
 export async function lockData(tx: Transaction, s: string): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`${s}.data`));
+}
+
+/** The data of one write: IPOs, GMP snapshots and subscription snapshots, checked and normalised. */
+export interface DataWrite {
+  ipos: readonly IpoRecord[];
+  snapshots: readonly SnapshotRecord[];
+  subscription: readonly SubscriptionRecord[];
+}
+
+/**
+ * The body of `writeDataset`, in the caller's transaction (which holds the data lock, see
+ * {@link lockData}): checks the conflicts with stored data and, when there is none, writes
+ * `data` and records its events at `at` (announcing new deliveries). Resolves to the
+ * conflicts; with any, nothing is written.
+ *
+ * @example
+ * ```ts
+ * await lockData(tx, s);
+ * const conflicts = await checkAndWriteData(tx, s, { ipos, snapshots, subscription: [] }, Date.now());
+ * ```
+ */
+export async function checkAndWriteData(tx: Transaction, s: string, data: DataWrite, at: number): Promise<DatasetConflict[]> {
+  const { ipos, snapshots, subscription } = data;
+  const conflicts = await findConflicts(tx, s, ipos, snapshots, subscription);
+  if (conflicts.length > 0) return conflicts;
+  // The write's events, recorded in its transaction (docs/spec.md#webhooks): none, and
+  // nothing more done, when no endpoint is enabled.
+  const endpoints = await readEndpoints(tx, s);
+  // deliveries and snapshot-event rows added: announced once, when any were
+  let added = 0;
+  // (an IPO's event shows its latest subscription snapshot at `at` after the write: this write's, or a stored one)
+  const written = subscription.length > 0 && ipoEventsOf(endpoints).any ? latestSubscriptions(subscription, at) : undefined;
+  for (let i = 0; i < ipos.length; i += IPO_BATCH) added += await writeIpoBatch(tx, s, ipos.slice(i, i + IPO_BATCH), endpoints, at, written);
+  for (let i = 0; i < snapshots.length; i += SNAPSHOT_BATCH) {
+    added += await writeSnapshotBatch(tx, s, snapshots.slice(i, i + SNAPSHOT_BATCH), endpoints, at);
+  }
+  for (let i = 0; i < subscription.length; i += SNAPSHOT_BATCH) {
+    added += await writeSubscriptionBatch(tx, s, subscription.slice(i, i + SNAPSHOT_BATCH), endpoints, at);
+  }
+  if (added > 0) await notifyDeliveries(tx, s);
+  return [];
 }
 
 /** What the conflict check needs of a dataset's IPO: its id, symbol and slug. */

@@ -8,6 +8,7 @@ import type { PostgresClient, PostgresConnection, PostgresPool, Queryable, Trans
 import { migrate } from './migrations.js';
 import { postgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import type { Store, WebhookStore } from '@ipokit/core';
+import type { SourceStore } from '@ipokit/core/backend';
 
 export interface TestDatabase {
   client: PostgresClient;
@@ -16,11 +17,11 @@ export interface TestDatabase {
   /** Empties every table. */
   clear(): Promise<void>;
   /** A fresh store over emptied tables, with these options (client and schema are the database's). */
-  emptyStore(options?: Omit<PostgresStoreOptions, 'client' | 'schema'>): Promise<Store & WebhookStore>;
+  emptyStore(options?: Omit<PostgresStoreOptions, 'client' | 'schema'>): Promise<Store & WebhookStore & SourceStore>;
   close(): Promise<void>;
 }
 
-const TABLES = ['deliveries', 'events', 'owed', 'snapshot_changes', 'snapshot_events', 'webhooks', 'key_usage', 'rate_hits', 'rate_windows', 'api_keys', 'accounts', 'subscription_snapshots', 'snapshots', 'ipos'];
+const TABLES = ['source_reports', 'source_states', 'deliveries', 'events', 'owed', 'snapshot_changes', 'snapshot_events', 'webhooks', 'key_usage', 'rate_hits', 'rate_windows', 'api_keys', 'accounts', 'subscription_snapshots', 'snapshots', 'ipos'];
 
 /**
  * Opens the test database and migrates a schema of its own.

@@ -124,4 +124,5 @@ export {
 export { testFuzz, type TestFuzzOptions } from './fuzz-suite.js';
 export { testWebhookStore, type TestWebhookStoreOptions, type WebhookTestStore } from './webhook-suite.js';
 export { testWebhookWorker, type TestWebhookWorkerOptions } from './worker-suite.js';
+export { testSourceStore, type SourceTestStore, type SourceTestTarget, type TestSourceStoreOptions } from './source-store-suite.js';
 export { accountChecks, testAccountRouter, type AccountHttpTarget, type AccountTargetOptions, type TestAccountRouterOptions } from './account-suite.js';
