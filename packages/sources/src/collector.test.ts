@@ -1,12 +1,16 @@
 import { isIpokitError, IpokitError } from '@ipokit/core';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startCollector, type Collector } from './collector.js';
 import { ManualClock } from './test-clock.js';
-import { recordingStore, type RecordingStore } from './test-store.js';
+import { closeTestDatabase, recordingStore, type Backend, type RecordingStore } from './test-store.js';
 import type { Source, SourceAnswer, SourceRunContext } from './types.js';
 
 const T0 = Date.parse('2026-11-24T04:00:00.000Z'); // 09:30 IST
 const MIN = 60_000;
+/** Every collector test runs on the memory store and on PostgreSQL (PGlite without DATABASE_URL). */
+const BACKENDS: Backend[] = ['memory', 'postgres'];
+
+afterAll(closeTestDatabase);
 
 /** A source answering what `answer` gives for each run, recording each run's context. */
 function scripted(name: string, everyMs: number, answer: (run: number, context: SourceRunContext) => SourceAnswer | Promise<SourceAnswer>): Source & { runs: SourceRunContext[] } {
@@ -22,7 +26,16 @@ function scripted(name: string, everyMs: number, answer: (run: number, context: 
   };
 }
 
-async function start(recording: RecordingStore, clock: ManualClock, sources: Source[], more: { staleAfterMs?: number; timeoutMs?: number; errors?: Array<{ err: unknown; source: string }> } = {}): Promise<Collector> {
+/**
+ * Starts a collector on the manual clock and lets its first runs happen. `waiting` tells when
+ * a source is waiting for the clock (a hanging run): the clock then need not wait for it.
+ */
+async function start(
+  recording: RecordingStore,
+  clock: ManualClock,
+  sources: Source[],
+  more: { staleAfterMs?: number; timeoutMs?: number; errors?: Array<{ err: unknown; source: string }>; waiting?: () => boolean } = {},
+): Promise<Collector> {
   const collector = await startCollector(recording.store, {
     sources,
     now: clock.now,
@@ -31,6 +44,8 @@ async function start(recording: RecordingStore, clock: ManualClock, sources: Sou
     ...(more.timeoutMs === undefined ? {} : { timeoutMs: more.timeoutMs }),
     onError: (err, source) => more.errors?.push({ err, source }),
   });
+  // A run on PostgreSQL does real I/O: the clock waits for the collector to be idle.
+  clock.idle = () => more.waiting?.() === true || !collector.status().some((s) => s.running);
   await clock.advance(0); // the first runs, due at start
 
   return collector;
@@ -61,10 +76,10 @@ describe('startCollector: options', () => {
   });
 });
 
-describe('startCollector: runs and snapshots', () => {
+describe.each(BACKENDS)('startCollector on %s: runs and snapshots', (backend) => {
   it('runs each source at start, then every everyMs, and writes one snapshot per changed IPO at the run instant', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const prices = [42, 42, 45];
     const a = scripted('ipowatch', MIN, (run) => ({ gmpReports: [{ ipoId: 'ipo-1', gmpPrice: prices[run - 1] ?? 45 }] }));
     const collector = await start(recording, clock, [a]);
@@ -94,7 +109,7 @@ describe('startCollector: runs and snapshots', () => {
 
   it('combines every source\'s latest report of an IPO into its snapshot, by source name', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const a = scripted('investorgain', MIN, (run) => ({ gmpReports: [{ ipoId: 'ipo-1', gmpPrice: 40 + run }] }));
     const b = scripted('chittorgarh', 3 * MIN, () => ({ gmpReports: [{ ipoId: 'ipo-1', gmpPrice: 30 }, { ipoId: 'ipo-2', gmpPrice: null }] }));
     const collector = await start(recording, clock, [a, b]);
@@ -114,7 +129,7 @@ describe('startCollector: runs and snapshots', () => {
 
   it('leaves a stale report out, and counts it', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const staleAfterMs = 10 * MIN;
     const a = scripted('a', MIN, (run) => {
       if (run > 1) throw new Error('site down');
@@ -136,10 +151,10 @@ describe('startCollector: runs and snapshots', () => {
   });
 });
 
-describe('startCollector: failures', () => {
+describe.each(BACKENDS)('startCollector on %s: failures', (backend) => {
   it('backs off a failing source from 5 s doubling, never longer than everyMs, and keeps its reports', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const errors: Array<{ err: unknown; source: string }> = [];
     const a = scripted('a', MIN, (run) => {
       if (run === 1 || run >= 8) return { gmpReports: [{ ipoId: 'ipo-1', gmpPrice: 10 }] };
@@ -159,7 +174,7 @@ describe('startCollector: failures', () => {
 
   it('cuts a run at its timeout, aborting its signal, and never runs a source twice at once', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     let inFlight = 0;
     let most = 0;
     const aborted: unknown[] = [];
@@ -178,7 +193,7 @@ describe('startCollector: failures', () => {
           });
         }),
     };
-    const collector = await start(recording, clock, [hang]);
+    const collector = await start(recording, clock, [hang], { waiting: () => inFlight > 0 });
     await clock.advance(29_999);
     expect(collector.status()[0]).toMatchObject({ running: true, lastError: null });
     await clock.advance(1);
@@ -191,14 +206,22 @@ describe('startCollector: failures', () => {
 
   it('cuts a run whose source ignores its signal, and drops its late answer', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     let release: (a: SourceAnswer) => void = () => undefined;
+    let waiting = false;
     const deaf: Source = {
       name: 'deaf',
       everyMs: MIN,
-      collect: () => new Promise<SourceAnswer>((resolve) => (release = resolve)),
+      collect: () =>
+        new Promise<SourceAnswer>((resolve) => {
+          waiting = true;
+          release = (answer) => {
+            waiting = false;
+            resolve(answer);
+          };
+        }),
     };
-    const collector = await start(recording, clock, [deaf], { timeoutMs: 10_000 });
+    const collector = await start(recording, clock, [deaf], { timeoutMs: 10_000, waiting: () => waiting });
     await clock.advance(10_000);
     release({ gmpReports: [{ ipoId: 'ipo-1', gmpPrice: 1 }] });
     await clock.settle();
@@ -209,7 +232,7 @@ describe('startCollector: failures', () => {
 
   it('writes nothing from a refused answer and names every problem', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const errors: Array<{ err: unknown; source: string }> = [];
     const bad = scripted('bad', MIN, () => ({
       ipos: [{ id: 'new-1', name: 'New Ltd', slug: 'new-ipo', type: 'EQ' }],
@@ -240,7 +263,7 @@ describe('startCollector: failures', () => {
 
   it('names the dataset part\'s problems first, then the reports\'', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const errors: Array<{ err: unknown; source: string }> = [];
     const bad = scripted('bad', MIN, () => ({
       gmp: [{ ipoId: 'ipo-1', timestamp: 'yesterday', sources: [] }],
@@ -255,7 +278,7 @@ describe('startCollector: failures', () => {
 
   it('refuses an answer that is not an object', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const errors: Array<{ err: unknown; source: string }> = [];
     const bad = scripted('bad', MIN, () => [] as never);
     const collector = await start(recording, clock, [bad], { errors });
@@ -265,7 +288,7 @@ describe('startCollector: failures', () => {
 
   it('loses no report when the store fails: the next run finds the change again', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const a = scripted('a', MIN, () => ({ gmpReports: [{ ipoId: 'ipo-1', gmpPrice: 7 }] }));
     recording.failWith = new IpokitError('ERR:UNAVAILABLE', 'The store failed.');
     const collector = await start(recording, clock, [a]);
@@ -279,7 +302,7 @@ describe('startCollector: failures', () => {
 
   it('writes an answer\'s IPOs, GMP snapshots and subscription snapshots, and counts them', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const a = scripted('calendar', MIN, (run) =>
       run === 1
         ? {
@@ -302,7 +325,7 @@ describe('startCollector: failures', () => {
 
   it('refuses a report of an IPO whose snapshot in the same answer is at the run instant', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     const errors: Array<{ err: unknown; source: string }> = [];
     const a = scripted('a', MIN, () => ({
       gmp: [{ ipoId: 'ipo-1', timestamp: new Date(T0).toISOString(), sources: [] }],
@@ -315,10 +338,10 @@ describe('startCollector: failures', () => {
   });
 });
 
-describe('startCollector: stop', () => {
+describe.each(BACKENDS)('startCollector on %s: stop', (backend) => {
   it('cuts the runs under way, waits for them, and sets no timer again', async () => {
     const clock = new ManualClock(T0);
-    const recording = await recordingStore();
+    const recording = await recordingStore(3, backend);
     let signal: AbortSignal | null = null;
     const slow: Source = {
       name: 'slow',
@@ -329,7 +352,7 @@ describe('startCollector: stop', () => {
           context.signal.addEventListener('abort', () => reject(context.signal.reason));
         }),
     };
-    const collector = await start(recording, clock, [slow]);
+    const collector = await start(recording, clock, [slow], { waiting: () => signal !== null && !signal.aborted });
     await collector.stop();
     expect((signal as AbortSignal | null)?.aborted).toBe(true);
     expect(clock.timers).toBe(0);

@@ -267,7 +267,7 @@ async function refreshReports(store: SourceStore, slots: Map<string, Slot>, name
 }
 
 function toStatus(slot: Slot, at: number, staleAfterMs: number): SourceStatus {
-  return statusOf(slot.source.name, slot.state, slot.reportAts, at, staleAfterMs, slot.running !== null && slot.controller !== null);
+  return statusOf(slot.source.name, slot.state, slot.reportAts, at, staleAfterMs, slot.running !== null);
 }
 
 function statusOf(name: string, state: SourceState | null, reportAts: readonly number[], at: number, staleAfterMs: number, running: boolean): SourceStatus {

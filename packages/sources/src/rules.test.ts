@@ -2,7 +2,6 @@ import { aggregatePaise, type SourceReport, type SourceRunWrite } from '@ipokit/
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { startCollector } from './collector.js';
-import { localSourceStore } from './local-store.js';
 import { BACKOFF_START_MS, changedReports, combineReports, isStale, nextRunDelay } from './rules.js';
 import { ManualClock } from './test-clock.js';
 import { recordingStore } from './test-store.js';
@@ -92,11 +91,11 @@ describe('startCollector against a model', () => {
         async (scripts, steps, staleAfterSeconds) => {
           const clock = new ManualClock('2026-11-24T04:00:00Z');
           const recording = await recordingStore(3);
-          const local = localSourceStore(recording.store);
           const taken: Array<Pick<SourceRunWrite, 'source' | 'at' | 'reports'>> = [];
-          const store = Object.assign(Object.create(null) as object, recording.store, local, {
+          const inner = recording.store.writeSourceRun.bind(recording.store);
+          const store = Object.assign(Object.create(null) as object, recording.store, {
             writeSourceRun: async (w: SourceRunWrite, o?: { at?: number }) => {
-              const result = await local.writeSourceRun(w, o);
+              const result = await inner(w, o);
               if (result.conflicts.length === 0) taken.push({ source: w.source, at: w.at, reports: w.reports });
               return result;
             },

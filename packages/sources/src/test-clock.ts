@@ -34,8 +34,18 @@ export class ManualClock implements CollectorTimers {
     return this.pending.size;
   }
 
-  /** Lets every settled promise's callbacks run (several turns of the microtask and macrotask queues). */
+  /**
+   * When set, whether what the fired timers started has ended: {@link settle} then also waits
+   * (really, a millisecond at a time, at most 10 s) until it says so, for work that does I/O
+   * (a database, a file).
+   */
+  idle: (() => boolean) | null = null;
+
+  /** Lets every settled promise's callbacks run (several turns of the microtask and macrotask queues), and waits for {@link idle}. */
   async settle(): Promise<void> {
+    for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.idle === null) return;
+    for (let waited = 0; !this.idle() && waited < 10_000; waited++) await new Promise<void>((resolve) => setTimeout(resolve, 1));
     for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 

@@ -1,19 +1,25 @@
 /**
- * The collector tests' store: a memory store with a few IPOs, which records every write that
- * went through and can be made to fail.
+ * The collector tests' store: a few IPOs on the memory store (with `localSourceStore`) or on
+ * PostgreSQL (its own `SourceStore`; PGlite without DATABASE_URL), recording every run the
+ * store took and able to fail.
  */
-import { importDataset, type Dataset, type Store } from '@ipokit/core';
-import type { SnapshotRecord, SubscriptionRecord } from '@ipokit/core/backend';
+import { importDataset, type Dataset, type IpoStore } from '@ipokit/core';
+import type { SnapshotRecord, SourceRunWrite, SourceStore, SubscriptionRecord, WriteOptions } from '@ipokit/core/backend';
 import { memoryStore } from '@ipokit/storage-memory';
+// The storage package's test database (not published), by path.
+import { openTestDatabase, type TestDatabase } from '../../storage-postgres/src/test-database.js';
+import { localSourceStore } from './local-store.js';
+
+export type Backend = 'memory' | 'postgres';
 
 export interface RecordingStore {
-  store: Store;
-  /** The snapshots of every write that went through, in order. */
+  store: IpoStore & SourceStore;
+  /** The snapshots (the answers' and the combined ones) of every run written, in order. */
   snapshots: SnapshotRecord[];
   subscription: SubscriptionRecord[];
-  /** Writes that went through (conflict-free). */
+  /** Runs written that wrote data. */
   writes: number;
-  /** While set, writeDataset rejects with this. */
+  /** While set, writeSourceRun rejects with this (nothing written). */
   failWith: Error | null;
 }
 
@@ -33,20 +39,45 @@ export function ipoDataset(count: number): Dataset {
   };
 }
 
-export async function recordingStore(ipos = 3): Promise<RecordingStore> {
-  const store = memoryStore();
-  await importDataset(store, ipoDataset(ipos), { now: () => new Date('2026-11-01T00:00:00Z') });
-  const recording: RecordingStore = { store, snapshots: [], subscription: [], writes: 0, failWith: null };
-  const write = store.writeDataset.bind(store);
-  store.writeDataset = async (input, options) => {
-    if (recording.failWith !== null) throw recording.failWith;
-    const conflicts = await write(input, options);
-    if (conflicts.length === 0) {
-      recording.writes += 1;
-      recording.snapshots.push(...input.snapshots);
-      recording.subscription.push(...(input.subscription ?? []));
-    }
-    return conflicts;
-  };
+let database: Promise<TestDatabase> | null = null;
+
+/** The PostgreSQL (or PGlite) test database of this file, opened once. */
+export function testDatabase(): Promise<TestDatabase> {
+  database ??= openTestDatabase('sources');
+  return database;
+}
+
+/** Closes the test database if it was opened. */
+export async function closeTestDatabase(): Promise<void> {
+  if (database !== null) await (await database).close();
+  database = null;
+}
+
+export async function recordingStore(ipos = 3, backend: Backend = 'memory'): Promise<RecordingStore> {
+  let base: IpoStore & SourceStore;
+  if (backend === 'memory') {
+    const memory = memoryStore();
+    base = Object.assign(Object.create(null) as object, memory, localSourceStore(memory)) as IpoStore & SourceStore;
+  } else {
+    base = await (await testDatabase()).emptyStore();
+  }
+  await importDataset(base, ipoDataset(ipos), { now: () => new Date('2026-11-01T00:00:00Z') });
+  const recording: RecordingStore = { store: base, snapshots: [], subscription: [], writes: 0, failWith: null };
+  const write = base.writeSourceRun.bind(base);
+  const store = Object.assign(Object.create(null) as object, base, {
+    async writeSourceRun(run: SourceRunWrite, options?: WriteOptions) {
+      if (recording.failWith !== null) throw recording.failWith;
+      let combined: SnapshotRecord[] = [];
+      const result = await write({ ...run, combine: (reports, changed) => (combined = run.combine(reports, changed)) }, options);
+      if (result.conflicts.length === 0) {
+        const { ipos: written, snapshots, subscription } = run.data;
+        if (written.length + snapshots.length + subscription.length + combined.length > 0) recording.writes += 1;
+        recording.snapshots.push(...snapshots, ...combined);
+        recording.subscription.push(...subscription);
+      }
+      return result;
+    },
+  }) as IpoStore & SourceStore;
+  recording.store = store;
   return recording;
 }

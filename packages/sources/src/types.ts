@@ -87,6 +87,6 @@ export interface SourceStatus {
   staleReports: number;
   /** When it runs next. */
   nextRunAt: string | null;
-  /** Whether a run of it is under way in this process. */
+  /** Whether a run of it is under way in this process (from taking its lock to writing its state). */
   running: boolean;
 }
