@@ -36,7 +36,7 @@ export interface PushOptions {
   clock?: () => number;
   /**
    * How long to wait for the server's `100 Continue` before sending the body anyway (a proxy
-   * may drop `Expect`). Default 1,000 ms.
+   * may drop `Expect`). Default 2,000 ms.
    */
   continueTimeoutMs?: number;
 }
@@ -101,7 +101,7 @@ export async function pushDataset(options: PushOptions, io: CliIo): Promise<numb
   const progress = new PushProgress(io, size, options.clock ?? (() => performance.now()));
   let answer: { status: number; body: string };
   try {
-    answer = await send(target, path, size, options.token, (sent) => progress.update(sent), options.continueTimeoutMs ?? 1_000);
+    answer = await send(target, path, size, options.token, (sent) => progress.update(sent), options.continueTimeoutMs ?? 2_000);
   } catch (err) {
     progress.abandon();
     if (err instanceof FileReadError) say(`cannot read ${file}: ${describeCause(err.cause)}; the push was cut short and nothing was written`);
