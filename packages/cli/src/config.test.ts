@@ -124,7 +124,7 @@ describe('resolveSettings', () => {
       'gmpPreviewEnds: must be a calendar date written YYYY-MM-DD, got "2026-02-30"',
       'mount: must be a path like /ipos or /api/v1/ipos (segments of letters, digits and ._~-), or / for the root, got "ipos"',
       'limiterFailOpen: must be true or false, got "no"',
-      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks)',
+      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest)',
       'connections: connections.headersTimeoutMs (5000) must not exceed connections.requestTimeoutMs (1000): the headers are part of the request; 0 turns either off',
     ]);
     expect(() => resolveSettings({ file: { name: 'list.json', json: [1] } })).toThrow(/\(the file\): must be a JSON object, got \[1\]/);
@@ -171,6 +171,47 @@ describe('resolveSettings', () => {
   });
 });
 
+describe('the ingest settings (the push route)', () => {
+  it('are off by default, with a 16 MiB body limit', () => {
+    expect(resolveSettings().ingest).toEqual({ tokenFile: null, maxBytes: 16_777_216 });
+  });
+
+  it('come from the flags, else IPOKIT_INGEST_*, else the file (ingest.tokenFile, ingest.maxBytes)', () => {
+    const file = { name: 'f.json', json: { ingest: { tokenFile: 'from-file.txt', maxBytes: 1000 } } };
+    expect(resolveSettings({ file }).ingest).toEqual({ tokenFile: 'from-file.txt', maxBytes: 1000 });
+    const env = { IPOKIT_INGEST_TOKEN_FILE: 'from-env.txt', IPOKIT_INGEST_MAX_BYTES: '2000' };
+    expect(resolveSettings({ file, env }).ingest).toEqual({ tokenFile: 'from-env.txt', maxBytes: 2000 });
+    const { values } = parseArgs({ args: ['--ingest-token-file', 'from-flag.txt', '--ingest-max-bytes', '3000'], options: SETTINGS_FLAGS });
+    expect(resolveSettings({ file, env, flags: settingsFlags(values) }).ingest).toEqual({ tokenFile: 'from-flag.txt', maxBytes: 3000 });
+    // null in a file (as --print-config writes it) is off
+    expect(resolveSettings({ file: { name: 'f.json', json: { ingest: { tokenFile: null } } } }).ingest.tokenFile).toBeNull();
+  });
+
+  it('refuses a body limit out of range and an empty file name', () => {
+    const flags = (args: string[]) => settingsFlags(parseArgs({ args, options: SETTINGS_FLAGS }).values);
+    expect(() => resolveSettings({ flags: flags(['--ingest-max-bytes', '0']) })).toThrow('--ingest-max-bytes must be a whole number from 1 to 268435456, got "0"');
+    expect(() => resolveSettings({ flags: flags(['--ingest-token-file', '']) })).toThrow('--ingest-token-file must not be empty');
+    expect(() => resolveSettings({ file: { name: 'f.json', json: { ingest: { tokenFile: 5, maxBytes: 'big', other: 1 } } } })).toThrow(ConfigFileError);
+    try {
+      resolveSettings({ file: { name: 'f.json', json: { ingest: { tokenFile: 5, maxBytes: 'big', other: 1 } } } });
+    } catch (err) {
+      expect((err as ConfigFileError).problems).toEqual([
+        'ingest.tokenFile: must be a file name, or null for none, got 5',
+        'ingest.maxBytes: must be a whole number from 1 to 268435456, got "big"',
+        'ingest.other: unknown setting (in ingest: tokenFile, maxBytes)',
+      ]);
+    }
+  });
+
+  it('print as a config file that reads back the same', () => {
+    const s = resolveSettings({ file: { name: 'f.json', json: { ingest: { tokenFile: 'tokens.txt' } } } });
+    expect(JSON.parse(settingsJson(s)).ingest).toEqual({ tokenFile: 'tokens.txt', maxBytes: 16_777_216 });
+    expect(resolveSettings({ file: { name: 'printed.json', json: JSON.parse(settingsJson(s)) } })).toEqual(s);
+    const off = resolveSettings();
+    expect(resolveSettings({ file: { name: 'printed.json', json: JSON.parse(settingsJson(off)) } })).toEqual(off);
+  });
+});
+
 describe('ipokit serve --config and --print-config', () => {
   it('--print-config prints the settings in force as JSON and exits 0 without serving', async () => {
     const config = await file('some.json', { port: 8080, framework: 'koa', limits: { paid: { perMinute: 600 } }, connections: { maxConnections: 50 } });
@@ -183,7 +224,7 @@ describe('ipokit serve --config and --print-config', () => {
     expect(Object.keys(printed)).toEqual([
       'framework', 'port', 'host', 'mount', 'trustProxy', 'log', 'drainMs', 'openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds',
       'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen', 'maxKeysPerAccount', 'connections', 'webhooks',
-      'allowInsecureWebhooks', 'webhookConcurrency', 'webhookAllowedNetworks',
+      'allowInsecureWebhooks', 'webhookConcurrency', 'webhookAllowedNetworks', 'ingest',
     ]);
     expect(printed).toMatchObject({
       framework: 'koa',
@@ -216,7 +257,7 @@ describe('ipokit serve --config and --print-config', () => {
         '  port: must be a whole number from 0 to 65535, got -1',
         '  limits.pro.gmpPerMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 1.5',
         '  connections.idleTimeoutMs: must be a whole number from 0 to 2147483647, got "soon"',
-        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks)',
+        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest)',
         '',
       ].join('\n'),
     );

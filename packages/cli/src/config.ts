@@ -1,8 +1,8 @@
 /**
  * The settings of `ipokit serve` and of the demo's `npm start`: where the server listens,
  * where the API is mounted, how many proxies stand in front of it, the access log, the
- * router's options, the connection limits and the webhook worker (which `ipokit worker`
- * reads too). Each comes from its flag, else its
+ * router's options, the connection limits, the webhook worker (which `ipokit worker`
+ * reads too) and the push route. Each comes from its flag, else its
  * environment variable, else the config file (`--config FILE`, JSON), else its default.
  * The router's own rules check the router's options (`resolveOptions` of `@ipokit/core`),
  * the connection limits' rules the limits, so that each rule is written once.
@@ -13,6 +13,7 @@ import { isIpokitError, type IpoRouterOptions, type LimitSettings, type Plan } f
 import { parseCidr } from '@ipokit/core/backend';
 import { resolveOptions, type ResolvedOptions } from '@ipokit/core/adapter';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
+import { DEFAULT_INGEST_MAX_BYTES, MAX_INGEST_MAX_BYTES } from './ingest.js';
 import { CliError, type CliIo } from './io.js';
 
 /** The web framework the server runs on. */
@@ -48,6 +49,16 @@ export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> 
    * (`--webhook-allow-network`, repeatable). Default none: only public addresses.
    */
   webhookAllowedNetworks: string[];
+  /** The push route, `POST /-/ingest`: on when `tokenFile` names a file of bearer tokens. */
+  ingest: IngestSettings;
+}
+
+/** The push route's settings (config key `ingest`). */
+export interface IngestSettings {
+  /** A file of bearer tokens, one per line (`--ingest-token-file`); null (the default): no push route. */
+  tokenFile: string | null;
+  /** The largest body read, in bytes (`--ingest-max-bytes`; default 16 MiB). */
+  maxBytes: number;
 }
 
 /** The router's options among the settings. */
@@ -172,6 +183,12 @@ function cidrList(value: unknown): string | null {
   return null;
 }
 
+function fileName(value: unknown): string | null {
+  if (value === null) return null;
+  if (value === '') return 'must not be empty';
+  return typeof value === 'string' ? null : 'must be a file name, or null for none';
+}
+
 function isBoolean(value: unknown): string | null {
   return typeof value === 'boolean' ? null : 'must be true or false';
 }
@@ -261,6 +278,8 @@ const LEAVES: readonly Leaf[] = [
   { path: 'webhookConcurrency', flag: '--webhook-concurrency', env: 'IPOKIT_WEBHOOK_CONCURRENCY', fromText: digits, fromJson: same, check: wholeNumber(1, MAX_WEBHOOK_CONCURRENCY) },
   // (the flag is repeatable: settingsFlags joins its values with commas, as the variable writes them)
   { path: 'webhookAllowedNetworks', flag: '--webhook-allow-network', env: 'IPOKIT_WEBHOOK_ALLOW_NETWORKS', fromText: cidrsText, fromJson: same, check: cidrList },
+  { path: 'ingest.tokenFile', flag: '--ingest-token-file', env: 'IPOKIT_INGEST_TOKEN_FILE', fromText: (t) => t, fromJson: same, check: fileName },
+  { path: 'ingest.maxBytes', flag: '--ingest-max-bytes', env: 'IPOKIT_INGEST_MAX_BYTES', fromText: digits, fromJson: same, check: wholeNumber(1, MAX_INGEST_MAX_BYTES) },
 ];
 const LEAF = new Map(LEAVES.map((leaf) => [leaf.path, leaf]));
 
@@ -274,6 +293,7 @@ const GROUPS: Readonly<Record<string, readonly string[]>> = {
   'limits.keyless': KEYLESS_WINDOWS,
   maxListLimit: PLANS,
   connections: Object.keys(CONNECTION_FLAGS),
+  ingest: ['tokenFile', 'maxBytes'],
 };
 
 function trimSlash(text: string): string {
@@ -481,6 +501,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     allowInsecureWebhooks: value('allowInsecureWebhooks', false),
     webhookConcurrency: value('webhookConcurrency', DEFAULT_WEBHOOK_CONCURRENCY),
     webhookAllowedNetworks: value<string[]>('webhookAllowedNetworks', []),
+    ingest: { tokenFile: value<string | null>('ingest.tokenFile', null), maxBytes: value('ingest.maxBytes', DEFAULT_INGEST_MAX_BYTES) },
   };
 }
 
@@ -578,6 +599,8 @@ export const SETTINGS_FLAGS = {
   'allow-insecure-webhooks': { type: 'boolean' },
   'webhook-concurrency': { type: 'string' },
   'webhook-allow-network': { type: 'string', multiple: true },
+  'ingest-token-file': { type: 'string' },
+  'ingest-max-bytes': { type: 'string' },
 } as const;
 
 /**

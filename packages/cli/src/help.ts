@@ -27,7 +27,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
                     [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
                     [--idle-timeout-ms N] [--max-connections N]
                     [--webhooks | --no-webhooks] [--allow-insecure-webhooks] [--webhook-concurrency N]
-                    [--webhook-allow-network CIDR]...`,
+                    [--webhook-allow-network CIDR]... [--ingest-token-file F] [--ingest-max-bytes N]`,
     details: `Serves the API at /ipos (or --mount), with Express (default) or Koa, its OpenAPI document
 at /ipos/-/openapi.json, and health checks at /healthz and /readyz; and delivers the
 store's webhooks from the same process, as 'ipokit worker' does, unless --no-webhooks.
@@ -118,6 +118,18 @@ Webhooks (see 'ipokit webhooks --help' and 'ipokit worker --help'):
                                comma-separated; default none). Local receivers need
                                127.0.0.0/8 and ::1/128
 
+Push (see 'ipokit push --help'):
+  --ingest-token-file F        accept datasets at POST /-/ingest (outside the mount, no API
+                               key) from a client that sends one of the tokens of F as
+                               Authorization: Bearer <token>: one token per line, at least 32
+                               characters each (e.g. 'openssl rand -hex 32'), blank lines and
+                               # comments ignored (IPOKIT_INGEST_TOKEN_FILE; default off)
+  --ingest-max-bytes N         the largest dataset a push may send, in bytes; a larger one is
+                               413 (IPOKIT_INGEST_MAX_BYTES; default 16777216, 16 MiB)
+A push is imported whole or not at all, as 'ipokit import' does, into memory or PostgreSQL:
+200 {"ipos":N,"gmp":M,"subscription":K} (the counts written), 400 with the problems of a
+refused dataset (the first 1000, and problemCount), 401, 413, 415, 503.
+
 The config file holds the same settings by name, e.g.
   {"port": 8080, "host": "0.0.0.0", "mount": "/ipos", "trustProxy": 1, "log": "json",
    "openapi": true, "limits": {"free": {"perMinute": 10}, "keyless": {"perMinute": "off"}},
@@ -163,6 +175,25 @@ ${DATABASE_OPTIONS}
 
 Example:
   ipokit demo-data --out ipos.json && ipokit import ipos.json`,
+  },
+  push: {
+    usage: 'Usage: ipokit push <file> --url URL --token-file F [--json]',
+    details: `Sends a dataset JSON file (the format of the README) to a server started with
+'ipokit serve --ingest-token-file F', which imports it whole or not at all, into memory or
+PostgreSQL. The file is streamed, not read whole; on a terminal, a file of 1 MiB or more
+shows its progress (a final line when stderr is not a terminal). The counts written go to
+stdout; a refused dataset prints every problem (as 'ipokit import' does) and exits 1, as do
+a wrong token (401), a file larger than the server's --ingest-max-bytes (413) and a server
+that cannot be reached.
+
+Options:
+  --url URL          the server's base URL, e.g. http://127.0.0.1:3000: the file goes to
+                     URL/-/ingest
+  --token-file F     a file of tokens, as the server reads it: the first one is sent
+  --json             print the counts as JSON: {"ipos":N,"gmp":M,"subscription":K}
+
+Example:
+  ipokit demo-data --out ipos.json && ipokit push ipos.json --url http://127.0.0.1:3000 --token-file token.txt`,
   },
   accounts: {
     usage: `Usage: ipokit accounts create --name NAME --plan free|paid|pro [--gmp-addon] [--json | --quiet] [--schema S]
@@ -363,6 +394,7 @@ Commands:
   serve       serve the API (from memory, or from PostgreSQL when DATABASE_URL is set), and deliver webhooks
   migrate     create or upgrade the tables in PostgreSQL
   import      import a dataset JSON file into PostgreSQL (streamed, all or nothing)
+  push        send a dataset JSON file to a server's push route (serve --ingest-token-file)
   accounts    create an account, change its plan, list and show them (accounts create | update | list | show)
   keys        create, rotate, list and revoke API keys (keys create | rotate | list | revoke)
   webhooks    webhook endpoints and their deliveries (webhooks create | list | delete | deliveries | replay)

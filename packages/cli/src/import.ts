@@ -94,10 +94,7 @@ export const importCommand: Command = async (argv, io) => {
     }
     if (isIpokitError(err, 'ERR:DATASET')) {
       const problems = err.problems ?? [];
-      const count = err.problemCount ?? problems.length;
-      for (const p of problems) io.stderr.write(`${oneLine(p.path)}: ${oneLine(p.message)}\n`);
-      const listed = count > problems.length ? ` (the first ${problems.length} listed)` : '';
-      say(`${file} was refused: ${count} problem${count === 1 ? '' : 's'}${listed}; nothing was written`);
+      printRefusal(io, 'ipokit import', file, problems, err.problemCount ?? problems.length);
       return 1;
     }
     if (isReadError(err)) {
@@ -111,6 +108,24 @@ export const importCommand: Command = async (argv, io) => {
 };
 
 export { InvalidUtf8Error, MalformedJsonError } from './dataset-file.js';
+
+/**
+ * How a refused dataset is told on stderr (by `ipokit import` and `ipokit push`): every
+ * problem as `path: message`, one a line, then `WHO: FILE was refused: N problems (the first
+ * M listed); nothing was written`.
+ *
+ * @example
+ * ```ts
+ * printRefusal(io, 'ipokit import', 'ipos.json', err.problems, err.problemCount);
+ * // ipos[2].endDate: endDate 2026-12-05 is before startDate 2026-12-10
+ * // ipokit import: ipos.json was refused: 1 problem; nothing was written
+ * ```
+ */
+export function printRefusal(io: CliIo, who: string, file: string, problems: ReadonlyArray<{ path: string; message: string }>, count: number): void {
+  for (const p of problems) io.stderr.write(`${oneLine(p.path)}: ${oneLine(p.message)}\n`);
+  const listed = count > problems.length ? ` (the first ${problems.length} listed)` : '';
+  io.stderr.write(`${who}: ${file} was refused: ${count} problem${count === 1 ? '' : 's'}${listed}; nothing was written\n`);
+}
 
 /** Bytes read at a time. */
 const BLOCK_SIZE = 1 << 16;

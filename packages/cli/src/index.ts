@@ -1,5 +1,5 @@
 /**
- * @ipokit/cli: the `ipokit` command (`serve`, `worker`, `migrate`, `import`, `accounts`,
+ * @ipokit/cli: the `ipokit` command (`serve`, `worker`, `migrate`, `import`, `push`, `accounts`,
  * `keys`, `webhooks`, `usage`, `demo-data`), callable in-process with {@link runCli}.
  */
 import pkg from '../package.json' with { type: 'json' };
@@ -10,6 +10,7 @@ import { importCommand } from './import.js';
 import type { CliIo, Command } from './io.js';
 import { keysCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
+import { pushCommand } from './push.js';
 import { reportError } from './report.js';
 import { serveCommand } from './serve.js';
 import { usageCommand } from './usage.js';
@@ -29,6 +30,7 @@ export {
   type DemoKeys,
   type RunningServer,
   type ServerDatabase,
+  type ServerIngest,
   type ServerOptions,
   type ServerRouterOptions,
 } from './server.js';
@@ -41,6 +43,7 @@ export {
   settingsJson,
   type FlagValue,
   type Framework,
+  type IngestSettings,
   type LogFormat,
   type ServeSettings,
   type SettingsSources,
@@ -56,6 +59,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   serve: serveCommand,
   migrate: migrateCommand,
   import: importCommand,
+  push: pushCommand,
   accounts: accountsCommand,
   keys: keysCommand,
   webhooks: webhooksCommand,

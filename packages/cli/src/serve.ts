@@ -1,8 +1,8 @@
 /**
  * `ipokit serve`, and the same code behind the demo's `npm start`: read the settings
  * (flags, environment, config file), start the server with its connection limits, print
- * where it is (the limits, the OpenAPI document, the health checks, and the demo keys,
- * once), log each request, and on stop drain: stop accepting connections, finish the
+ * where it is (the limits, the OpenAPI document, the health checks, the push route, and the
+ * demo keys, once), log each request, and on stop drain: stop accepting connections, finish the
  * requests under way, cut what is still open after the drain deadline.
  */
 import { resolve } from 'node:path';
@@ -25,6 +25,7 @@ import {
 } from './config.js';
 import { openFilesLimit, openFilesWarning, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { hasDatabase, openDatabase, schemaOf, type OpenedDatabase } from './database.js';
+import { DEFAULT_INGEST_MAX_BYTES, readIngestTokens } from './ingest.js';
 import { CliError, stopped, type CliIo, type Command } from './io.js';
 import { startServer, type RunningServer, type ServerRouterOptions } from './server.js';
 import { workerOptions, workerText, type WorkerSettings } from './worker.js';
@@ -65,6 +66,12 @@ export interface ServeOptions {
   webhooks?: WorkerSettings | false;
   /** Networks outside the public internet that the dashboard creates endpoints for. Default none. */
   webhookAllowedNetworks?: readonly string[];
+  /**
+   * Accept pushed datasets at `POST /-/ingest`: the bearer tokens are read from `tokenFile`
+   * (relative to the process's directory) at start-up; bodies of at most `maxBytes`
+   * (default 16 MiB). Absent: no push route.
+   */
+  ingest?: { tokenFile: string; maxBytes?: number };
 }
 
 /**
@@ -88,6 +95,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const limits = resolveConnectionLimits(options.connectionLimits);
   const warning = openFilesWarning(limits.maxConnections, openFilesLimit());
   if (warning !== null) io.stderr.write(`Warning: ${warning}.\n`);
+  const ingest =
+    options.ingest === undefined
+      ? undefined
+      : { tokens: await readIngestTokens(options.ingest.tokenFile, io.cwd), maxBytes: options.ingest.maxBytes ?? DEFAULT_INGEST_MAX_BYTES };
   let opened: OpenedDatabase | undefined;
   if (hasDatabase(io)) opened = await openDatabase(io, schemaOf(options.schema, io));
   const running = await startServer({
@@ -109,6 +120,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     ...(log === 'off' ? {} : { accessLog: (entry) => void io.stdout.write(`${formatAccessLog(entry, log)}\n`) }),
     ...(options.webhooks ? { webhookWorker: workerOptions(options.webhooks, io) } : {}),
     ...(options.webhookAllowedNetworks === undefined ? {} : { webhookAllowedNetworks: options.webhookAllowedNetworks }),
+    ...(ingest === undefined ? {} : { ingest }),
   });
   printBanner(running, options, title, opened, io);
   await stopped(io.signal);
@@ -193,6 +205,7 @@ export async function runServe(argv: readonly string[], io: CliIo, profile: Serv
       connectionLimits: settings.connections,
       webhooks: settings.webhooks ? { allowInsecure: settings.allowInsecureWebhooks, concurrency: settings.webhookConcurrency, allowedNetworks: settings.webhookAllowedNetworks } : false,
       webhookAllowedNetworks: settings.webhookAllowedNetworks,
+      ...(settings.ingest.tokenFile === null ? {} : { ingest: { tokenFile: settings.ingest.tokenFile, maxBytes: settings.ingest.maxBytes } }),
       ...(profile.title === undefined ? {} : { title: profile.title }),
       ...(profile.seedEmptyDatabase === undefined ? {} : { seedEmptyDatabase: profile.seedEmptyDatabase }),
       ...(datasetFile === undefined ? {} : { datasetFile }),
@@ -232,6 +245,9 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   out(`Access log: ${log === 'off' ? 'off' : `${log === 'json' ? 'a JSON object' : 'a line'} per request on stdout`}; ${addresses}.`);
   if (options.webhooks) out(`Webhooks: delivered from this process, ${workerText(options.webhooks)}.`);
   else out(`Webhooks: off (--webhooks turns them on)${db === undefined ? '' : ": run 'ipokit worker' to deliver them"}.`);
+  if (running.ingestUrl !== null && options.ingest !== undefined) {
+    out(`Push: POST ${running.ingestUrl} with a bearer token of ${options.ingest.tokenFile}, bodies up to ${options.ingest.maxBytes ?? DEFAULT_INGEST_MAX_BYTES} bytes ('ipokit push FILE' sends one).`);
+  }
   if (db !== undefined && running.ipoCount === 0) io.stderr.write("The database holds no IPO yet: load a dataset with 'ipokit import <file>' (or serve --dataset <file>).\n");
   out();
   if (running.keys !== null) {

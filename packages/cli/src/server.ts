@@ -2,10 +2,11 @@
  * The server behind `ipokit serve` and the demo's `npm start`: a store (memory, or
  * PostgreSQL on a client it is given), optionally one demo account and key per plan, the
  * router mounted at /ipos (or another mount path) with Express or Koa, the health checks
- * at /healthz and /readyz, optionally an access log line per request, and optionally a
- * webhook worker delivering the store's events from the same process.
+ * at /healthz and /readyz, optionally the push route at /-/ingest, optionally an access log
+ * line per request, and optionally a webhook worker delivering the store's events from the
+ * same process.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
 import { createAccount, createApiKey, importDataset, IpokitError, isIpokitError, listApiKeys, revokeApiKey, todayInIst, updateAccount, type IpoRouterOptions, type Plan, type Store, type WebhookStore } from '@ipokit/core';
@@ -21,6 +22,7 @@ import { storeOf } from './database.js';
 import { readDatasetJson } from './dataset-file.js';
 import { generateDataset } from './generate.js';
 import { healthChecks, type HealthAnswer } from './health.js';
+import { checkIngestOptions, holdContinue, INGEST_PATH, ingestRoute, type IngestAnswer } from './ingest.js';
 import { CliError } from './io.js';
 import { startNodeWorker } from './worker.js';
 
@@ -82,6 +84,20 @@ export interface ServerOptions {
   webhookWorker?: Omit<WebhookWorkerOptions, 'now'>;
   /** Networks outside the public internet that the demo's account router creates endpoints for (`webhookAllowedNetworks`). Default none. */
   webhookAllowedNetworks?: readonly string[];
+  /**
+   * Accept pushed datasets at `POST /-/ingest` (outside the mount, no API key) from a client
+   * that sends one of `tokens` as a bearer token, bodies of at most `maxBytes` (default 16 MiB);
+   * see {@link ingestRoute}. Default: no push route.
+   */
+  ingest?: ServerIngest;
+}
+
+/** The push route's settings: the accepted bearer tokens and the largest body. */
+export interface ServerIngest {
+  /** Each at least 32 characters (`readIngestTokens` reads them from a file). */
+  tokens: readonly string[];
+  /** Default 16 MiB. */
+  maxBytes?: number;
 }
 
 /** The router options {@link startServer} takes: all but the clock and the error sink, which it has as its own options. */
@@ -110,6 +126,8 @@ export interface RunningServer {
   mount: string;
   /** Where the OpenAPI document is served; null when it is off. */
   openapiUrl: string | null;
+  /** Where datasets are pushed (`POST`); null without {@link ServerOptions.ingest}. */
+  ingestUrl: string | null;
   /** The demo keys, when they were created. */
   keys: DemoKeys | null;
   /**
@@ -149,6 +167,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const trustProxy = options.trustProxy ?? 0;
   if (!Number.isSafeInteger(trustProxy) || trustProxy < 0 || trustProxy > MAX_TRUST_PROXY) {
     throw new IpokitError('ERR:BADPARAM', `trustProxy must be a whole number of proxies from 0 to ${MAX_TRUST_PROXY}, got ${String(trustProxy)}.`, { parameter: 'trustProxy' });
+  }
+  if (options.ingest !== undefined) {
+    try {
+      checkIngestOptions(options.ingest);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      throw new IpokitError('ERR:BADPARAM', `${err.message}.`, { parameter: 'ingest' });
+    }
   }
   const generated = () => generateDataset({ today: todayInIst(now()), now: now().getTime() });
   const label = options.datasetLabel ?? 'dataset file';
@@ -204,7 +230,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     sample = await pickSample(store, now());
     if (options.webhookWorker !== undefined) worker = startNodeWorker(store, { ...options.webhookWorker, now });
-    server = await listen(handlerFor(store, { ...options, mount, now, demoAccounts }), options.port, options.host ?? '127.0.0.1', options.connectionLimits);
+    server = await listen(handlerFor(store, { ...options, mount, now, demoAccounts }), options.port, options.host ?? '127.0.0.1', options.connectionLimits, options.ingest !== undefined);
   } catch (err) {
     await worker?.stop().catch(() => undefined);
     await release().catch(() => undefined);
@@ -226,6 +252,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     url,
     mount,
     openapiUrl: options.router?.openapi === false ? null : `${api}/-/openapi.json`,
+    ingestUrl: options.ingest === undefined ? null : `${url}${INGEST_PATH}`,
     keys,
     dashboardUrl: demoAccounts === null ? null : `${url}${DEMO_SIGN_IN_PATH}`,
     source,
@@ -245,7 +272,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 /** What {@link handlerFor} needs of the options. */
-type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | 'router' | 'accessLog' | 'webhookAllowedNetworks'> & {
+type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | 'router' | 'accessLog' | 'webhookAllowedNetworks' | 'ingest'> & {
   mount: string;
   now: () => Date;
   /** The demo accounts: with them, the account router and dashboard at /account and the demo's sign-in. */
@@ -253,8 +280,8 @@ type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | '
 };
 
 /**
- * The request listener: the health checks first (outside the mount, no key, no window),
- * then the home route at `/` and the router at the mount; with an access log, each request
+ * The request listener: the health checks and the push route first (outside the mount, no
+ * key, no window), then the home route at `/` and the router at the mount; with an access log, each request
  * runs inside its record, which the first middleware fills with the client address as the
  * framework reads it (after `trustProxy`) and the store with the account of a valid key.
  */
@@ -268,6 +295,8 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
     timeoutMs: routerOptions.storeTimeoutMs ?? 5_000,
     onError: (err) => (onError ?? ((e: unknown) => console.error('[ipokit]', e)))(err),
   });
+  const ingest = options.ingest === undefined ? null : ingestRoute(store, { ...options.ingest, now, onError: (err) => (onError ?? ((e: unknown) => console.error('[ipokit]', e)))(err) });
+  const rootRoutes = (method: string, path: string, req: IncomingMessage): Promise<HealthAnswer | IngestAnswer> | null => health(method, path) ?? ingest?.(req) ?? null;
   const api = mount === '/' ? '' : mount;
   const home = {
     service: 'ipokit',
@@ -290,7 +319,7 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
     }
     app.use(async (ctx, next) => {
       note(ctx.ip);
-      const answering = health(ctx.method, ctx.path);
+      const answering = rootRoutes(ctx.method, ctx.path, ctx.req);
       if (answering !== null) {
         const answer = await answering;
         ctx.status = answer.status;
@@ -318,7 +347,7 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
     if (trustProxy > 0) app.set('trust proxy', trustProxy);
     app.use((req, res, next) => {
       note(req.ip);
-      const answering = health(req.method, req.path);
+      const answering = rootRoutes(req.method, req.path, req);
       if (answering === null) return next();
       answering.then((answer) => {
         res.writeHead(answer.status, answer.headers);
@@ -345,15 +374,23 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
 }
 
 /** Koa measures the body itself. */
-function withoutLength(answer: HealthAnswer): Record<string, string> {
+function withoutLength(answer: HealthAnswer | IngestAnswer): Record<string, string> {
   const { 'Content-Length': _length, ...headers } = answer.headers;
   return headers;
 }
 
-function listen(handler: RequestListener, port: number, host: string, limits: Partial<ConnectionLimits> | undefined): Promise<Server> {
+function listen(handler: RequestListener, port: number, host: string, limits: Partial<ConnectionLimits> | undefined, ingest: boolean): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
     const s = createServer(handler);
     applyConnectionLimits(s, limits);
+    // A push with `Expect: 100-continue` gets its 100 only once the route reads its body: a push
+    // refused on its headers is answered before a byte of its body is sent.
+    if (ingest) {
+      s.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+        if (!holdContinue(req, () => res.writeContinue())) res.writeContinue();
+        handler(req, res);
+      });
+    }
     s.once('error', (err: NodeJS.ErrnoException) => {
       const where = `${host}:${port}`;
       const why =
