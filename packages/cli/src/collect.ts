@@ -3,8 +3,6 @@
  * or Ctrl-C; any number of them, and servers started with `--sources`, may share a database.
  * `ipokit sources` shows each source's status, from the database or from a server.
  */
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { migrate } from '@ipokit/storage-postgres';
 import { isSourceStore, sourceStatuses, startCollector, type Collector, type SourceStatus } from '@ipokit/sources';
@@ -13,6 +11,7 @@ import { reportConfigProblems } from './config.js';
 import { openDatabase, schemaOf, storeOf } from './database.js';
 import { columns, printable } from './format.js';
 import { CliError, stopped, type CliIo, type Command } from './io.js';
+import { readIngestTokens } from './ingest.js';
 import { describeCause } from './report.js';
 import { buildSources, readSourcesFile, type SourcesSettings } from './sources-config.js';
 
@@ -120,7 +119,7 @@ export const sourcesCommand: Command = async (argv, io) => {
   let statuses: SourceStatus[];
   if (values.url !== undefined) {
     const tokenFile = required('--token-file', values['token-file']);
-    statuses = await fromServer(values.url, await tokenOf(tokenFile, io.cwd));
+    statuses = await fromServer(values.url, (await readIngestTokens(tokenFile, io.cwd))[0]!);
   } else {
     if (values['token-file'] !== undefined) throw new CliError('--token-file goes with --url (a server\'s GET /-/sources)', 2);
     const file = sourcesFileOf(values.sources, io);
@@ -168,19 +167,6 @@ export function statusTable(statuses: readonly SourceStatus[]): string {
     s.lastError === null ? '-' : printable(s.lastError.length > 120 ? `${s.lastError.slice(0, 117)}...` : s.lastError),
   ]);
   return columns(['NAME', 'LAST RUN', 'LAST SUCCESS', 'RECORDS', 'STALE', 'NEXT RUN', 'LAST ERROR'], rows);
-}
-
-async function tokenOf(file: string, cwd: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(resolve(cwd, file), 'utf8');
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    throw new CliError(`cannot read token file ${file}: ${typeof code === 'string' ? code : String(err)}`);
-  }
-  const token = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('#'));
-  if (token === undefined) throw new CliError(`token file ${file} holds no token`);
-  return token;
 }
 
 async function fromServer(url: string, token: string): Promise<SourceStatus[]> {

@@ -124,7 +124,7 @@ describe('resolveSettings', () => {
       'gmpPreviewEnds: must be a calendar date written YYYY-MM-DD, got "2026-02-30"',
       'mount: must be a path like /ipos or /api/v1/ipos (segments of letters, digits and ._~-), or / for the root, got "ipos"',
       'limiterFailOpen: must be true or false, got "no"',
-      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest)',
+      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest, sources)',
       'connections: connections.headersTimeoutMs (5000) must not exceed connections.requestTimeoutMs (1000): the headers are part of the request; 0 turns either off',
     ]);
     expect(() => resolveSettings({ file: { name: 'list.json', json: [1] } })).toThrow(/\(the file\): must be a JSON object, got \[1\]/);
@@ -224,7 +224,7 @@ describe('ipokit serve --config and --print-config', () => {
     expect(Object.keys(printed)).toEqual([
       'framework', 'port', 'host', 'mount', 'trustProxy', 'log', 'drainMs', 'openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds',
       'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen', 'maxKeysPerAccount', 'connections', 'webhooks',
-      'allowInsecureWebhooks', 'webhookConcurrency', 'webhookAllowedNetworks', 'ingest',
+      'allowInsecureWebhooks', 'webhookConcurrency', 'webhookAllowedNetworks', 'ingest', 'sources',
     ]);
     expect(printed).toMatchObject({
       framework: 'koa',
@@ -257,7 +257,7 @@ describe('ipokit serve --config and --print-config', () => {
         '  port: must be a whole number from 0 to 65535, got -1',
         '  limits.pro.gmpPerMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 1.5',
         '  connections.idleTimeoutMs: must be a whole number from 0 to 2147483647, got "soon"',
-        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest)',
+        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest, sources)',
         '',
       ].join('\n'),
     );

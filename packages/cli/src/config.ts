@@ -14,6 +14,7 @@ import { parseCidr } from '@ipokit/core/backend';
 import { resolveOptions, type ResolvedOptions } from '@ipokit/core/adapter';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { DEFAULT_INGEST_MAX_BYTES, MAX_INGEST_MAX_BYTES } from './ingest.js';
+import { checkSourcesSettings, type SourcesSettings } from './sources-config.js';
 import { CliError, type CliIo } from './io.js';
 
 /** The web framework the server runs on. */
@@ -51,6 +52,11 @@ export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> 
   webhookAllowedNetworks: string[];
   /** The push route, `POST /-/ingest`: on when `tokenFile` names a file of bearer tokens. */
   ingest: IngestSettings;
+  /**
+   * The collector run in the server (docs/spec.md#sources): a sources file (`--sources FILE`,
+   * `IPOKIT_SOURCES`) or, in the config file, the settings themselves; null (the default): none.
+   */
+  sources: string | SourcesSettings | null;
 }
 
 /** The push route's settings (config key `ingest`). */
@@ -189,6 +195,13 @@ function fileName(value: unknown): string | null {
   return typeof value === 'string' ? null : 'must be a file name, or null for none';
 }
 
+/** A sources file's name, or the sources settings themselves (every problem named). */
+function sourcesValue(value: unknown): string | null {
+  if (value === null || typeof value === 'string') return fileName(value);
+  const { problems } = checkSourcesSettings(value);
+  return problems.length === 0 ? null : `must be a sources file's name or the sources settings: ${problems.join('; ')}`;
+}
+
 function isBoolean(value: unknown): string | null {
   return typeof value === 'boolean' ? null : 'must be true or false';
 }
@@ -280,6 +293,7 @@ const LEAVES: readonly Leaf[] = [
   { path: 'webhookAllowedNetworks', flag: '--webhook-allow-network', env: 'IPOKIT_WEBHOOK_ALLOW_NETWORKS', fromText: cidrsText, fromJson: same, check: cidrList },
   { path: 'ingest.tokenFile', flag: '--ingest-token-file', env: 'IPOKIT_INGEST_TOKEN_FILE', fromText: (t) => t, fromJson: same, check: fileName },
   { path: 'ingest.maxBytes', flag: '--ingest-max-bytes', env: 'IPOKIT_INGEST_MAX_BYTES', fromText: digits, fromJson: same, check: wholeNumber(1, MAX_INGEST_MAX_BYTES) },
+  { path: 'sources', flag: '--sources', env: 'IPOKIT_SOURCES', fromText: (t) => t, fromJson: same, check: sourcesValue },
 ];
 const LEAF = new Map(LEAVES.map((leaf) => [leaf.path, leaf]));
 
@@ -502,6 +516,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     webhookConcurrency: value('webhookConcurrency', DEFAULT_WEBHOOK_CONCURRENCY),
     webhookAllowedNetworks: value<string[]>('webhookAllowedNetworks', []),
     ingest: { tokenFile: value<string | null>('ingest.tokenFile', null), maxBytes: value('ingest.maxBytes', DEFAULT_INGEST_MAX_BYTES) },
+    sources: value<string | SourcesSettings | null>('sources', null),
   };
 }
 
@@ -601,6 +616,7 @@ export const SETTINGS_FLAGS = {
   'webhook-allow-network': { type: 'string', multiple: true },
   'ingest-token-file': { type: 'string' },
   'ingest-max-bytes': { type: 'string' },
+  sources: { type: 'string' },
 } as const;
 
 /**

@@ -32,7 +32,7 @@ export async function runDemo(argv: readonly string[], io: CliIo): Promise<numbe
     args.push(arg === '--koa' ? '--framework=koa' : arg === '--express' ? '--framework=express' : arg);
   }
   try {
-    return await runServe(args, io, { who: 'ipokit demo', title: 'ipokit demo', demoKeys: true, seedEmptyDatabase: true, datasetEnv: 'IPOKIT_DATASET' });
+    return await runServe(args, io, { who: 'ipokit demo', title: 'ipokit demo', demoKeys: true, seedEmptyDatabase: true, datasetEnv: 'IPOKIT_DATASET', demoLive: true });
   } catch (err) {
     if (err instanceof CliError && err.exitCode === 2) {
       io.stderr.write(`ipokit demo: ${err.message.replace(/\r?\n/g, ' ')}\n${DEMO_USAGE}\n`);

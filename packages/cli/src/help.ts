@@ -130,6 +130,13 @@ A push is imported whole or not at all, as 'ipokit import' does, into memory or 
 200 {"ipos":N,"gmp":M,"subscription":K} (the counts written), 400 with the problems of a
 refused dataset (the first 1000, and problemCount), 401, 413, 415, 503.
 
+Sources (see 'ipokit collect --help'):
+  --sources FILE               run the sources of FILE in this process: a collector that
+                               imports what they answer on their schedules and combines GMP
+                               sites into snapshots (IPOKIT_SOURCES; the config file's
+                               "sources" may hold the settings themselves; default none).
+                               With --ingest-token-file, GET /-/sources shows their status
+
 The config file holds the same settings by name, e.g.
   {"port": 8080, "host": "0.0.0.0", "mount": "/ipos", "trustProxy": 1, "log": "json",
    "openapi": true, "limits": {"free": {"perMinute": 10}, "keyless": {"perMinute": "off"}},
@@ -194,6 +201,55 @@ Options:
 
 Example:
   ipokit demo-data --out ipos.json && ipokit push ipos.json --url http://127.0.0.1:3000 --token-file token.txt`,
+  },
+  collect: {
+    usage: 'Usage: ipokit collect --sources FILE [--schema S]',
+    details: `Runs the sources of FILE on PostgreSQL until SIGTERM or Ctrl-C: each on its schedule, its
+answer checked as a dataset is and imported whole or not at all; after a run that changed a
+GMP site's numbers, one snapshot per IPO holding every site's latest number (no older than
+staleAfterMs). A failing source is tried again after 5 s, doubling, at most its interval;
+each failure is a line on stderr. It migrates the schema first, as 'ipokit serve' does.
+
+Any number of 'ipokit collect' and of servers started with --sources may share a database:
+each source runs in one process at a time, and the sources' reports and states are in the
+database ('ipokit sources' shows them).
+
+FILE is JSON:
+  {"staleAfterMs": 21600000, "timeoutMs": 30000,
+   "sources": [
+     {"type": "upstream", "baseUrl": "https://api.example.com/ipos", "apiKeyFile": "upstream.key",
+      "everyMs": 300000, "statuses": ["open", "upcoming"], "includeGmp": true, "subscription": true},
+     {"type": "url", "name": "ipowatch", "url": "https://scraper.internal/ipowatch.json",
+      "headers": {"authorization": "Bearer ..."}, "everyMs": 60000},
+     {"type": "file", "path": "data/today.json", "everyMs": 10000}]}
+upstream mirrors another API with this interface within its limits; url fetches a dataset
+document (with "gmpReports": [{"ipoId", "gmpPrice"}] allowed); file imports a dataset file
+each time it changes. Paths are relative to the current directory.
+
+Options:
+  --sources FILE     the sources (IPOKIT_SOURCES)
+${DATABASE_OPTIONS}
+
+Example:
+  DATABASE_URL=postgres://localhost/ipos ipokit collect --sources sources.json`,
+  },
+  sources: {
+    usage: `Usage: ipokit sources --sources FILE [--json] [--schema S]
+       ipokit sources --url URL --token-file F [--json]`,
+    details: `Shows each source's status: from PostgreSQL (the sources of FILE, as 'ipokit collect'
+runs them), or from a server started with --sources and --ingest-token-file (its
+GET /-/sources). Columns: NAME, LAST RUN, LAST SUCCESS, RECORDS (written in all), STALE
+(reports older than staleAfterMs), NEXT RUN, LAST ERROR.
+
+Options:
+  --sources FILE     the sources file (IPOKIT_SOURCES)
+  --url URL          a server's base URL instead, e.g. http://127.0.0.1:3000
+  --token-file F     with --url: a file of ingest tokens, the first one is sent
+  --json             print the statuses as JSON
+${DATABASE_OPTIONS}
+
+Example:
+  ipokit sources --url http://127.0.0.1:3000 --token-file token.txt`,
   },
   accounts: {
     usage: `Usage: ipokit accounts create --name NAME --plan free|paid|pro [--gmp-addon] [--json | --quiet] [--schema S]
@@ -395,6 +451,8 @@ Commands:
   migrate     create or upgrade the tables in PostgreSQL
   import      import a dataset JSON file into PostgreSQL (streamed, all or nothing)
   push        send a dataset JSON file to a server's push route (serve --ingest-token-file)
+  collect     run sources on a schedule into PostgreSQL, until stopped
+  sources     the status of each source: last run, last success, records, stale reports
   accounts    create an account, change its plan, list and show them (accounts create | update | list | show)
   keys        create, rotate, list and revoke API keys (keys create | rotate | list | revoke)
   webhooks    webhook endpoints and their deliveries (webhooks create | list | delete | deliveries | replay)

@@ -1,5 +1,5 @@
 /**
- * @ipokit/cli: the `ipokit` command (`serve`, `worker`, `migrate`, `import`, `push`, `accounts`,
+ * @ipokit/cli: the `ipokit` command (`serve`, `worker`, `migrate`, `import`, `push`, `collect`, `sources`, `accounts`,
  * `keys`, `webhooks`, `usage`, `demo-data`), callable in-process with {@link runCli}.
  */
 import pkg from '../package.json' with { type: 'json' };
@@ -11,6 +11,7 @@ import type { CliIo, Command } from './io.js';
 import { keysCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
 import { pushCommand } from './push.js';
+import { collectCommand, sourcesCommand } from './collect.js';
 import { reportError } from './report.js';
 import { serveCommand } from './serve.js';
 import { usageCommand } from './usage.js';
@@ -60,6 +61,8 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   migrate: migrateCommand,
   import: importCommand,
   push: pushCommand,
+  collect: collectCommand,
+  sources: sourcesCommand,
   accounts: accountsCommand,
   keys: keysCommand,
   webhooks: webhooksCommand,

@@ -9,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { IncomingMessage } from 'node:http';
+import type { SourceStatus } from '@ipokit/sources';
 import { isUtf8 } from 'node:buffer';
 import { importDataset, isIpokitError, type DatasetProblem, type IpoStore } from '@ipokit/core';
 import { errorBody, type WireErrorCode } from '@ipokit/core/backend';
@@ -154,6 +155,36 @@ export function ingestRoute(store: IpoStore, options: IngestOptions): (req: Inco
   };
 
   return (req) => (pathOf(req.url) === INGEST_PATH ? answer(req) : null);
+}
+
+/** Where the collector's status is read (`GET`, with an ingest token). */
+export const SOURCES_PATH = '/-/sources';
+
+/**
+ * The collector's status route (docs/spec.md#sources): `GET /-/sources` with one of the ingest
+ * `tokens` as a bearer token answers 200 `{"sources": [...]}`, each source's status as
+ * `status()` gives it (an empty list when the server runs no collector); 401 without a valid
+ * token, 405 for another method. Null for any other path.
+ *
+ * @example
+ * ```ts
+ * const sources = sourcesRoute(tokens, () => collector?.status() ?? []);
+ * const answering = sources(req); // null, or the answer to write
+ * ```
+ */
+export function sourcesRoute(tokens: readonly string[], status: () => readonly SourceStatus[]): (req: IncomingMessage) => IngestAnswer | null {
+  const authorized = ingestAuth(tokens);
+  return (req) => {
+    if (pathOf(req.url) !== SOURCES_PATH) return null;
+    const early = (a: IngestAnswer) => (hasBody(req) ? closing(a) : a);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const a = errorAnswer('ERR:METHOD', `The method ${JSON.stringify((req.method ?? '').slice(0, 50))} is not allowed here: use GET.`);
+      a.headers['Allow'] = 'GET, HEAD';
+      return early(a);
+    }
+    if (!authorized(req)) return early(unauthorizedAnswer());
+    return json(200, { sources: status() });
+  };
 }
 
 /**

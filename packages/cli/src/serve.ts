@@ -25,7 +25,9 @@ import {
 } from './config.js';
 import { openFilesLimit, openFilesWarning, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { hasDatabase, openDatabase, schemaOf, type OpenedDatabase } from './database.js';
-import { DEFAULT_INGEST_MAX_BYTES, readIngestTokens } from './ingest.js';
+import { DEFAULT_INGEST_MAX_BYTES, readIngestTokens, SOURCES_PATH } from './ingest.js';
+import { collectorErrors } from './collect.js';
+import { buildSources, readSourcesFile, type SourcesSettings } from './sources-config.js';
 import { CliError, stopped, type CliIo, type Command } from './io.js';
 import { startServer, type RunningServer, type ServerRouterOptions } from './server.js';
 import { workerOptions, workerText, type WorkerSettings } from './worker.js';
@@ -72,6 +74,13 @@ export interface ServeOptions {
    * (default 16 MiB). Absent: no push route.
    */
   ingest?: { tokenFile: string; maxBytes?: number };
+  /**
+   * Run a collector in the server (docs/spec.md#sources): a sources file (relative to the
+   * process's directory) or the settings themselves. Absent: none.
+   */
+  sources?: string | SourcesSettings;
+  /** With the generated dataset, the demo's simulated live sources run too (`npm start`). Default false. */
+  demoLive?: boolean;
 }
 
 /**
@@ -99,6 +108,15 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     options.ingest === undefined
       ? undefined
       : { tokens: await readIngestTokens(options.ingest.tokenFile, io.cwd), maxBytes: options.ingest.maxBytes ?? DEFAULT_INGEST_MAX_BYTES };
+  const sourcesSettings = typeof options.sources === 'string' ? await readSourcesFile(options.sources, io.cwd) : options.sources;
+  const collector =
+    sourcesSettings === undefined
+      ? undefined
+      : {
+          sources: await buildSources(sourcesSettings, io.cwd),
+          ...(sourcesSettings.staleAfterMs === undefined ? {} : { staleAfterMs: sourcesSettings.staleAfterMs }),
+          ...(sourcesSettings.timeoutMs === undefined ? {} : { timeoutMs: sourcesSettings.timeoutMs }),
+        };
   let opened: OpenedDatabase | undefined;
   if (hasDatabase(io)) opened = await openDatabase(io, schemaOf(options.schema, io));
   const running = await startServer({
@@ -121,6 +139,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     ...(options.webhooks ? { webhookWorker: workerOptions(options.webhooks, io) } : {}),
     ...(options.webhookAllowedNetworks === undefined ? {} : { webhookAllowedNetworks: options.webhookAllowedNetworks }),
     ...(ingest === undefined ? {} : { ingest }),
+    ...(collector === undefined && options.demoLive !== true ? {} : { collector: { sources: [], ...collector, onError: collectorErrors(io) } }),
+    ...(options.demoLive === true ? { demoLive: true } : {}),
   });
   printBanner(running, options, title, opened, io);
   await stopped(io.signal);
@@ -155,6 +175,8 @@ export interface ServeProfile {
   seedEmptyDatabase?: boolean;
   /** A variable that names a dataset file when `--dataset` is not given (the demo's `IPOKIT_DATASET`). */
   datasetEnv?: string;
+  /** With the generated dataset, run the demo's simulated live sources (the demo). */
+  demoLive?: boolean;
 }
 
 /**
@@ -206,6 +228,8 @@ export async function runServe(argv: readonly string[], io: CliIo, profile: Serv
       webhooks: settings.webhooks ? { allowInsecure: settings.allowInsecureWebhooks, concurrency: settings.webhookConcurrency, allowedNetworks: settings.webhookAllowedNetworks } : false,
       webhookAllowedNetworks: settings.webhookAllowedNetworks,
       ...(settings.ingest.tokenFile === null ? {} : { ingest: { tokenFile: settings.ingest.tokenFile, maxBytes: settings.ingest.maxBytes } }),
+      ...(settings.sources === null ? {} : { sources: settings.sources }),
+      ...(profile.demoLive === true ? { demoLive: true } : {}),
       ...(profile.title === undefined ? {} : { title: profile.title }),
       ...(profile.seedEmptyDatabase === undefined ? {} : { seedEmptyDatabase: profile.seedEmptyDatabase }),
       ...(datasetFile === undefined ? {} : { datasetFile }),
@@ -247,6 +271,11 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   else out(`Webhooks: off (--webhooks turns them on)${db === undefined ? '' : ": run 'ipokit worker' to deliver them"}.`);
   if (running.ingestUrl !== null && options.ingest !== undefined) {
     out(`Push: POST ${running.ingestUrl} with a bearer token of ${options.ingest.tokenFile}, bodies up to ${options.ingest.maxBytes ?? DEFAULT_INGEST_MAX_BYTES} bytes ('ipokit push FILE' sends one).`);
+  }
+  if (running.collector !== null) {
+    const names = running.collector.status().map((s) => s.name);
+    const status = running.ingestUrl === null ? '' : `; status: GET ${running.url}${SOURCES_PATH} with an ingest token ('ipokit sources --url')`;
+    out(`Sources: ${names.length} running in this process (${names.join(', ')})${status}.`);
   }
   if (db !== undefined && running.ipoCount === 0) io.stderr.write("The database holds no IPO yet: load a dataset with 'ipokit import <file>' (or serve --dataset <file>).\n");
   out();

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import express from 'express';
 import Koa from 'koa';
-import { createAccount, createApiKey, importDataset, IpokitError, isIpokitError, listApiKeys, revokeApiKey, todayInIst, updateAccount, type IpoRouterOptions, type Plan, type Store, type WebhookStore } from '@ipokit/core';
+import { createAccount, createApiKey, importDataset, IpokitError, isIpokitError, listApiKeys, revokeApiKey, todayInIst, updateAccount, type Dataset, type IpoRouterOptions, type Plan, type Store, type WebhookStore } from '@ipokit/core';
 import { type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/webhooks';
 import { accountRouter, ipoRouter } from '@ipokit/express';
 import { accountRouter as koaAccountRouter, ipoRouter as koaIpoRouter } from '@ipokit/koa';
@@ -22,7 +22,9 @@ import { storeOf } from './database.js';
 import { readDatasetJson } from './dataset-file.js';
 import { generateDataset } from './generate.js';
 import { healthChecks, type HealthAnswer } from './health.js';
-import { checkIngestOptions, holdContinue, INGEST_PATH, ingestRoute, type IngestAnswer } from './ingest.js';
+import { checkIngestOptions, holdContinue, INGEST_PATH, ingestRoute, sourcesRoute, type IngestAnswer } from './ingest.js';
+import { startCollector, type Collector, type CollectorOptions, type SourceStatus } from '@ipokit/sources';
+import { demoLiveSources } from './demo-live.js';
 import { CliError } from './io.js';
 import { startNodeWorker } from './worker.js';
 
@@ -90,7 +92,23 @@ export interface ServerOptions {
    * see {@link ingestRoute}. Default: no push route.
    */
   ingest?: ServerIngest;
+  /**
+   * Run a collector in this process (docs/spec.md#sources): `startCollector` of
+   * `@ipokit/sources` on the store, with these sources and options and the clock above, until
+   * {@link RunningServer.close}. With {@link ingest}, `GET /-/sources` shows its status.
+   * Default: none.
+   */
+  collector?: ServerCollector;
+  /**
+   * With the generated dataset: the demo's simulated live sources (GMP sites and the
+   * exchange's bids moving during Indian market hours) run in the collector too, so the
+   * data, the charts and webhooks change while the demo runs (`npm start`). Default false.
+   */
+  demoLive?: boolean;
 }
+
+/** The collector a server runs: its sources and its options but the clock. */
+export type ServerCollector = Omit<CollectorOptions, 'now' | 'timers'>;
 
 /** The push route's settings: the accepted bearer tokens and the largest body. */
 export interface ServerIngest {
@@ -144,6 +162,8 @@ export interface RunningServer {
   curls: string[];
   /** The webhook worker, when {@link ServerOptions.webhookWorker} asked for one; `stop()` drains it (more than once is fine). */
   worker: WebhookWorker | null;
+  /** The collector, when {@link ServerOptions.collector} or {@link ServerOptions.demoLive} gave it sources. */
+  collector: Collector | null;
   /** Stops listening (if still listening) and the webhook worker (its attempts under way finish), and frees the store and the database. */
   close(): Promise<void>;
 }
@@ -176,7 +196,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       throw new IpokitError('ERR:BADPARAM', `${err.message}.`, { parameter: 'ingest' });
     }
   }
-  const generated = () => generateDataset({ today: todayInIst(now()), now: now().getTime() });
+  let dataset: Dataset | null = null;
+  const generated = () => (dataset = generateDataset({ today: todayInIst(now()), now: now().getTime() }));
   const label = options.datasetLabel ?? 'dataset file';
   const fromFile = async (store: Store, file: string) => {
     try {
@@ -193,6 +214,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   let store: (Store & WebhookStore) | undefined;
   let worker: WebhookWorker | null = null;
+  let collector: Collector | null = null;
   let source: RunningServer['source'];
   let ipoCount: number;
   let keys: DemoKeys | null = null;
@@ -230,8 +252,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     sample = await pickSample(store, now());
     if (options.webhookWorker !== undefined) worker = startNodeWorker(store, { ...options.webhookWorker, now });
-    server = await listen(handlerFor(store, { ...options, mount, now, demoAccounts }), options.port, options.host ?? '127.0.0.1', options.connectionLimits, options.ingest !== undefined);
+    const sources = [...(options.collector?.sources ?? [])];
+    const generatedData: Dataset | null = dataset;
+    if (options.demoLive === true && generatedData !== null) {
+      // Only the generated dataset's IPOs: their generated GMP and subscription go on moving.
+      const { ipos = [], gmp = [], subscription = [] } = generatedData;
+      sources.push(...demoLiveSources({ ipos, gmp, subscription }));
+    }
+    if (sources.length > 0) collector = await startCollector(store, { ...options.collector, sources, now });
+    const running = collector;
+    server = await listen(handlerFor(store, { ...options, mount, now, demoAccounts, sourcesStatus: () => running?.status() ?? [] }), options.port, options.host ?? '127.0.0.1', options.connectionLimits, options.ingest !== undefined);
   } catch (err) {
+    await collector?.stop().catch(() => undefined);
     await worker?.stop().catch(() => undefined);
     await release().catch(() => undefined);
     throw err;
@@ -259,7 +291,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ipoCount,
     curls,
     worker,
+    collector,
     close: async () => {
+      // The collector's runs are cut first: what they write is whole or not written.
+      await collector?.stop();
       const drained = worker?.stop();
       try {
         if (listening.listening) await new Promise<void>((resolve, reject) => listening.close((err) => (err ? reject(err) : resolve())));
@@ -277,6 +312,8 @@ type AppOptions = Pick<ServerOptions, 'framework' | 'onError' | 'trustProxy' | '
   now: () => Date;
   /** The demo accounts: with them, the account router and dashboard at /account and the demo's sign-in. */
   demoAccounts?: Record<Plan, string> | null;
+  /** The collector's status, for `GET /-/sources` (with the ingest tokens). */
+  sourcesStatus?: () => readonly SourceStatus[];
 };
 
 /**
@@ -296,7 +333,11 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
     onError: (err) => (onError ?? ((e: unknown) => console.error('[ipokit]', e)))(err),
   });
   const ingest = options.ingest === undefined ? null : ingestRoute(store, { ...options.ingest, now, onError: (err) => (onError ?? ((e: unknown) => console.error('[ipokit]', e)))(err) });
-  const rootRoutes = (method: string, path: string, req: IncomingMessage): Promise<HealthAnswer | IngestAnswer> | null => health(method, path) ?? ingest?.(req) ?? null;
+  const sources = options.ingest === undefined ? null : sourcesRoute(options.ingest.tokens, options.sourcesStatus ?? (() => []));
+  const rootRoutes = (method: string, path: string, req: IncomingMessage): Promise<HealthAnswer | IngestAnswer> | null => {
+    const status = sources?.(req) ?? null;
+    return status !== null ? Promise.resolve(status) : (health(method, path) ?? ingest?.(req) ?? null);
+  };
   const api = mount === '/' ? '' : mount;
   const home = {
     service: 'ipokit',
