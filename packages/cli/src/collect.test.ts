@@ -132,8 +132,8 @@ describe('ipokit collect and ipokit sources on the database', () => {
     };
     const seen = await until(status, (s) => s[0]?.['lastSuccessAt'] !== null);
     expect(seen).toEqual([expect.objectContaining({ name: 'ipowatch', lastError: null, records: 1, staleReports: 0, running: false })]);
-    const rows = await db.client.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${db.schema}".snapshots`);
-    expect(rows.rows[0]?.n).toBe('1');
+    const rows = await db.client.query(`SELECT count(*)::text AS n FROM "${db.schema}".snapshots`);
+    expect((rows.rows[0] as { n: string } | undefined)?.n).toBe('1');
     controller.abort();
     expect(await done).toBe(0);
     expect(out.stdout()).toMatch(/ipokit collect stopped/);
