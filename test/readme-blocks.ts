@@ -4,7 +4,7 @@
  * test/fresh-clone.test.ts (the blocks in a tree laid out like a fresh clone after `npm ci`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -86,4 +86,49 @@ export async function stopBlock(child: ChildProcess): Promise<void> {
 export function parseCurlLine(line: string): { url: string; key: string } | null {
   const m = /^curl -s '([^']+)' -H 'x-api-key: (ipk_[A-Za-z0-9]{32})'$/.exec(line);
   return m === null ? null : { url: m[1]!.replace('localhost', '127.0.0.1'), key: m[2]! };
+}
+
+/**
+ * A README section's first ```ts block and the ```text block after it (what the block
+ * prints), under the heading `## {heading}`.
+ */
+export async function codeAndOutput(heading: string): Promise<{ code: string; output: string }> {
+  const readme = await readFile(`${ROOT}README.md`, 'utf8');
+  const at = readme.indexOf(`\n## ${heading}\n`);
+  if (at < 0) throw new Error(`README has no heading "## ${heading}"`);
+  const next = readme.indexOf('\n## ', at + 1);
+  const text = readme.slice(at, next < 0 ? undefined : next);
+  const code = /```ts\n([\s\S]*?)```/.exec(text);
+  if (code === null) throw new Error(`README has no ts block under "${heading}"`);
+  const output = /```text\n([\s\S]*?)```/.exec(text.slice(code.index + code[0].length));
+  if (output === null) throw new Error(`README has no text block after the ts block under "${heading}"`);
+  return { code: code[1]!, output: output[1]! };
+}
+
+/**
+ * Runs a README block as a reader does: written to a .mjs file at the root (outside every
+ * src/, so neither the type check nor vitest picks it up), run with plain Node (the packages
+ * from their dist/), then removed. Its exit code and both outputs.
+ */
+export async function runBlockWithNode(code: string, name: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const file = `${ROOT}.readme-${name}-${process.pid}-${Date.now()}.mjs`;
+  await writeFile(file, code);
+  try {
+    return await new Promise((resolve, reject) => {
+      const { NODE_OPTIONS: _ignored, ...env } = process.env;
+      const child = spawn(process.execPath, [file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.once('error', reject);
+      child.once('exit', (exit) => {
+        clearTimeout(timer);
+        resolve({ code: exit, stdout, stderr });
+      });
+    });
+  } finally {
+    await rm(file, { force: true });
+  }
 }
