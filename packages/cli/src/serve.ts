@@ -276,6 +276,9 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
     const names = running.collector.status().map((s) => s.name);
     const status = running.ingestUrl === null ? '' : `; status: GET ${running.url}${SOURCES_PATH} with an ingest token ('ipokit sources --url')`;
     out(`Sources: ${names.length} running in this process (${names.join(', ')})${status}.`);
+    if (options.demoLive === true && running.source === 'generated') {
+      out('  The demo\'s live sources move GMP (09:15-15:30 IST) and the open issues\' subscription (10:00-17:00 IST) on weekdays.');
+    }
   }
   if (db !== undefined && running.ipoCount === 0) io.stderr.write("The database holds no IPO yet: load a dataset with 'ipokit import <file>' (or serve --dataset <file>).\n");
   out();
