@@ -16,7 +16,8 @@
  * 4. runs of one source never overlap across the processes (collect calls, by wall clock; a
  *    killed process's run ends at its kill);
  * 5. no two writes of one source share an instant (no snapshot written twice);
- * 6. after the outages every source has succeeded again by itself, and ends without an error;
+ * 6. after the outages every source has succeeded again by itself, and stopping the collectors
+ *    records no failure (a run ended by a stop is none);
  * 7. no collector process ended but those killed (an unhandled rejection ends one, exit 70),
  *    and those left stop cleanly on SIGTERM.
  */
@@ -218,6 +219,9 @@ export async function collectorOutages(db: CollectorPhaseDatabase, options: Coll
   for (const p of live()) p.child.send('calm');
   await sleep(CALM_MS);
 
+  // (each source's state once it has recovered, before the stop)
+  const recovered = await sourceStates(pool);
+
   // The collectors left stop cleanly (SIGTERM: the runs under way end, exit 0).
   const stopping = live();
   for (const p of stopping) {
@@ -241,13 +245,7 @@ export async function collectorOutages(db: CollectorPhaseDatabase, options: Coll
   const snapshotAt = new Map(snapshots.map((s) => [`${s.ipoId} ${s.ts}`, s]));
   const markerPaise = Math.round(MARKER_PRICE * 100);
   const reportsWithMarker = (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${SCHEMA}.source_reports WHERE paise = $1`, [markerPaise])).rows[0]!.n;
-  const states = new Map(
-    (
-      await pool.query<{ source: string; last_success_at: number | null; last_error: string | null }>(
-        `SELECT source, last_success_at::float8 AS last_success_at, last_error FROM ${SCHEMA}.source_states`,
-      )
-    ).rows.map((r) => [r.source, r]),
-  );
+  const stopped = await sourceStates(pool);
 
   // 1. nothing from a refused answer
   const withMarker = snapshots.filter((s) => s.sources.some((x) => x.paise === markerPaise)).length;
@@ -307,12 +305,20 @@ export async function collectorOutages(db: CollectorPhaseDatabase, options: Coll
   const shared = [...writesByKey.values()].filter((ws) => ws.length > 1).length;
   if (shared > 0) problems.push(`collector: ${shared} instants hold two writes of one source`);
 
-  // 6. recovered by itself
+  // 6. recovered by itself; and a stop is no failure (docs/spec.md#sources: "a run ended by a stop is not recorded as a failure")
+  let notRecovered = 0;
+  let failedByStop = 0;
   for (const name of SOURCES) {
     const again = writes.some((w) => w.source === name && w.result === 'ok' && w.at >= calmFrom);
-    const state = states.get(name);
-    if (!again) problems.push(`collector: ${name} did not succeed again within ${CALM_MS / 1000} s of the outages' end`);
-    else if (state === undefined || state.last_error !== null) problems.push(`collector: ${name} ends with an error: ${state?.last_error ?? 'no state stored'}`);
+    const before = recovered.get(name);
+    const after = stopped.get(name);
+    if (!again || before === undefined || before.lastError !== null) {
+      notRecovered++;
+      problems.push(`collector: ${name} did not succeed again within ${CALM_MS / 1000} s of the outages' end (${before?.lastError ?? 'no error'})`);
+    } else if (after === undefined || after.failures > before.failures || after.lastError !== null) {
+      failedByStop++;
+      problems.push(`collector: stopping the collectors recorded a failure of ${name}: ${JSON.stringify(after?.lastError ?? 'no state stored')}`);
+    }
   }
 
   if (writes.filter((w) => w.result === 'ok').length === 0) problems.push('collector: no run was written, so nothing was tested');
@@ -327,7 +333,7 @@ export async function collectorOutages(db: CollectorPhaseDatabase, options: Coll
   const perSource = SOURCES.map((name) => {
     const ok = writes.filter((w) => w.source === name && w.result === 'ok').length;
     const threw = writes.filter((w) => w.source === name && w.result !== 'ok').length;
-    return `${name} ${ok} ok, ${errors.get(`${name} refused`) ?? 0} refused, ${errors.get(`${name} cut`) ?? 0} cut, ${errors.get(`${name} failed`) ?? 0} failed (${threw} writes threw or were cut)`;
+    return `${name} ${ok} ok, ${errors.get(`${name} refused`) ?? 0} refused, ${errors.get(`${name} cut`) ?? 0} cut, ${errors.get(`${name} failed`) ?? 0} failed (${threw} writes threw or ended with their process)`;
   });
   return {
     problems,
@@ -338,7 +344,7 @@ export async function collectorOutages(db: CollectorPhaseDatabase, options: Coll
       `collector checks:   ${snapshots.length} snapshots; ${checked} changed reports of runs written ok, ${lost} not in the database; ` +
         `marker price in snapshots ${withMarker}, in reports ${reportsWithMarker}; snapshots at no write's instant ${stray}; ` +
         `overlapping runs of a source ${overlaps} (${overlapsInOutage} across an outage, whose lock went with its connection); ` +
-        `instants with two writes of a source ${shared}; sources not recovered ${problems.filter((p) => /succeed again|ends with an error/.test(p)).length}`,
+        `instants with two writes of a source ${shared}; sources not recovered ${notRecovered}; failures recorded by the stop ${failedByStop}`,
       `collector failures: ${[...failures].sort((a, b) => b[1] - a[1]).map(([message, n]) => `${n} x ${message.slice(0, 100)}`).join('; ') || 'none'}`,
     ],
   };
@@ -386,4 +392,10 @@ async function startCollectorProcess(
     clearTimeout(timer);
   }
   return proc;
+}
+
+/** Each source's stored state: its last error and its failures since its last success. */
+async function sourceStates(pool: pg.Pool): Promise<Map<string, { lastError: string | null; failures: number }>> {
+  const { rows } = await pool.query<{ source: string; last_error: string | null; failures: number }>(`SELECT source, last_error, failures FROM ${SCHEMA}.source_states`);
+  return new Map(rows.map((r) => [r.source, { lastError: r.last_error, failures: Number(r.failures) }]));
 }
