@@ -141,7 +141,7 @@ function source(sourceName: string, sourceIndex: number, follows: readonly strin
 const few = ipoIds.slice(0, 8);
 const sources: Source[] = [
   source('steady', 0, ipoIds, null, 0),
-  source('slow', 1, few, 'slow', 0.3),
+  source('slow', 1, few, 'slow', 0.4),
   source('flaky', 2, few, 'throw', 0.3),
   source('junk', 3, few, 'junk', 0.35),
   source('refused', 4, few, 'refused', 0.35),

@@ -333,7 +333,9 @@ export async function collectorOutages(db: CollectorPhaseDatabase, options: Coll
   const perSource = SOURCES.map((name) => {
     const ok = writes.filter((w) => w.source === name && w.result === 'ok').length;
     const threw = writes.filter((w) => w.source === name && w.result !== 'ok').length;
-    return `${name} ${ok} ok, ${errors.get(`${name} refused`) ?? 0} refused, ${errors.get(`${name} cut`) ?? 0} cut, ${errors.get(`${name} failed`) ?? 0} failed (${threw} writes threw or ended with their process)`;
+    const collects = runs.filter((r) => r.source === name);
+    const odd = collects.filter((r) => r.mood !== 'valid').length;
+    return `${name} ${collects.length} collects (${odd} ${name === 'steady' ? 'meant to fail' : `meant ${collects.find((r) => r.mood !== 'valid')?.mood ?? 'to misbehave'}`}): ${ok} ok, ${errors.get(`${name} refused`) ?? 0} refused, ${errors.get(`${name} cut`) ?? 0} cut, ${errors.get(`${name} failed`) ?? 0} failed (${threw} writes threw or ended with their process)`;
   });
   return {
     problems,

@@ -44,7 +44,8 @@
  * (none lost from an accepted answer), no snapshot is at an instant no write began, runs of
  * one source never overlap across the processes (but where an outage took the lock's
  * connection), no source wrote twice at one instant, every source succeeds again by itself
- * once the outages end, and no collector ended but those killed. `--collector-cycles 0` skips
+ * once the outages end (and stopping the collectors records no failure), and no collector
+ * ended but those killed. `--collector-cycles 0` skips
  * this phase, `--only collector` runs it alone.
  *
  * Then webhook abuse (scripts/faults-webhook-abuse.ts), on the memory store and on
