@@ -8,7 +8,7 @@
  * import is found half written.
  *
  *   npm run faults -- [--cycles 10] [--mode restart|proxy] [--workers 24] [--stall-seconds 10] [--stall-rate 150] [--redis-cycles 4]
- *                     [--webhook-cycles 3] [--only webhooks|webhook-abuse]
+ *                     [--webhook-cycles 3] [--collector-cycles 3] [--only webhooks|collector|webhook-abuse]
  *
  * Then a stall: another session locks the IPO table for `--stall-seconds` while requests
  * keep coming at `--stall-rate` a second whatever the answers (the apps shed load beyond
@@ -33,6 +33,20 @@
  * pending, an import refused by an outage left no event, and no worker ended but those
  * killed (an unhandled rejection ends one). `--webhook-cycles 0` skips this phase, `--only
  * webhooks` runs it alone.
+ *
+ * Then the collector (scripts/faults-collector.ts, docs/spec.md#sources): two collector
+ * processes (scripts/faults-collector-app.ts, each with its own pg.Pool) run the same sources
+ * on one schema, sources that time out, fail, answer junk or answer refused data beside a
+ * marker price, while, `--collector-cycles` times, a collector is killed with kill -9 in the
+ * middle of a run and replaced, and the database is stopped and started again. It fails
+ * unless no snapshot or report holds the marker (nothing written from a refused answer),
+ * every run whose write resolved holds its changed reports in the snapshots at its instant
+ * (none lost from an accepted answer), no snapshot is at an instant no write began, runs of
+ * one source never overlap across the processes (but where an outage took the lock's
+ * connection), no source wrote twice at one instant, every source succeeds again by itself
+ * once the outages end (and stopping the collectors records no failure), and no collector
+ * ended but those killed. `--collector-cycles 0` skips
+ * this phase, `--only collector` runs it alone.
  *
  * Then webhook abuse (scripts/faults-webhook-abuse.ts), on the memory store and on
  * PostgreSQL: an account with the most endpoints it may have, hanging, slow and failing, and
@@ -63,6 +77,7 @@ import { cuttableProxy } from '../packages/storage-postgres/src/test-proxy.js';
 import { redisServerPath, throwawayRedis } from '../packages/limiter-redis/src/test-redis.js';
 import type { FaultAppStats } from './faults-app.js';
 import { webhookAbuse } from './faults-webhook-abuse.js';
+import { collectorOutages } from './faults-collector.js';
 import { memoryStore } from '@ipokit/storage-memory';
 // The storage package's webhook worker process (not published), by path.
 import type { WorkerAppStats } from '../packages/storage-postgres/src/webhook-worker-app.js';
@@ -77,7 +92,8 @@ const STALL_SECONDS = Number(args.get('stall-seconds') ?? 10);
 const STALL_RATE = Number(args.get('stall-rate') ?? 150);
 const REDIS_CYCLES = Number(args.get('redis-cycles') ?? 4);
 const WEBHOOK_CYCLES = Number(args.get('webhook-cycles') ?? 3);
-/** `--only webhooks` or `--only webhook-abuse`: that phase alone. */
+const COLLECTOR_CYCLES = Number(args.get('collector-cycles') ?? 3);
+/** `--only webhooks`, `--only collector` or `--only webhook-abuse`: that phase alone. */
 const ONLY = args.get('only');
 /** What an app's own timeout middleware answers (scripts/faults-app.ts). */
 const ANSWERED_FIRST = 'answered first by the app';
@@ -225,7 +241,9 @@ async function main(): Promise<void> {
   const mode = args.get('mode') ?? (bin !== null ? 'restart' : 'proxy');
   if (mode === 'restart' && bin === null) throw new Error('--mode restart needs PostgreSQL installed (/usr/lib/postgresql/*/bin)');
   if (mode === 'proxy' && !process.env.DATABASE_URL) throw new Error('--mode proxy needs DATABASE_URL');
-  if (ONLY !== undefined && ONLY !== 'webhooks' && ONLY !== 'webhook-abuse') throw new Error(`--only takes webhooks or webhook-abuse, got ${JSON.stringify(ONLY)}`);
+  if (ONLY !== undefined && ONLY !== 'webhooks' && ONLY !== 'collector' && ONLY !== 'webhook-abuse') {
+    throw new Error(`--only takes webhooks, collector or webhook-abuse, got ${JSON.stringify(ONLY)}`);
+  }
   const db = mode === 'restart' ? await throwawayCluster(bin!) : await proxiedServer(process.env.DATABASE_URL!);
   const problems: string[] = [];
   const lines: string[] = [];
@@ -236,13 +254,20 @@ async function main(): Promise<void> {
       problems.push(...service.problems);
       lines.push(...service.lines);
     } else console.log(`faults: ${db.describe}; the ${ONLY} phase only`);
-    if (ONLY === 'webhook-abuse') {
-      // (no outage here)
-    } else if (WEBHOOK_CYCLES > 0) {
-      const webhooks = await webhookOutages(db, mode);
-      problems.push(...webhooks.problems);
-      lines.push(...webhooks.lines);
-    } else lines.push('webhooks:           skipped (--webhook-cycles 0)');
+    if (ONLY === undefined || ONLY === 'webhooks') {
+      if (WEBHOOK_CYCLES > 0) {
+        const webhooks = await webhookOutages(db, mode);
+        problems.push(...webhooks.problems);
+        lines.push(...webhooks.lines);
+      } else lines.push('webhooks:           skipped (--webhook-cycles 0)');
+    }
+    if (ONLY === undefined || ONLY === 'collector') {
+      if (COLLECTOR_CYCLES > 0) {
+        const collector = await collectorOutages(db, { cycles: COLLECTOR_CYCLES, mode });
+        problems.push(...collector.problems);
+        lines.push(...collector.lines);
+      } else lines.push('collector:          skipped (--collector-cycles 0)');
+    }
     if (ONLY === undefined || ONLY === 'webhook-abuse') {
       for (const target of ['memory', 'postgres'] as const) {
         console.log(`webhook abuse: on ${target}`);
@@ -263,7 +288,10 @@ async function main(): Promise<void> {
   } else {
     const held = [
       ...(ONLY === undefined ? ['no crash, no unhandled rejection, no leaked connection, no answer but 200 or a clean 503, nothing half written or lost'] : []),
-      ...(WEBHOOK_CYCLES > 0 && ONLY !== 'webhook-abuse' ? ['every event of a committed import delivered at least once, none failed, no worker crashed'] : []),
+      ...(WEBHOOK_CYCLES > 0 && (ONLY === undefined || ONLY === 'webhooks') ? ['every event of a committed import delivered at least once, none failed, no worker crashed'] : []),
+      ...(COLLECTOR_CYCLES > 0 && (ONLY === undefined || ONLY === 'collector')
+        ? ['no snapshot written from a refused answer and none lost from an accepted one, no source run twice at once, every source recovered, no collector crashed']
+        : []),
       ...(ONLY === undefined || ONLY === 'webhook-abuse' ? ["another account's deliveries on time beside an abusive one, memory and descriptors bounded"] : []),
     ];
     console.log(`result:             ${held.join('; ')}`);
