@@ -361,3 +361,32 @@ describe.each(BACKENDS)('startCollector on %s: stop', (backend) => {
     await collector.stop();
   });
 });
+
+describe('startCollector: a stop while a run reads its state', () => {
+  it('records no failure and calls no onError (found by the faults phase)', async () => {
+    const clock = new ManualClock(T0);
+    const recording = await recordingStore();
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reads = 0;
+    const inner = recording.store.sourceStates.bind(recording.store);
+    // The second read of the state (the run's, after the one at start) waits at the gate.
+    recording.store.sourceStates = async (names) => {
+      reads += 1;
+      if (reads === 2) await gate;
+      return inner(names);
+    };
+    const errors: Array<{ err: unknown; source: string }> = [];
+    const a = scripted('a', MIN, () => ({ gmpReports: [{ ipoId: 'ipo-1', gmpPrice: 1 }] }));
+    const collector = await startCollector(recording.store, { sources: [a], now: clock.now, timers: clock, onError: (err, source) => errors.push({ err, source }) });
+    await clock.advance(0);
+    expect(reads).toBe(2);
+    const stopping = collector.stop();
+    open();
+    await stopping;
+    expect(errors).toEqual([]);
+    expect(a.runs).toEqual([]);
+    expect(collector.status()[0]).toMatchObject({ lastError: null, lastRunAt: null });
+    expect((await recording.store.sourceStates(['a']))).toEqual([]);
+  });
+});

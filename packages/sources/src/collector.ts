@@ -152,6 +152,8 @@ export async function startCollector(store: IpoStore, options: CollectorOptions)
     const { source } = slot;
     const [stored] = await shared.sourceStates([source.name]);
     const at = now();
+    // Stopped while the state was read: the run does not start (and is no failure).
+    if (stopped) return at;
     if (stored !== undefined) {
       slot.state = stored;
       // Another process ran it since this one looked: it is due when that run said.
@@ -187,7 +189,8 @@ export async function startCollector(store: IpoStore, options: CollectorOptions)
       await refreshReports(shared, slots, [source.name]);
       return state.nextRunAt;
     } catch (err) {
-      if (stopped && controller.signal.aborted) return at;
+      // A run the stop cut is not a failure.
+      if (stopped) return at;
       // The backoff counts from the failure: a run cut after its timeout is not tried again at once.
       const failures = before.failures + 1;
       const state: SourceState = { ...before, lastRunAt: at, lastError: errorText(err), failures, nextRunAt: now() + nextRunDelay(source.everyMs, failures) };
