@@ -42,7 +42,7 @@ describe('README commands', () => {
   it.runIf(postgresInstalled() || Boolean(process.env.DATABASE_URL))(
     'npm run faults runs (one outage under load, checked)',
     async () => {
-      const args = ['run', '--silent', 'faults', '--', '--cycles', '1', '--workers', '8', ...(postgresInstalled() ? [] : ['--mode', 'proxy'])];
+      const args = ['run', '--silent', 'faults', '--', '--cycles', '1', '--workers', '8', '--collector-cycles', '1', ...(postgresInstalled() ? [] : ['--mode', 'proxy'])];
       // On failure, what the script printed (its FAILED list) goes into the message.
       const { stdout } = await run('npm', args, { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
         throw new Error(`${err.message}\n${(err.stdout ?? '').slice(-3000)}\n${(err.stderr ?? '').slice(-2000)}`);
