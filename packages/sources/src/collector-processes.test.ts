@@ -31,6 +31,13 @@ const BEFORE_KILL_MS = 4_000;
 const AFTER_KILL_MS = 5_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `promise`, or a rejection naming `what` once `ms` have passed. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 interface App {
   name: string;
   child: ChildProcess;
@@ -54,9 +61,11 @@ describe.skipIf(!url)(`the collector in ${PROCESSES} processes on one PostgreSQL
   let killed!: Collect;
   let killAt = 0;
   let stopAt = 0;
-  /** The backends holding each source's lock right after the takeover, and at the end. */
+  /** How many sessions the killed process had left once its kill was seen; the locks held once the others stopped. */
   let victimBackendsAfterKill = -1;
   let holdersAtEnd: Array<{ source: string; app: string }> = [];
+  /** How the other processes ended once told to close their pools. */
+  let survivorExits: Array<{ code: number | null; signal: NodeJS.Signals | null } | 'still running'> = [];
 
   const holders = async (): Promise<Array<{ source: string; app: string }>> => {
     const found: Array<{ source: string; app: string }> = [];
@@ -83,7 +92,7 @@ describe.skipIf(!url)(`the collector in ${PROCESSES} processes on one PostgreSQL
       const c = collects.find((x) => x.pid === event.pid && x.source === event.source && x.at === event.at);
       if (c !== undefined) Object.assign(c, { end: event.end, outcome: event.outcome });
     } else if (event.type === 'write') writes.push(event);
-    else errors.push(event);
+    else if (event.type === 'error') errors.push(event);
     for (const l of listeners) l(event);
   };
 
@@ -112,31 +121,38 @@ describe.skipIf(!url)(`the collector in ${PROCESSES} processes on one PostgreSQL
     await Promise.all(Array.from({ length: PROCESSES }, (_, i) => startApp(i)));
     await sleep(BEFORE_KILL_MS);
     // The next run of the slow source, wherever it starts: its process is killed mid-run.
-    const started = await new Promise<Collect>((resolve) => {
+    const started = await within(new Promise<Collect>((resolve) => {
       const wait = (event: AppEvent): void => {
         if (event.type !== 'collect-start' || event.source !== 'slow') return;
         listeners.splice(listeners.indexOf(wait), 1);
         resolve(collects.at(-1)!);
       };
       listeners.push(wait);
-    });
+    }), 10 * EVERY_MS, 'waiting for a run of the slow source');
     await sleep(150);
     victim = apps.find((a) => a.pid === started.pid)!;
     killed = started;
     killAt = Date.now();
     victim.child.kill('SIGKILL');
-    await victim.exit;
+    await within(victim.exit, 10_000, 'the killed process exiting');
     if (killed.end === null) Object.assign(killed, { end: killAt, outcome: 'killed' });
     // Its connections go with it: PostgreSQL ends their sessions, and their locks.
     for (let i = 0; i < 200 && (await backendsOf(victim.name)) > 0; i++) await sleep(25);
     victimBackendsAfterKill = await backendsOf(victim.name);
     await sleep(AFTER_KILL_MS);
     const survivors = apps.filter((a) => a !== victim);
-    for (const a of survivors) a.child.kill('SIGTERM');
-    const exits = await Promise.all(survivors.map((a) => a.exit));
+    // Stopped, their pools still open: the locks they hold now are the ones left held.
+    await Promise.all(
+      survivors.map((a) => {
+        const stopped = new Promise<void>((resolve) => listeners.push((e) => e.type === 'stopped' && e.pid === a.pid && resolve()));
+        a.child.kill('SIGTERM');
+        return within(stopped, 10_000, `stopping the collector of ${a.name}`);
+      }),
+    );
     stopAt = Date.now();
-    expect(exits).toEqual(survivors.map(() => ({ code: 0, signal: null })));
     holdersAtEnd = await holders();
+    for (const a of survivors) a.child.send('exit');
+    survivorExits = await Promise.all(survivors.map((a) => Promise.race([a.exit, sleep(10_000).then(() => 'still running' as const)])));
   }, 90_000);
 
   afterAll(async () => {
@@ -219,9 +235,12 @@ describe.skipIf(!url)(`the collector in ${PROCESSES} processes on one PostgreSQL
     expect(next!.pid).not.toBe(killed.pid);
     expect(next!.start - killAt).toBeLessThanOrEqual(2 * EVERY_MS);
     expect(okWrites('slow').some((w) => w.at === next!.at)).toBe(true);
-    // the killed process's sessions ended, and with them its locks; none is held once all stopped
+    // the killed process's sessions ended, and with them its locks; the others, stopped with
+    // their sessions still open, hold none
     expect(victimBackendsAfterKill).toBe(0);
     expect(holdersAtEnd).toEqual([]);
+    // and then closed their pools (a connection kept for a lock would keep pool.end() waiting)
+    expect(survivorExits).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
   });
 
   it('shares the state: sourceStatuses in another process tells each source as the runs wrote it', async () => {

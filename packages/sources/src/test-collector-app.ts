@@ -6,7 +6,8 @@
  * every process answers alike for a run's instant. It reports to its parent over IPC
  * ({@link AppEvent}) each collect call as it starts and as it ends, each `writeSourceRun`
  * and each error; it prints `ready` once the collector has started. On SIGTERM it stops the
- * collector, closes its pool and exits 0; it exits when its parent goes away.
+ * collector, says `stopped`, and once its parent sends `exit` closes its pool and exits 0;
+ * it exits when its parent goes away.
  *
  * Settings (environment): IPOKIT_SCHEMA, IPOKIT_APP_NAME, IPOKIT_EVERY_MS (default 1,000),
  * IPOKIT_SLOW_MS (how long a run of the slow source takes, default 700).
@@ -38,7 +39,9 @@ export type AppEvent =
       done: number;
       error?: string;
     }
-  | { type: 'error'; pid: number; source: string; message: string };
+  | { type: 'error'; pid: number; source: string; message: string }
+  /** After SIGTERM: its collector has stopped; it closes its pool when the parent sends `exit`. */
+  | { type: 'stopped'; pid: number };
 
 /** The IPOs the scripted sources report on (the test imports them first). */
 export const IPO_IDS = ['ipo-1', 'ipo-2', 'ipo-3'] as const;
@@ -145,6 +148,10 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => {
     void (async () => {
       await collector.stop();
+      // The parent looks at the locks while this process's sessions are still open.
+      const closing = new Promise<void>((resolve) => process.on('message', (m) => m === 'exit' && resolve()));
+      send({ type: 'stopped', pid: process.pid });
+      await closing;
       await base.close?.();
       await pool.end();
       process.exit(0);
