@@ -10,7 +10,10 @@
  * it exits when its parent goes away.
  *
  * Settings (environment): IPOKIT_SCHEMA, IPOKIT_APP_NAME, IPOKIT_EVERY_MS (default 1,000),
- * IPOKIT_SLOW_MS (how long a run of the slow source takes, default 700).
+ * IPOKIT_SLOW_MS (how long a run of the slow source takes, default 700), IPOKIT_STALL_AFTER_MS
+ * (when set, the first write that many ms after the start blocks the whole process inside
+ * its transaction, holding the data lock, for up to a minute: a process that hangs there,
+ * for the parent to kill).
  */
 import pg from 'pg';
 import type { SnapshotRecord, SourceRunWrite, SourceStore, WriteOptions } from '@ipokit/core/backend';
@@ -40,6 +43,8 @@ export type AppEvent =
       error?: string;
     }
   | { type: 'error'; pid: number; source: string; message: string }
+  /** Its write of the run at `at` stalls inside its transaction (IPOKIT_STALL_AFTER_MS), from `start`. */
+  | { type: 'stalling'; pid: number; source: string; at: number; start: number }
   /** After SIGTERM: its collector has stopped; it closes its pool when the parent sends `exit`. */
   | { type: 'stopped'; pid: number };
 
@@ -122,13 +127,31 @@ async function main(): Promise<void> {
   pool.on('error', () => undefined);
   const base = postgresStore({ client: pool, schema: process.env.IPOKIT_SCHEMA ?? 'ipokit' });
   const write = base.writeSourceRun.bind(base);
+  const stallAt = process.env.IPOKIT_STALL_AFTER_MS === undefined ? null : Date.now() + Number(process.env.IPOKIT_STALL_AFTER_MS);
+  let stalled = false;
+  /** Inside the write's transaction: on the first write after `stallAt`, block the process. */
+  const maybeStall = (run: SourceRunWrite): void => {
+    if (stallAt === null || stalled || Date.now() < stallAt) return;
+    stalled = true;
+    send({ type: 'stalling', pid: process.pid, source: run.source, at: run.at, start: Date.now() });
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);
+  };
   // The store as the collector sees it, telling the parent each run's write and its outcome.
   const store: IpoStore & SourceStore = {
     ...base,
     async writeSourceRun(run: SourceRunWrite, options?: WriteOptions) {
       let combined: SnapshotRecord[] = [];
       try {
-        const result = await write({ ...run, combine: (reports, changed) => (combined = run.combine(reports, changed)) }, options);
+        const result = await write(
+          {
+            ...run,
+            combine: (reports, changed) => {
+              maybeStall(run);
+              return (combined = run.combine(reports, changed));
+            },
+          },
+          options,
+        );
         const ok = result.conflicts.length === 0;
         send({ type: 'write', pid: process.pid, source: run.source, at: run.at, ok, combined: ok ? combined.map((s) => s.ipoId) : [], records: run.state.records, done: Date.now() });
         return result;
