@@ -274,7 +274,10 @@ async function expectCommittedKept(fleet: Fleet, pid: number): Promise<void> {
 
 const isCollectStart = (source: string) => (e: AppEvent): e is Extract<AppEvent, { type: 'collect-start' }> => e.type === 'collect-start' && e.source === source;
 
-describe.skipIf(!url)('the collector in several processes on one PostgreSQL store (skipped without DATABASE_URL: PGlite cannot share locks across processes)', () => {
+if (url) describe('the collector in several processes on one PostgreSQL store', severalProcesses);
+else it.skip('the collector in several processes: needs PostgreSQL (DATABASE_URL); PGlite cannot share locks across processes', () => undefined);
+
+function severalProcesses(): void {
   describe('three processes for about ten seconds, one killed (kill -9) in the middle of a slow run', () => {
     let fleet: Fleet;
     let killed!: Collect;
@@ -396,4 +399,4 @@ describe.skipIf(!url)('the collector in several processes on one PostgreSQL stor
       await expectSharedState(fleet, stop.stopAt);
     });
   });
-});
+}
