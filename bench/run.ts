@@ -81,7 +81,7 @@ if (parts.has('sources')) {
   done({
     title: 'Data in: pushing datasets over HTTP against importing them, the collector per run',
     command: 'DATABASE_URL=... node --conditions=source --import tsx bench/sources.ts',
-    rows: await runSourcesBench({ rounds: 3 }),
+    rows: await runSourcesBench({ rounds: { memory: 5, postgres: 3 } }),
   });
 }
 if (parts.has('full-stack')) {
