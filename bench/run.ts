@@ -3,7 +3,7 @@
  * BENCHMARKS.md with the machine, the versions, the date and the exact commands.
  *
  *   npm run bench                      # HTTP, core, PostgreSQL, limiters and full stack (DATABASE_URL or 127.0.0.1:5432, REDIS_URL or 127.0.0.1:6379)
- *   npm run bench -- --only http,core  # a part of it (http, core, ipo-data, postgres, limiter, quotas, webhooks, full-stack)
+ *   npm run bench -- --only http,core  # a part of it (http, core, ipo-data, postgres, limiter, quotas, webhooks, sources, full-stack)
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { formatRows, type BenchRow } from './rows.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const args = process.argv.slice(2);
 const onlyAt = args.indexOf('--only');
-const ALL_PARTS = ['http', 'core', 'ipo-data', 'postgres', 'limiter', 'quotas', 'webhooks', 'full-stack'];
+const ALL_PARTS = ['http', 'core', 'ipo-data', 'postgres', 'limiter', 'quotas', 'webhooks', 'sources', 'full-stack'];
 const parts = new Set(onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : ALL_PARTS);
 const started = new Date();
 
@@ -74,6 +74,14 @@ if (parts.has('webhooks')) {
     title: 'Webhooks: deliveries per second, commit to first attempt, event recording on an import',
     command: 'DATABASE_URL=... node --conditions=source --import tsx bench/webhooks.ts',
     rows: await runWebhooksBench(),
+  });
+}
+if (parts.has('sources')) {
+  const { runSourcesBench } = await import('./sources.js');
+  done({
+    title: 'Data in: pushing datasets over HTTP against importing them, the collector per run',
+    command: 'DATABASE_URL=... node --conditions=source --import tsx bench/sources.ts',
+    rows: await runSourcesBench({ rounds: { memory: 5, postgres: 3 } }),
   });
 }
 if (parts.has('full-stack')) {
