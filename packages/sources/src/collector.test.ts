@@ -276,6 +276,24 @@ describe.each(BACKENDS)('startCollector on %s: failures', (backend) => {
     await collector.stop();
   });
 
+  it('refuses a valid answer reporting an IPO the store does not hold, found by the write: nothing written', async () => {
+    const clock = new ManualClock(T0);
+    const recording = await recordingStore(3, backend);
+    const errors: Array<{ err: unknown; source: string }> = [];
+    const a = scripted('a', MIN, () => ({ gmpReports: [{ ipoId: 'ipo-1', gmpPrice: 3 }, { ipoId: 'nobody', gmpPrice: 5 }] }));
+    const collector = await start(recording, clock, [a], { errors });
+    expect(recording.writes).toBe(0);
+    const err = errors[0]?.err as IpokitError;
+    expect(err.code).toBe('ERR:DATASET');
+    expect(err.problems).toEqual([{ path: 'gmpReports[1].ipoId', message: 'ipoId "nobody" names no IPO in the dataset or the store' }]);
+    expect(collector.status()[0]?.lastError).toBe(
+      'The source\'s answer has 1 problem with stored data, at gmpReports[1].ipoId: ipoId "nobody" names no IPO in the dataset or the store; nothing was written.',
+    );
+    // Nothing kept of the run: the same answer, the IPO now imported, is a change again.
+    expect(await recording.store.sourceReports(['a'])).toEqual([]);
+    await collector.stop();
+  });
+
   it('refuses an answer that is not an object', async () => {
     const clock = new ManualClock(T0);
     const recording = await recordingStore(3, backend);
