@@ -253,6 +253,33 @@ function acrossProcesses(): void {
     await b.close?.();
   });
 
+  it('a run whose lock was lost (its session ended) cannot write: writeSourceRun and saveSourceState refuse, nothing written', async () => {
+    const a = postgresStore({ client: pool(), schema: db.schema });
+    const b = postgresStore({ client: pool(), schema: db.schema });
+    await db.clear();
+    await a.writeDataset({ ipos: [makeIpo({ id: 'ipo1', symbol: 'ONE' })], snapshots: [] });
+    const outcome = await a.withSourceLock('gamma', async () => {
+      const [pid] = await holders('gamma');
+      await db.client.query('SELECT pg_terminate_backend($1)', [pid]);
+      for (let i = 0; i < 1_000 && (await holders('gamma')).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      // Another process may now run the source: this run's write must not land beside it.
+      expect(await b.withSourceLock('gamma', async () => 'b')).toEqual({ value: 'b' });
+      const write = await a.writeSourceRun(run('gamma', T, [['ipo1', 100]], (_r, changed) => changed.map((id) => makeSnapshot(id, T, {})))).catch((e: unknown) => e);
+      const save = await a.saveSourceState(state('gamma', { lastError: 'x' })).catch((e: unknown) => e);
+      return [write, save];
+    });
+    for (const err of outcome?.value ?? []) {
+      expect(isIpokitError(err) && err.code, String(err)).toBe('ERR:UNAVAILABLE');
+      expect((err as Error).message).toMatch(/lock of source "gamma" was lost/);
+    }
+    expect(await a.sourceReports(['gamma'])).toEqual([]);
+    expect(await a.sourceStates(['gamma'])).toEqual([]);
+    // Outside a lock (or with the lock held), the writes go on as before.
+    expect(await a.withSourceLock('gamma', () => a.writeSourceRun(run('gamma', T, [['ipo1', 100]])))).toEqual({ value: { conflicts: [], combined: 0 } });
+    await a.close?.();
+    await b.close?.();
+  });
+
   it('writeSourceRun of two processes for one IPO take turns: the later combine sees the earlier report', async () => {
     const a = postgresStore({ client: pool(), schema: db.schema });
     const b = postgresStore({ client: pool(), schema: db.schema });

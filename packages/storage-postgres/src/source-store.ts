@@ -47,10 +47,34 @@ export function sourceMethods(ctx: SourceMethodsContext): SourceStore {
   const held = heldSources(db, s);
   const session = db.kind === 'pool' ? new LockConnection(db) : null;
 
+  /**
+   * The locks this store holds on its lock connection, by source: the connection's generation
+   * when the lock was taken. A run's writes check it (and, in the write's transaction, that
+   * the lock is still held): a run whose lock went with its connection must not write beside
+   * the run of the process that took the source over.
+   */
+  const leases = new Map<string, number>();
+  const keyOf = (source: string): [number, number] => advisoryKey(`${s}.source.${source}`);
+  const lost = (source: string): IpokitError =>
+    new IpokitError('ERR:UNAVAILABLE', `The lock of source ${JSON.stringify(source)} was lost (its database session ended), so this run may not write: another process may run the source now.`);
+  /** Refuses a write of a run whose lock this store took and has lost since. */
+  const checkLease = (source: string): void => {
+    const generation = leases.get(source);
+    if (generation !== undefined && session !== null && !session.alive(generation)) throw lost(source);
+  };
+
   /** Takes the source's lock in PostgreSQL; resolves to how to let it go, or null when another session holds it. */
   const takeLock = async (source: string): Promise<(() => Promise<void>) | null> => {
-    const key = advisoryKey(`${s}.source.${source}`);
-    if (session !== null) return session.take(key);
+    const key = keyOf(source);
+    if (session !== null) {
+      const taken = await session.take(key);
+      if (taken === null) return null;
+      leases.set(source, taken.generation);
+      return async () => {
+        leases.delete(source);
+        await taken.release();
+      };
+    }
     if (db.kind === 'single') {
       const [row] = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::int, $2::int) AS ok', key);
       if (row?.ok !== true) return null;
@@ -111,7 +135,17 @@ export function sourceMethods(ctx: SourceMethodsContext): SourceStore {
     },
 
     async saveSourceState(state) {
-      await query(UPSERT_STATE(s), stateParams(state));
+      checkLease(state.source);
+      if (!leases.has(state.source)) {
+        await query(UPSERT_STATE(s), stateParams(state));
+        return;
+      }
+      // Under the run's lock: written only while the lock is held (a free lock was lost).
+      const rows = await query(
+        `WITH probe AS (SELECT pg_try_advisory_xact_lock($8::int, $9::int) AS free) ${UPSERT_STATE(s).replace('VALUES ($1, $2::bigint, $3::bigint, $4, $5::bigint, $6::int, $7::bigint)', 'SELECT $1, $2::bigint, $3::bigint, $4, $5::bigint, $6::int, $7::bigint FROM probe WHERE NOT probe.free')} RETURNING 1`,
+        [...stateParams(state), ...keyOf(state.source)],
+      );
+      if (rows.length === 0) throw lost(state.source);
     },
 
     async writeSourceRun(run, writeOptions) {
@@ -121,6 +155,8 @@ export function sourceMethods(ctx: SourceMethodsContext): SourceStore {
         ids.add(r.ipoId);
       }
       const at = writeOptions?.at ?? Date.now();
+      checkLease(run.source);
+      const fenced = leases.has(run.source);
       // What run.combine threw, given back as it is (not as a failure of the database).
       let thrown: { error: unknown } | null = null;
       try {
@@ -128,6 +164,11 @@ export function sourceMethods(ctx: SourceMethodsContext): SourceStore {
           // Runs of every source, imports and deletions take turns: each run combines the
           // reports the others committed.
           await lockData(tx, s);
+          if (fenced) {
+            // The run's lock must still be held (by this store's session): free, it was lost.
+            const [probe] = await tx.query<{ free: boolean }>('SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS free', keyOf(run.source));
+            if (probe?.free === true) throw lost(run.source);
+          }
           // (a conflict undoes the reports and the state too, and keeps the data lock to the end)
           await tx.query('SAVEPOINT source_run');
           const changed = await upsertReports(tx, s, run);
@@ -274,8 +315,13 @@ class LockConnection {
 
   constructor(private readonly db: Database) {}
 
-  /** Takes the lock `key`; resolves to its release, or null when another session holds it. */
-  take(key: [number, number]): Promise<(() => Promise<void>) | null> {
+  /** Whether the connection that took a lock (its `generation`) is still this one's: a lost one took its locks with it. */
+  alive(generation: number): boolean {
+    return this.connection !== null && generation === this.generation;
+  }
+
+  /** Takes the lock `key`; resolves to its release and the connection's generation, or null when another session holds it. */
+  take(key: [number, number]): Promise<{ release: () => Promise<void>; generation: number } | null> {
     return this.serially(async () => {
       const connection = this.connection ?? (await this.open());
       const generation = this.generation;
@@ -293,7 +339,7 @@ class LockConnection {
       }
       this.holding += 1;
       let released = false;
-      return () =>
+      const release = (): Promise<void> =>
         this.serially(async () => {
           if (released || generation !== this.generation || this.connection === null) return;
           released = true;
@@ -308,6 +354,7 @@ class LockConnection {
           this.holding -= 1;
           if (this.holding === 0) this.drop(false);
         });
+      return { release, generation };
     });
   }
 
