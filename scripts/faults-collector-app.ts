@@ -97,14 +97,19 @@ function priceAt(at: number, sourceIndex: number, ipoIndex: number): number {
   return (((at + sourceIndex * 1_301 + ipoIndex * 977) % 100_000) + 1_000) / 100;
 }
 
-/** A source of the phase: `misbehave` says how it may answer when not calm (with its odds). */
+/** A source of the phase: `misbehave` says how it answers, when not calm, on about `odds` of its runs. */
 function source(sourceName: string, sourceIndex: number, follows: readonly string[], misbehave: Exclude<Mood, 'valid'> | null, odds: number): Source {
+  // Misbehaving on a schedule (every `period`-th run of this process, from its first), not
+  // at random: a short phase (one cycle) still sees every kind of misbehaviour.
+  const period = Math.max(2, Math.round(1 / odds));
+  let runs = 0;
   return {
     name: sourceName,
     everyMs: EVERY_MS,
     async collect({ now, signal }) {
       const id = ++collects;
-      const mood: Mood = !calm && misbehave !== null && Math.random() < odds ? misbehave : 'valid';
+      runs += 1;
+      const mood: Mood = !calm && misbehave !== null && runs % period === 1 % period ? misbehave : 'valid';
       const at = now.getTime();
       tell({ type: 'collect-start', process: name, source: sourceName, id, start: Date.now(), mood });
       let outcome: CollectOutcome = 'answered';
