@@ -7,7 +7,8 @@ import { addDays, deriveStatus } from '@ipokit/core/backend';
 import type { Source, SourceAnswer } from '@ipokit/sources';
 import { memoryStore } from '@ipokit/storage-memory';
 import { startWebhookWorker } from '@ipokit/webhooks';
-import { DEMO_LIVE_EVERY_MS, DEMO_SUBSCRIPTION_SOURCE, demoLiveSources, startDemoLive } from './demo-live.js';
+import { startCollector } from '@ipokit/sources';
+import { DEMO_LIVE_EVERY_MS, DEMO_SUBSCRIPTION_SOURCE, demoLiveSources } from './demo-live.js';
 import { generateDataset, GMP_SOURCES } from './generate.js';
 
 const MINUTE = 60_000;
@@ -246,7 +247,7 @@ describe('demoLiveSources', () => {
   });
 });
 
-describe('startDemoLive', () => {
+describe('the demo live sources in a collector', () => {
   it('runs the sources in a collector on the demo store: within one simulated minute of market hours a webhook receiver gets a gmp.snapshot', async () => {
     const bodies: Array<{ type: string; data: { ipoId?: string } }> = [];
     const server = http.createServer((req, res) => {
@@ -282,7 +283,7 @@ describe('startDemoLive', () => {
     await createWebhook(store, { accountId: account.id, url: `http://127.0.0.1:${port}/hook`, events: ['gmp.snapshot'] }, { webhookAllowedNetworks: ['127.0.0.0/8'] });
     const worker = startWebhookWorker(store, { now, allowInsecureWebhooks: true, webhookAllowedNetworks: ['127.0.0.0/8'], pollIntervalMs: 20 });
     const errors: unknown[] = [];
-    const live = await startDemoLive(store, { ...dataset, ipos, now, timers, onError: (err) => errors.push(err) });
+    const live = await startCollector(store, { sources: demoLiveSources({ ...dataset, ipos }), now, timers, onError: (err) => errors.push(err) });
     try {
       const until = clock + MINUTE;
       for (let i = 0; i < 500 && !bodies.some((b) => b.type === 'gmp.snapshot'); i++) {

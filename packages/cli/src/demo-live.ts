@@ -8,10 +8,10 @@
  * options, the source and the run's `now` (a small integer hash, not a cryptographic one),
  * so a restarted demo carries on where it was and tests need no timers.
  */
-import type { DatasetSnapshot, DatasetSubscription, IpoStore, IpoType, SubscriptionTimes } from '@ipokit/core';
+import type { DatasetSnapshot, DatasetSubscription, IpoType, SubscriptionTimes } from '@ipokit/core';
 import { todayInIst } from '@ipokit/core';
 import { addDays, dayNumber, deriveStatus, istDayStart } from '@ipokit/core/backend';
-import { startCollector, type Collector, type CollectorOptions, type GmpReport, type Source, type SourceAnswer } from '@ipokit/sources';
+import type { GmpReport, Source, SourceAnswer } from '@ipokit/sources';
 import { DEFAULT_SEED, drawFinalTimes, GMP_SOURCES, subscriptionTimes, type FinalTimes, type Shares } from './generate.js';
 
 /** What the simulation reads of an IPO: a dataset IPO (what `generateDataset` gives) or a store's record. */
@@ -103,27 +103,6 @@ export function demoLiveSources(options: DemoLiveOptions): Source[] {
   return [...gmp, bids];
 }
 
-/** Options of {@link startDemoLive}: the simulation's, and the collector's (its clock, `onError`, `timers`, ...) but its sources. */
-export type StartDemoLiveOptions = DemoLiveOptions & Omit<CollectorOptions, 'sources'>;
-
-/**
- * Runs the demo's simulated live sources ({@link demoLiveSources}) in a collector on `store`,
- * which must hold the IPOs given (a combined snapshot of an IPO the store does not hold is
- * refused). Resolves to the collector; `stop()` it before closing the store.
- *
- * @example
- * ```ts
- * const dataset = generateDataset({ today: todayInIst(now()), now: now().getTime() });
- * await importDataset(store, dataset);
- * const live = await startDemoLive(store, { now, ...dataset, ipos: dataset.ipos ?? [] });
- * // ... on shutdown:
- * await live.stop();
- * ```
- */
-export async function startDemoLive(store: IpoStore, options: StartDemoLiveOptions): Promise<Collector> {
-  const { ipos, gmp, subscription, seed, gmpSources, ...collector } = options;
-  return startCollector(store, { ...collector, sources: demoLiveSources({ ipos, gmp, subscription, seed, gmpSources }) });
-}
 
 // ---------------------------------------------------------------------------------------
 // The issues, read once.
