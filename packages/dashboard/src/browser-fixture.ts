@@ -156,6 +156,8 @@ export async function startDashboardServer(): Promise<DashboardServer> {
     leadManagers: ['Sapphire Capital Advisors Pvt Ltd', 'Northstar Investment Bankers Ltd', 'Gulmohar Capital Markets Pvt Ltd'],
     sector: 'IT Services',
   };
+  let listedStart = -15;
+  while (new Date(`${day(listedStart)}T00:00:00Z`).getUTCDay() !== 1) listedStart -= 1;
   const listed: DatasetIpo = {
     id: LISTED_IPO.id,
     name: LISTED_IPO.name,
@@ -163,9 +165,10 @@ export async function startDashboardServer(): Promise<DashboardServer> {
     slug: 'tamarind-valley-foods-ipo',
     type: 'EQ',
     exchanges: ['nse', 'bse'],
-    startDate: day(-17),
-    endDate: day(-15),
-    listingDate: day(-10),
+    // Monday to Wednesday, 2 to 3 weeks ago: three bidding days whatever today's weekday.
+    startDate: day(listedStart),
+    endDate: day(listedStart + 2),
+    listingDate: day(listedStart + 7),
     priceRange: '190-200',
     minQty: 75,
     minAmount: 15000,
