@@ -49,8 +49,12 @@ interface Slot {
   source: Source;
   timeoutMs: number;
   state: SourceState | null;
-  /** When each of its stored reports was made (for `staleReports`). */
-  reportAts: number[];
+  /**
+   * When each of its stored reports was made, by IPO id (for `staleReports`): a store keeps
+   * one report per source and IPO, so a written run sets its reports' times here itself and
+   * the store is read only at start and after another process ran the source.
+   */
+  reportAts: Map<string, number>;
   timer: unknown;
   running: Promise<void> | null;
   controller: AbortController | null;
@@ -101,7 +105,7 @@ export async function startCollector(store: IpoStore, options: CollectorOptions)
       throw badParam('sources', `sources[${i}].everyMs must be a whole number of milliseconds, at least ${MIN_EVERY_MS}, got ${String(source.everyMs)}.`);
     }
     const timeoutMs = source.timeoutMs === undefined ? defaultTimeout : positive(`sources[${i}].timeoutMs`, source.timeoutMs);
-    slots.set(source.name, { source, timeoutMs, state: null, reportAts: [], timer: null, running: null, controller: null });
+    slots.set(source.name, { source, timeoutMs, state: null, reportAts: new Map(), timer: null, running: null, controller: null });
   });
   const shared: SourceStore = isSourceStore(store) ? store : localSourceStore(store);
   const names = [...slots.keys()];
@@ -155,8 +159,10 @@ export async function startCollector(store: IpoStore, options: CollectorOptions)
     // Stopped while the state was read: the run does not start (and is no failure).
     if (stopped) return at;
     if (stored !== undefined) {
+      // Another process ran it since this one looked: its reports' times are read again.
+      if (slot.state === null || stored.lastRunAt !== slot.state.lastRunAt) await refreshReports(shared, slots, [source.name]);
       slot.state = stored;
-      // Another process ran it since this one looked: it is due when that run said.
+      // ... and it is due when that run said.
       if (stored.nextRunAt > at) return stored.nextRunAt;
     }
     const before = stored ?? { source: source.name, lastRunAt: null, lastSuccessAt: null, lastError: null, records: 0, failures: 0, nextRunAt: at };
@@ -186,7 +192,7 @@ export async function startCollector(store: IpoStore, options: CollectorOptions)
       );
       if (result.conflicts.length > 0) throw conflictError(result.conflicts, checked, combined);
       slot.state = state;
-      await refreshReports(shared, slots, [source.name]);
+      for (const r of checked.reports) slot.reportAts.set(r.ipoId, at);
       return state.nextRunAt;
     } catch (err) {
       // A run the stop cut is not a failure.
@@ -264,13 +270,13 @@ async function refreshReports(store: SourceStore, slots: Map<string, Slot>, name
   const reports = await store.sourceReports(names);
   for (const name of names) {
     const slot = slots.get(name);
-    if (slot !== undefined) slot.reportAts = [];
+    if (slot !== undefined) slot.reportAts = new Map();
   }
-  for (const r of reports) slots.get(r.source)?.reportAts.push(r.at);
+  for (const r of reports) slots.get(r.source)?.reportAts.set(r.ipoId, r.at);
 }
 
 function toStatus(slot: Slot, at: number, staleAfterMs: number): SourceStatus {
-  return statusOf(slot.source.name, slot.state, slot.reportAts, at, staleAfterMs, slot.running !== null);
+  return statusOf(slot.source.name, slot.state, [...slot.reportAts.values()], at, staleAfterMs, slot.running !== null);
 }
 
 function statusOf(name: string, state: SourceState | null, reportAts: readonly number[], at: number, staleAfterMs: number, running: boolean): SourceStatus {
