@@ -6,7 +6,7 @@
  * requests under way, cut what is still open after the drain deadline.
  */
 import { resolve } from 'node:path';
-import { inspect, parseArgs } from 'node:util';
+import { inspect } from 'node:util';
 import { type IpoRouterOptions, type LimitSettings } from '@ipokit/core';
 import { resolveOptions } from '@ipokit/core/adapter';
 import { formatAccessLog } from './access-log.js';
@@ -199,14 +199,12 @@ export interface ServeProfile {
  * ```
  */
 export async function runServe(argv: readonly string[], io: CliIo, profile: ServeProfile): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { ...SETTINGS_FLAGS, dataset: { type: 'string' }, 'demo-keys': { type: 'boolean' }, schema: { type: 'string' } },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { ...SETTINGS_FLAGS, dataset: { type: 'string' }, 'demo-keys': { type: 'boolean' }, schema: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
   takePositionals(positionals, []);
   if (values.dataset === '') throw new CliError('--dataset must not be empty');
   let settings: ServeSettings;
