@@ -158,6 +158,16 @@ describe('the demo’s rate limits per plan', () => {
       expect(keyless.headers.get('ratelimit-limit')).toBe('6');
       await keyless.body?.cancel();
 
+      // the dashboard's explorer (the account router's /ipos) draws on the same tiered windows
+      const signIn = /^Account dashboard: (\S+)/m.exec(banner)![1]!;
+      const signedIn = await fetch(`${signIn}?plan=paid`, { redirect: 'manual' });
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      await signedIn.body?.cancel();
+      const explorer = await fetch(new URL('/account/ipos?status=listed&limit=1', api), { headers: { cookie } });
+      expect(explorer.status).toBe(200);
+      expect(explorer.headers.get('ratelimit-limit')).toBe('60');
+      await explorer.body?.cancel();
+
       // free still meets its limit: 6 a minute, then 429
       const statuses: number[] = [];
       for (let i = 0; i < 7; i++) {
