@@ -130,6 +130,7 @@ describe('npm start: port and host', () => {
     [[], { PORT: '70000' }, 'PORT must be a whole number from 0 to 65535, got "70000"'],
     [['--host', ''], {}, '--host must not be empty'],
     [['--bogus'], {}, 'unknown option --bogus'],
+    [['--prot', '4000'], {}, 'unknown option --prot; did you mean --port?'],
   ])('refuses %j %j naming what to change, with the usage, exit 2', async (args, env, message) => {
     const demo = start(args, env);
     expect(await demo.exited).toBe(2);

@@ -1,7 +1,6 @@
 /** `ipokit accounts create | update | list | show`: accounts and their plans, in PostgreSQL. */
-import { parseArgs } from 'node:util';
 import { createAccount, getAccount, getAccountWindows, listAccounts, listApiKeys, updateAccount, type Account, type Plan, type Store, type WebhookStore } from '@ipokit/core';
-import { integer, oneOf, parseOrThrow, required, takePositionals } from './args.js';
+import { integer, oneOf, parseOrThrow, required, takePositionals, unknownName } from './args.js';
 import { loadKeyCap, loadSettings, type ServeSettings } from './config.js';
 import { onStore } from './database.js';
 import { columns, fields, outputOf, type OutputMode } from './format.js';
@@ -37,7 +36,7 @@ export const accountsCommand: Command = async (argv, io) => {
   if (action === 'list') return list(rest, io);
   if (action === 'show') return show(rest, io);
   throw new CliError(
-    action === undefined ? 'missing action: create, update, list or show' : `unknown action ${JSON.stringify(action)}: create, update, list or show`,
+    action === undefined ? 'missing action: create, update, list or show' : unknownName('action', action, ['create', 'update', 'list', 'show'], ': create, update, list or show'),
   );
 };
 
@@ -49,14 +48,12 @@ function addonOnlyOnPro(plan: Plan, account?: string): void {
 }
 
 async function create(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { name: { type: 'string' }, plan: { type: 'string' }, 'gmp-addon': { type: 'boolean' }, ...OUTPUT_OPTIONS },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { name: { type: 'string' }, plan: { type: 'string' }, 'gmp-addon': { type: 'boolean' }, ...OUTPUT_OPTIONS },
+    strict: true,
+    allowPositionals: true,
+  });
   takePositionals(positionals, []);
   const name = required('--name', values.name);
   const plan = oneOf('--plan', required('--plan', values.plan), PLANS);
@@ -68,21 +65,19 @@ async function create(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function update(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: {
-        plan: { type: 'string' },
-        'gmp-addon': { type: 'boolean' },
-        'no-gmp-addon': { type: 'boolean' },
-        'max-keys-per-account': { type: 'string' },
-        config: { type: 'string' },
-        ...OUTPUT_OPTIONS,
-      },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: {
+      plan: { type: 'string' },
+      'gmp-addon': { type: 'boolean' },
+      'no-gmp-addon': { type: 'boolean' },
+      'max-keys-per-account': { type: 'string' },
+      config: { type: 'string' },
+      ...OUTPUT_OPTIONS,
+    },
+    strict: true,
+    allowPositionals: true,
+  });
   const [accountId] = takePositionals(positionals, ['ID']) as [string];
   if (values['gmp-addon'] && values['no-gmp-addon']) throw new CliError('give --gmp-addon or --no-gmp-addon, not both');
   const plan = values.plan === undefined ? undefined : oneOf('--plan', values.plan, PLANS);
@@ -101,9 +96,7 @@ async function update(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function list(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({ args: [...argv], options: { after: { type: 'string' }, limit: { type: 'string' }, ...OUTPUT_OPTIONS }, strict: true, allowPositionals: true }),
-  );
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: { after: { type: 'string' }, limit: { type: 'string' }, ...OUTPUT_OPTIONS }, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   if (values.after === '') throw new CliError('--after must not be empty');
   const limit = values.limit === undefined ? undefined : integer('--limit', values.limit, 1, 1_000);
@@ -123,14 +116,12 @@ async function list(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function show(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { json: OUTPUT_OPTIONS.json, schema: OUTPUT_OPTIONS.schema, config: { type: 'string' } },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { json: OUTPUT_OPTIONS.json, schema: OUTPUT_OPTIONS.schema, config: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
   const [accountId] = takePositionals(positionals, ['ID']) as [string];
   if (accountId === '') throw new CliError('ID must not be empty');
   // The windows are counted against the quotas the server runs with: its config file and

@@ -47,7 +47,9 @@ describe('the ipokit process', () => {
   });
 
   it.each([
-    [['serv'], 'ipokit: unknown command "serv"'],
+    [['serv'], 'ipokit: unknown command "serv"; did you mean "serve"?'],
+    [['keys', 'craete'], 'ipokit keys: unknown action "craete"; did you mean "create"?'],
+    [['serve', '--prot', '80'], 'ipokit serve: unknown option --prot; did you mean --port?'],
     [['migrate', '--force'], 'ipokit migrate: unknown option --force'],
     [['keys', 'create', '--account', 'a'], 'ipokit keys create: missing option --label'],
     [['accounts', 'create', '--name', 'A', '--plan', 'gold'], 'ipokit accounts create: --plan must be free, paid or pro, got "gold"'],

@@ -56,13 +56,47 @@ describe('ipokit help and version', () => {
 
 describe('ipokit usage errors: one line, the usage, exit 2', () => {
   it('no command', async () => expectUsageError(await run([]), /^ipokit: missing command$/));
-  it('an unknown command', async () => expectUsageError(await run(['serv']), /^ipokit: unknown command "serv"$/));
+  it('an unknown command', async () => expectUsageError(await run(['xyz']), /^ipokit: unknown command "xyz"$/));
   it('an unknown option before the command', async () => expectUsageError(await run(['--verbose']), /^ipokit: unknown option --verbose$/));
   it('help on something that is not a command', async () => expectUsageError(await run(['help', 'nope']), /not a command/));
+  it.each([
+    [['migrat'], /^ipokit: unknown command "migrat"; did you mean "migrate"\?$/],
+    [['serv'], /^ipokit: unknown command "serv"; did you mean "serve"\?$/],
+    [['webhoks', 'list'], /^ipokit: unknown command "webhoks"; did you mean "webhooks"\?$/],
+    [['hepl'], /^ipokit: unknown command "hepl"; did you mean "help"\?$/],
+    [['demo'], /^ipokit: unknown command "demo"; did you mean "demo-data"\?$/],
+    [['--verison'], /^ipokit: unknown option --verison; did you mean --version\?$/],
+    [['help', 'migrat'], /^ipokit: no help for "migrat": not a command; did you mean "migrate"\?$/],
+    [['keys', 'craete', '--account', 'a'], /^ipokit keys: unknown action "craete"; did you mean "create"\?$/],
+    [['keys', 'lsit'], /^ipokit keys: unknown action "lsit"; did you mean "list"\?$/],
+    [['accounts', 'shwo', 'x'], /^ipokit accounts: unknown action "shwo"; did you mean "show"\?$/],
+    [['webhooks', 'replya', 'w', 'd'], /^ipokit webhooks: unknown action "replya"; did you mean "replay"\?$/],
+    [['webhooks', 'deliver', 'w'], /^ipokit webhooks: unknown action "deliver"; did you mean "deliveries"\?$/],
+    [['keys', 'list', '--acount', 'a'], /^ipokit keys list: unknown option --acount; did you mean --account\?$/],
+    [['keys', 'create', '--account', 'a', '--lable', 'l'], /^ipokit keys create: unknown option --lable; did you mean --label\?$/],
+    [['serve', '--prot', '80'], /^ipokit serve: unknown option --prot; did you mean --port\?$/],
+    [['serve', '--limt=free.perMinute=1'], /^ipokit serve: unknown option --limt; did you mean --limit\?$/],
+    [['import', 'f.json', '--batch-szie', '10'], /^ipokit import: unknown option --batch-szie; did you mean --batch-size\?$/],
+    [['migrate', '--hepl'], /^ipokit migrate: unknown option --hepl; did you mean --help\?$/],
+    [['usage', '--acc', 'a'], /^ipokit usage: unknown option --acc; did you mean --account\?$/],
+  ])('a near miss %j: did you mean the closest, in one line', async (argv, message) => expectUsageError(await run(argv), message));
+
+  it.each([
+    [['mgrt'], /^ipokit: unknown command "mgrt"$/],
+    [['w'], /^ipokit: unknown command "w"$/],
+    [['keys', 'rename'], /^ipokit keys: unknown action "rename": create, rotate, list or revoke$/],
+    [['migrate', '--force'], /^ipokit migrate: unknown option --force$/],
+    [['migrate', '-x'], /^ipokit migrate: unknown option -x$/],
+  ])('nothing near %j: no suggestion (the usage lists the commands)', async (argv, message) => {
+    const r = await run(argv);
+    expectUsageError(r, message);
+    expect(r.stderr).not.toContain('did you mean');
+  });
+
   it('a prototype name is not a command', async () => expectUsageError(await run(['constructor']), /unknown command "constructor"/));
 
   it.each([
-    [['migrate', '--schemas', 'x'], /^ipokit migrate: unknown option --schemas$/],
+    [['migrate', '--schemas', 'x'], /^ipokit migrate: unknown option --schemas; did you mean --schema\?$/],
     [['migrate', 'extra'], /^ipokit migrate: unexpected argument "extra"$/],
     [['migrate', '--schema'], /^ipokit migrate: option --schema needs a value$/],
     [['demo-data', '--seed', '-1'], /^ipokit demo-data: option --seed needs a value \(for one that starts with "-", write --seed=-\.\.\.\)$/],
@@ -80,6 +114,8 @@ describe('ipokit usage errors: one line, the usage, exit 2', () => {
     [['accounts', 'create', '--name', 'A', '--plan', 'gold'], /^ipokit accounts create: --plan must be free, paid or pro, got "gold"$/],
     [['accounts', 'create', '--name', 'A', '--plan', 'pro', '--json', '-q'], /^ipokit accounts create: give --json or --quiet, not both$/],
     [['accounts', 'update'], /^ipokit accounts update: missing argument ID$/],
+    [['accounts', 'list', '--bogus'], /^ipokit accounts list: unknown option --bogus$/],
+    [['accounts', 'show', 'x', '--bogus'], /^ipokit accounts show: unknown option --bogus$/],
     [['accounts', 'update', 'acct_1'], /^ipokit accounts update: nothing to change/],
     [['accounts', 'update', 'acct_1', '--gmp-addon', '--no-gmp-addon'], /not both$/],
     [['keys', 'create', '--account', 'a'], /^ipokit keys create: missing option --label$/],

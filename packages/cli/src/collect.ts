@@ -3,7 +3,6 @@
  * or Ctrl-C; any number of them, and servers started with `--sources`, may share a database.
  * `ipokit sources` shows each source's status, from the database or from a server.
  */
-import { parseArgs } from 'node:util';
 import { migrate } from '@ipokit/storage-postgres';
 import { isSourceStore, sourceStatuses, startCollector, type Collector, type SourceStatus } from '@ipokit/sources';
 import { parseOrThrow, required, takePositionals } from './args.js';
@@ -57,7 +56,7 @@ const COLLECT_OPTIONS = {
  * ```
  */
 export const collectCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: COLLECT_OPTIONS, strict: true, allowPositionals: true }));
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: COLLECT_OPTIONS, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   const file = sourcesFileOf(values.sources, io);
   let settings: SourcesSettings;
@@ -114,7 +113,7 @@ const SOURCES_OPTIONS = {
  * ```
  */
 export const sourcesCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: SOURCES_OPTIONS, strict: true, allowPositionals: true }));
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: SOURCES_OPTIONS, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   let statuses: SourceStatus[];
   if (values.url !== undefined) {

@@ -1,7 +1,6 @@
 /** `ipokit demo-data`: the generated demo dataset, as a JSON file. */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { todayInIst, type Dataset } from '@ipokit/core';
 import { calendarDate, integer, parseOrThrow, takePositionals } from './args.js';
 import { DEFAULT_SEED, generateDataset } from './generate.js';
@@ -18,14 +17,12 @@ import { CliError, type Command } from './io.js';
  * ```
  */
 export const demoDataCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { out: { type: 'string' }, today: { type: 'string' }, seed: { type: 'string' } },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { out: { type: 'string' }, today: { type: 'string' }, seed: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
   takePositionals(positionals, []);
   const today = values.today === undefined ? todayInIst(new Date()) : calendarDate('--today', values.today);
   const seed = values.seed === undefined ? DEFAULT_SEED : integer('--seed', values.seed, 0, 0xffffffff);

@@ -7,7 +7,6 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { isIpokitError } from '@ipokit/core';
 import { type DatasetItem, type DatasetPart } from '@ipokit/core/backend';
 import { DEFAULT_IMPORT_BATCH_SIZE, importDatasetStream, type StreamImportProgress } from '@ipokit/storage-postgres';
@@ -41,14 +40,12 @@ export const IMPORT_USAGE = 'Usage: ipokit import <file> [--batch-size N] [--sch
  * ```
  */
 export const importCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { 'batch-size': { type: 'string' }, schema: { type: 'string' }, json: { type: 'boolean' } },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { 'batch-size': { type: 'string' }, schema: { type: 'string' }, json: { type: 'boolean' } },
+    strict: true,
+    allowPositionals: true,
+  });
   const [file] = takePositionals(positionals, ['<file>']) as [string];
   const batchSize = values['batch-size'] === undefined ? DEFAULT_IMPORT_BATCH_SIZE : integer('--batch-size', values['batch-size'], 1, 50_000);
   const schema = schemaOf(values.schema, io);

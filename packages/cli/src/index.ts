@@ -4,6 +4,7 @@
  */
 import pkg from '../package.json' with { type: 'json' };
 import { accountsCommand } from './accounts.js';
+import { unknownName, unknownOption } from './args.js';
 import { demoDataCommand } from './demo-data.js';
 import { COMMAND_HELP, MAIN_HELP, MAIN_USAGE } from './help.js';
 import { importCommand } from './import.js';
@@ -14,6 +15,7 @@ import { pushCommand } from './push.js';
 import { collectCommand, sourcesCommand } from './collect.js';
 import { reportError } from './report.js';
 import { serveCommand } from './serve.js';
+import { closestName } from './suggest.js';
 import { usageCommand } from './usage.js';
 import { webhooksCommand } from './webhooks.js';
 import { workerCommand } from './worker.js';
@@ -72,7 +74,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 };
 
 const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
-  accounts: ['create', 'update'],
+  accounts: ['create', 'update', 'list', 'show'],
   keys: ['create', 'rotate', 'list', 'revoke'],
   webhooks: ['create', 'list', 'delete', 'deliveries', 'replay'],
 };
@@ -97,7 +99,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? rest[0] : undefined;
     const help = topic === undefined ? undefined : COMMAND_HELP[topic];
-    if (topic !== undefined && help === undefined) return usageError(`no help for ${JSON.stringify(topic)}: not a command`, io);
+    if (topic !== undefined && help === undefined) {
+      const near = closestName(topic, Object.keys(COMMAND_HELP));
+      return usageError(`no help for ${JSON.stringify(topic)}: not a command${near === undefined ? '' : `; did you mean ${JSON.stringify(near)}?`}`, io);
+    }
     io.stdout.write(`${help === undefined ? MAIN_HELP : `${help.usage}\n\n${help.details}`}\n`);
     return 0;
   }
@@ -107,7 +112,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (command === undefined) {
-    return usageError(name.startsWith('-') ? `unknown option ${name}` : `unknown command ${JSON.stringify(name)}`, io);
+    return usageError(name.startsWith('-') ? unknownOption(name, ['help', 'version']) : unknownName('command', name, [...Object.keys(COMMANDS), 'help']), io);
   }
   const help = COMMAND_HELP[name];
   if (wantsHelp(rest)) {

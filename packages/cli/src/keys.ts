@@ -2,9 +2,8 @@
  * `ipokit keys create | rotate | list | revoke`. A whole key is printed once, by `create` or
  * `rotate`; `list` shows prefixes only.
  */
-import { parseArgs } from 'node:util';
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, type ApiKeyInfo, type CreatedApiKey } from '@ipokit/core';
-import { parseOrThrow, required, takePositionals } from './args.js';
+import { parseOrThrow, required, takePositionals, unknownName } from './args.js';
 import { loadKeyCap } from './config.js';
 import { onStore } from './database.js';
 import { columns, fields, outputOf, type OutputMode } from './format.js';
@@ -28,7 +27,7 @@ export const keysCommand: Command = async (argv, io) => {
   if (action === 'list') return list(rest, io);
   if (action === 'revoke') return revoke(rest, io);
   const actions = 'create, rotate, list or revoke';
-  throw new CliError(action === undefined ? `missing action: ${actions}` : `unknown action ${JSON.stringify(action)}: ${actions}`);
+  throw new CliError(action === undefined ? `missing action: ${actions}` : unknownName('action', action, ['create', 'rotate', 'list', 'revoke'], `: ${actions}`));
 };
 
 const OPTIONS = {
@@ -138,9 +137,7 @@ export function keysTable(keys: readonly ApiKeyInfo[], now: number): string {
 }
 
 async function create(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({ args: [...argv], options: { ...OPTIONS, ...CAP_OPTIONS, label: { type: 'string' }, expires: { type: 'string' } }, strict: true, allowPositionals: true }),
-  );
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: { ...OPTIONS, ...CAP_OPTIONS, label: { type: 'string' }, expires: { type: 'string' } }, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   const accountId = required('--account', values.account);
   const label = required('--label', values.label);
@@ -155,14 +152,12 @@ async function create(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function rotate(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { json: OPTIONS.json, quiet: OPTIONS.quiet, schema: OPTIONS.schema, ...CAP_OPTIONS, overlap: { type: 'string' } },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { json: OPTIONS.json, quiet: OPTIONS.quiet, schema: OPTIONS.schema, ...CAP_OPTIONS, overlap: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
   const [id] = takePositionals(positionals, ['ID']) as [string];
   if (id === '') throw new CliError('ID must not be empty');
   const overlapSeconds = values.overlap === undefined ? undefined : overlapOf(values.overlap);
@@ -226,7 +221,7 @@ function spanOf(ms: number): string {
 }
 
 async function list(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: true }));
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   const accountId = required('--account', values.account);
   const output = outputOf(values);
@@ -239,9 +234,7 @@ async function list(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function revoke(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({ args: [...argv], options: { schema: OPTIONS.schema }, strict: true, allowPositionals: true }),
-  );
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: { schema: OPTIONS.schema }, strict: true, allowPositionals: true });
   const [id] = takePositionals(positionals, ['ID']) as [string];
   if (id === '') throw new CliError('ID must not be empty');
   await onStore(io, values.schema, (store) => revokeApiKey(store, id));

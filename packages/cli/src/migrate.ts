@@ -1,5 +1,4 @@
 /** `ipokit migrate`: creates the tables, or upgrades them, in the schema. */
-import { parseArgs } from 'node:util';
 import { migrate, SCHEMA_VERSION } from '@ipokit/storage-postgres';
 import { parseOrThrow, takePositionals } from './args.js';
 import { schemaOf, withDatabase } from './database.js';
@@ -14,9 +13,7 @@ import type { Command } from './io.js';
  * ```
  */
 export const migrateCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({ args: [...argv], options: { schema: { type: 'string' } }, strict: true, allowPositionals: true }),
-  );
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: { schema: { type: 'string' } }, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   const schema = schemaOf(values.schema, io);
   const applied = await withDatabase(io, schema, (db) => migrate(db.client, { schema }));

@@ -8,7 +8,6 @@ import { stat } from 'node:fs/promises';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { parseOrThrow, required, takePositionals } from './args.js';
 import { printable } from './format.js';
 import { printRefusal } from './import.js';
@@ -56,14 +55,12 @@ export interface PushOptions {
  * ```
  */
 export const pushCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { url: { type: 'string' }, 'token-file': { type: 'string' }, json: { type: 'boolean' } },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { url: { type: 'string' }, 'token-file': { type: 'string' }, json: { type: 'boolean' } },
+    strict: true,
+    allowPositionals: true,
+  });
   const [file] = takePositionals(positionals, ['<file>']) as [string];
   const url = required('--url', values.url);
   const tokenFile = required('--token-file', values['token-file']);

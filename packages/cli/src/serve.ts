@@ -6,19 +6,22 @@
  * requests under way, cut what is still open after the drain deadline.
  */
 import { resolve } from 'node:path';
-import { inspect, parseArgs } from 'node:util';
-import { type LimitSettings } from '@ipokit/core';
+import { inspect } from 'node:util';
+import { type IpoRouterOptions, type LimitSettings } from '@ipokit/core';
 import { resolveOptions } from '@ipokit/core/adapter';
 import { formatAccessLog } from './access-log.js';
 import { integer, parseOrThrow, takePositionals } from './args.js';
 import {
   HEALTH_PATHS,
   loadSettings,
+  readConfigFile,
   reportConfigProblems,
+  resolveSettings,
   routerOptionsOf,
   settingsFlags,
   settingsJson,
   SETTINGS_FLAGS,
+  type FlagValue,
   type Framework,
   type LogFormat,
   type ServeSettings,
@@ -177,6 +180,11 @@ export interface ServeProfile {
   datasetEnv?: string;
   /** With the generated dataset, run the demo's simulated live sources (the demo). */
   demoLive?: boolean;
+  /**
+   * Rate limits per plan under the user's settings (the demo's tiers): a window that
+   * `--limit` or the config file sets is theirs, every other one is this, else the default.
+   */
+  limits?: NonNullable<IpoRouterOptions['limits']>;
 }
 
 /**
@@ -191,19 +199,17 @@ export interface ServeProfile {
  * ```
  */
 export async function runServe(argv: readonly string[], io: CliIo, profile: ServeProfile): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { ...SETTINGS_FLAGS, dataset: { type: 'string' }, 'demo-keys': { type: 'boolean' }, schema: { type: 'string' } },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { ...SETTINGS_FLAGS, dataset: { type: 'string' }, 'demo-keys': { type: 'boolean' }, schema: { type: 'string' } },
+    strict: true,
+    allowPositionals: true,
+  });
   takePositionals(positionals, []);
   if (values.dataset === '') throw new CliError('--dataset must not be empty');
   let settings: ServeSettings;
   try {
-    settings = await loadSettings(values.config, settingsFlags(values), io);
+    settings = profile.limits === undefined ? await loadSettings(values.config, settingsFlags(values), io) : await loadSettingsOver(profile.limits, values.config, settingsFlags(values), io);
   } catch (err) {
     return reportConfigProblems(err, `${profile.who}: config file`, 'nothing was served', io);
   }
@@ -238,6 +244,28 @@ export async function runServe(argv: readonly string[], io: CliIo, profile: Serv
     },
     io,
   );
+}
+
+/**
+ * The settings as {@link loadSettings} reads them, with `limits` as a layer between the
+ * defaults and the config file: the file's limits are merged over them window by window, and
+ * `--limit` wins over both (the limits have no environment variables). A file whose `limits`
+ * are not objects is left as it is, so that its problems are reported as before.
+ */
+async function loadSettingsOver(limits: NonNullable<IpoRouterOptions['limits']>, config: string | undefined, flags: readonly FlagValue[], io: CliIo): Promise<ServeSettings> {
+  if (config === '') throw new CliError('--config must not be empty');
+  const name = config ?? (io.env.IPOKIT_CONFIG || undefined);
+  const file = name === undefined ? { name: 'the defaults', json: {} } : await readConfigFile(name, io.cwd);
+  return resolveSettings({ flags, env: io.env, file: { name: file.name, json: mergedUnder({ limits }, file.json) } });
+}
+
+/** `over` with what `under` has that `over` does not, object by object (anything else in `over` wins as it is). */
+function mergedUnder(under: unknown, over: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!isObject(under) || !isObject(over)) return over;
+  const merged: Record<string, unknown> = { ...under };
+  for (const [key, value] of Object.entries(over)) merged[key] = Object.hasOwn(under, key) ? mergedUnder(under[key], value) : value;
+  return merged;
 }
 
 /**

@@ -3,7 +3,6 @@
  * counted usage (docs/spec.md#usage), a row per IST day, key and route, and on a terminal a
  * bar per day.
  */
-import { parseArgs } from 'node:util';
 import { getUsage, todayInIst, type UsageRow } from '@ipokit/core';
 import { addDays } from '@ipokit/core/backend';
 import { calendarDate, parseOrThrow, required, takePositionals } from './args.js';
@@ -29,21 +28,19 @@ const BAR_WIDTH = 30;
  * ```
  */
 export const usageCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: {
-        account: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        key: { type: 'string' },
-        json: { type: 'boolean' },
-        schema: { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: {
+      account: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      key: { type: 'string' },
+      json: { type: 'boolean' },
+      schema: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
   takePositionals(positionals, []);
   const accountId = required('--account', values.account);
   const to = values.to === undefined ? todayInIst(Date.now()) : calendarDate('--to', values.to);

@@ -3,9 +3,8 @@
  * endpoints and their deliveries, in PostgreSQL (docs/spec.md#webhooks). The signing secret
  * is printed once, by `create`; `ipokit worker` (or `ipokit serve`) sends the deliveries.
  */
-import { parseArgs } from 'node:util';
 import { createWebhook, deleteWebhook, EVENT_TYPES, listDeliveries, listWebhooks, replayDelivery, type DeliveryInfo, type EventType, type WebhookInfo } from '@ipokit/core';
-import { integer, parseOrThrow, required, takePositionals } from './args.js';
+import { integer, parseOrThrow, required, takePositionals, unknownName } from './args.js';
 import { loadAllowedNetworks } from './config.js';
 import { onStore } from './database.js';
 import { columns, fields, outputOf, type OutputMode } from './format.js';
@@ -30,7 +29,7 @@ export const webhooksCommand: Command = async (argv, io) => {
   if (action === 'deliveries') return deliveries(rest, io);
   if (action === 'replay') return replay(rest, io);
   const actions = 'create, list, delete, deliveries or replay';
-  throw new CliError(action === undefined ? `missing action: ${actions}` : `unknown action ${JSON.stringify(action)}: ${actions}`);
+  throw new CliError(action === undefined ? `missing action: ${actions}` : unknownName('action', action, ['create', 'list', 'delete', 'deliveries', 'replay'], `: ${actions}`));
 };
 
 const OUTPUT = {
@@ -131,22 +130,20 @@ function nonEmpty(name: string, value: string): string {
 }
 
 async function create(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: {
-        account: { type: 'string' },
-        url: { type: 'string' },
-        events: { type: 'string' },
-        description: { type: 'string' },
-        'webhook-allow-network': { type: 'string', multiple: true },
-        config: { type: 'string' },
-        ...OUTPUT,
-      },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: {
+      account: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      'webhook-allow-network': { type: 'string', multiple: true },
+      config: { type: 'string' },
+      ...OUTPUT,
+    },
+    strict: true,
+    allowPositionals: true,
+  });
   takePositionals(positionals, []);
   const accountId = required('--account', values.account);
   const url = required('--url', values.url);
@@ -193,7 +190,7 @@ function printCreated(secret: string, hook: WebhookInfo & { accountId: string },
 }
 
 async function list(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: { account: { type: 'string' }, ...OUTPUT }, strict: true, allowPositionals: true }));
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: { account: { type: 'string' }, ...OUTPUT }, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   const accountId = required('--account', values.account);
   const output = outputOf(values);
@@ -206,7 +203,7 @@ async function list(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function remove(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: { schema: OUTPUT.schema }, strict: true, allowPositionals: true }));
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: { schema: OUTPUT.schema }, strict: true, allowPositionals: true });
   const [id] = takePositionals(positionals, ['ID']) as [string];
   nonEmpty('ID', id);
   await onStore(io, values.schema, (store) => deleteWebhook(store, id));
@@ -215,14 +212,12 @@ async function remove(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function deliveries(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() =>
-    parseArgs({
-      args: [...argv],
-      options: { limit: { type: 'string' }, before: { type: 'string' }, json: OUTPUT.json, schema: OUTPUT.schema },
-      strict: true,
-      allowPositionals: true,
-    }),
-  );
+  const { values, positionals } = parseOrThrow({
+    args: [...argv],
+    options: { limit: { type: 'string' }, before: { type: 'string' }, json: OUTPUT.json, schema: OUTPUT.schema },
+    strict: true,
+    allowPositionals: true,
+  });
   const [webhookId] = takePositionals(positionals, ['ID']) as [string];
   nonEmpty('ID', webhookId);
   const before = values.before === undefined ? undefined : nonEmpty('--before', values.before);
@@ -245,7 +240,7 @@ async function deliveries(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function replay(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: OUTPUT, strict: true, allowPositionals: true }));
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: OUTPUT, strict: true, allowPositionals: true });
   const [webhookId, deliveryId] = takePositionals(positionals, ['WEBHOOK_ID', 'DELIVERY_ID']) as [string, string];
   nonEmpty('WEBHOOK_ID', webhookId);
   nonEmpty('DELIVERY_ID', deliveryId);

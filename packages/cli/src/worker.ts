@@ -4,7 +4,6 @@
  * worker in its own process unless told not to (`--no-webhooks`); any number of workers
  * may share a database.
  */
-import { parseArgs } from 'node:util';
 import { isIpokitError, type WebhookStore } from '@ipokit/core';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/webhooks';
 import { nodeWebhookTransport } from '@ipokit/webhooks/node';
@@ -121,7 +120,7 @@ const OPTIONS = {
  * ```
  */
 export const workerCommand: Command = async (argv, io) => {
-  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: true }));
+  const { values, positionals } = parseOrThrow({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: true });
   takePositionals(positionals, []);
   const flags: FlagValue[] = [];
   if (values['allow-insecure-webhooks'] === true) flags.push({ path: 'allowInsecureWebhooks', label: '--allow-insecure-webhooks', text: 'true' });
