@@ -1,10 +1,10 @@
 /**
  * The server behind `ipokit serve` and the demo's `npm start`: a store (memory, or
  * PostgreSQL on a client it is given), optionally one demo account and key per plan, the
- * router mounted at /ipos (or another mount path) on node:http itself, or with Express or Koa, the health checks
- * at /healthz and /readyz, optionally the push route at /-/ingest, optionally an access log
- * line per request, and optionally a webhook worker delivering the store's events from the
- * same process.
+ * router mounted at /ipos (or another mount path) on node:http itself (node-app.ts), or
+ * with Express or Koa, the health checks at /healthz and /readyz, optionally the push
+ * route at /-/ingest, optionally an access log line per request, and optionally a webhook
+ * worker delivering the store's events from the same process.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import express from 'express';
