@@ -2,9 +2,11 @@
  * One HTTP contender of the benchmark, in its own process: `node ... bench/http-server.ts <name>`.
  * Serves the demo dataset on 127.0.0.1 (port 0) and prints one JSON line: { port, key, paths }.
  * Every contender answers the same two paths with the same JSON bytes (checked at start).
+ * `ipokit-serve` is the real `startServer` of `ipokit serve` (framework node, limits and
+ * access log off, a pro key) and `bare-node` a node:http server answering its bytes.
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import Koa from 'koa';
@@ -17,7 +19,7 @@ import { ipoRouter } from '@ipokit/express';
 import { ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { ipoHandler } from '@ipokit/fetch';
 import { memoryStore } from '@ipokit/storage-memory';
-import { generateDataset } from '@ipokit/cli';
+import { generateDataset, startServer, type RunningServer } from '@ipokit/cli';
 
 const NOW = Date.UTC(2026, 10, 22, 6, 30);
 /** Quotas no benchmark run can reach (finite, so the limiter does its work). */
@@ -126,8 +128,60 @@ function subscriptionPaths(dataset: ReturnType<typeof generateDataset>): string[
   return [`/ipos/${best[0]}`, `/ipos/${best[0]}/subscription`];
 }
 
+/** Every window of every plan off: `ipokit serve --limit PLAN.WINDOW=off` for each. */
+const UNLIMITED = { perMinute: Infinity, perHour: Infinity, perDay: Infinity, gmpPerMinute: Infinity, gmpPerDay: Infinity };
+const NO_LIMITS = { free: UNLIMITED, paid: UNLIMITED, pro: UNLIMITED, keyless: { perMinute: Infinity, perHour: Infinity, perDay: Infinity } };
+
+/**
+ * `ipokit serve` as an operator runs it (the generated dataset, demo keys, node:http, no
+ * access log), limits off, against a bare node:http server sending the bytes it answers
+ * for the same paths: the same body and the same headers (all but those Node adds itself).
+ * The bare server serialises the prebuilt answer per request, as the other bare contenders
+ * do (`res.json`, `ctx.body`, `c.json`).
+ */
+async function serveContender(name: 'ipokit-serve' | 'bare-node'): Promise<void> {
+  const running: RunningServer = await startServer({ port: 0, host: '127.0.0.1', framework: 'node', now: () => new Date(NOW), router: { limits: NO_LIMITS } });
+  const key = running.keys!.pro;
+  const dataset = generateDataset({ today: '2026-11-22', now: NOW });
+  const id = dataset.ipos?.find((ipo) => ipo.listingDate != null && ipo.listingDate < '2026-11-01')?.id ?? '';
+  const paths = [`/ipos/${id}`, '/ipos?status=listed&limit=100'];
+  const base = `http://127.0.0.1:${(running.server.address() as AddressInfo).port}`;
+  const texts = new Map<string, string>();
+  const headers = new Map<string, Record<string, string>>();
+  for (const path of paths) {
+    const res = await fetch(`${base}${path}`, { headers: { 'x-api-key': key } });
+    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+    texts.set(path, await res.text());
+    headers.set(path, Object.fromEntries([...res.headers].filter(([h]) => !['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(h))));
+  }
+  let port = (running.server.address() as AddressInfo).port;
+  if (name === 'bare-node') {
+    await running.close();
+    const answers = new Map([...texts].map(([path, text]) => [path, { value: JSON.parse(text) as unknown, headers: headers.get(path)! }]));
+    const server = createServer((req, res) => {
+      const answer = answers.get(req.url ?? '');
+      if (answer === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      const body = JSON.stringify(answer.value);
+      res.writeHead(200, { ...answer.headers, 'content-length': String(Buffer.byteLength(body)) });
+      res.end(body);
+    });
+    server.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    port = (server.address() as AddressInfo).port;
+    for (const [path, text] of texts) {
+      const got = await (await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'x-api-key': key } })).text();
+      if (got !== text) throw new Error(`${name} answers ${path} with other bytes than ipokit serve`);
+    }
+  }
+  process.stdout.write(`${JSON.stringify({ port, key, paths })}\n`);
+}
+
 async function main(): Promise<void> {
   const name = process.argv[2] ?? '';
+  if (name === 'ipokit-serve' || name === 'bare-node') return serveContender(name);
   const make = contenders[name];
   if (make === undefined) throw new Error(`unknown contender ${name}; one of ${Object.keys(contenders).join(', ')}`);
   const dataset = generateDataset({ today: '2026-11-22', now: NOW });

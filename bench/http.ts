@@ -1,7 +1,9 @@
 /**
  * HTTP benchmark: each contender runs in its own process; autocannon drives it from this one.
- * Contenders: our Express, Koa and fetch (Hono on @hono/node-server) adapters, each against
- * bare routes of its framework answering the same bytes, and Express against a hand-rolled app.
+ * Contenders: `ipokit serve` itself (startServer on node:http, limits and access log off)
+ * against a bare node:http server answering the same bytes; our Express, Koa and fetch (Hono
+ * on @hono/node-server) adapters, each against bare routes of its framework answering the
+ * same bytes, and Express against a hand-rolled app.
  * Rounds interleave the contenders (A B C ..., then reversed) and the table reports medians
  * of req/s and the ratios the targets are stated in.
  *
@@ -22,11 +24,12 @@ export interface HttpBenchOptions {
   only?: readonly string[];
 }
 
-const CONTENDERS = ['ipokit-express', 'bare-express', 'handrolled-express', 'ipokit-koa', 'bare-koa', 'ipokit-fetch', 'bare-hono'] as const;
+const CONTENDERS = ['ipokit-serve', 'bare-node', 'ipokit-express', 'bare-express', 'handrolled-express', 'ipokit-koa', 'bare-koa', 'ipokit-fetch', 'bare-hono'] as const;
 type Contender = (typeof CONTENDERS)[number];
 const ROUTE_NAMES = ['GET /ipos/{id}', 'GET /ipos?status=listed&limit=100'];
 /** [ours, theirs, target ratio ours/theirs] */
 const TARGETS: Array<[Contender, Contender, number]> = [
+  ['ipokit-serve', 'bare-node', 0.8],
   ['ipokit-express', 'bare-express', 0.95],
   ['ipokit-express', 'handrolled-express', 1.15],
   ['ipokit-koa', 'bare-koa', 0.9],

@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark of the project, side by side, printed and written to
  * BENCHMARKS.md with the machine, the versions, the date and the exact commands.
  *
- *   npm run bench                      # HTTP, core, PostgreSQL, limiters and full stack (DATABASE_URL or 127.0.0.1:5432, REDIS_URL or 127.0.0.1:6379)
+ *   npm run bench                      # HTTP (ipokit serve against bare node:http, each adapter against its framework), core, PostgreSQL, limiters and full stack (DATABASE_URL or 127.0.0.1:5432, REDIS_URL or 127.0.0.1:6379)
  *   npm run bench -- --only http,core  # a part of it (http, core, ipo-data, postgres, limiter, quotas, webhooks, sources, full-stack)
  */
 import { execFileSync } from 'node:child_process';

@@ -87,9 +87,9 @@ async function traffic(api: string, keys: Record<'free' | 'paid' | 'pro', string
   return calls.length;
 }
 
-describe('ipokit serve access log', () => {
+describe.each(['node', 'express', 'koa'])('ipokit serve access log with %s', (framework) => {
   it('text by default: one line per request, no key, secrets as ***, the account of a valid key', async () => {
-    const { lines, keys } = await logOf(['--limit', 'free.perMinute=1'], traffic);
+    const { lines, keys } = await logOf(['--framework', framework, '--limit', 'free.perMinute=1'], traffic);
     expect(lines, lines.join('\n')).toHaveLength(8);
     const parsed = lines.map((line) => {
       const m = TEXT_LINE.exec(line);
@@ -120,7 +120,7 @@ describe('ipokit serve access log', () => {
   });
 
   it('--log json: one JSON object per line; the address forwarded by a trusted proxy', async () => {
-    const { lines, keys } = await logOf(['--log', 'json', '--trust-proxy', '1'], traffic);
+    const { lines, keys } = await logOf(['--framework', framework, '--log', 'json', '--trust-proxy', '1'], traffic);
     expect(lines).toHaveLength(8);
     const entries = lines.map((line) => JSON.parse(line) as AccessLogEntry);
     for (const e of entries) {
@@ -135,7 +135,7 @@ describe('ipokit serve access log', () => {
   });
 
   it('--log off (or IPOKIT_LOG=off): no line', async () => {
-    expect((await logOf(['--log', 'off'], traffic, {}, 300)).lines).toEqual([]);
-    expect((await logOf([], traffic, { IPOKIT_LOG: 'off' }, 300)).lines).toEqual([]);
+    expect((await logOf(['--framework', framework, '--log', 'off'], traffic, {}, 300)).lines).toEqual([]);
+    expect((await logOf(['--framework', framework], traffic, { IPOKIT_LOG: 'off' }, 300)).lines).toEqual([]);
   });
 });

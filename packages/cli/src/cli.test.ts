@@ -104,7 +104,7 @@ describe('ipokit usage errors: one line, the usage, exit 2', () => {
     [['demo-data', '--seed', '1.5'], /^ipokit demo-data: --seed must be a whole number from 0 to 4294967295, got "1.5"$/],
     [['demo-data', '--today', '2026-02-30'], /^ipokit demo-data: --today must be a real date written YYYY-MM-DD, got "2026-02-30"$/],
     [['demo-data', '--out', ''], /^ipokit demo-data: --out must not be empty$/],
-    [['serve', '--framework', 'hapi'], /^ipokit serve: --framework must be express or koa, got "hapi"$/],
+    [['serve', '--framework', 'hapi'], /^ipokit serve: --framework must be node, express or koa, got "hapi"$/],
     [['serve', '--port', '70000'], /^ipokit serve: --port must be a whole number from 0 to 65535, got "70000"$/],
     [['serve', '--demo-keys=yes'], /^ipokit serve: option --demo-keys takes no value$/],
     [['accounts'], /^ipokit accounts: missing action: create, update, list or show$/],

@@ -36,7 +36,7 @@ describe('resolveSettings', () => {
   it('has the defaults of the router and of serve, with the OpenAPI document on', () => {
     const s = resolveSettings();
     expect(s).toMatchObject({
-      framework: 'express',
+      framework: 'node',
       port: 3000,
       host: '127.0.0.1',
       mount: '/ipos',
@@ -90,7 +90,7 @@ describe('resolveSettings', () => {
     [{ IPOKIT_STORE_TIMEOUT_MS: '0' }, 'IPOKIT_STORE_TIMEOUT_MS must be a whole number >= 1, got "0"'],
     [{ IPOKIT_KEY_CACHE_TTL_MS: '-1' }, 'IPOKIT_KEY_CACHE_TTL_MS must be a whole number >= 0, got "-1"'],
     [{ IPOKIT_LIMITER_FAIL_OPEN: '2' }, 'IPOKIT_LIMITER_FAIL_OPEN must be true or false, got "2"'],
-    [{ IPOKIT_FRAMEWORK: 'hapi' }, 'IPOKIT_FRAMEWORK must be express or koa, got "hapi"'],
+    [{ IPOKIT_FRAMEWORK: 'hapi' }, 'IPOKIT_FRAMEWORK must be node, express or koa, got "hapi"'],
     [{ IPOKIT_MAX_KEYS_PER_ACCOUNT: '0' }, 'IPOKIT_MAX_KEYS_PER_ACCOUNT must be a whole number of keys >= 1, or "off" for no cap, got "0"'],
   ])('refuses %j with the rule, naming the variable', (env, message) => {
     expect(() => resolveSettings({ env })).toThrow(new CliError(message));

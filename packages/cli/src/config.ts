@@ -18,7 +18,7 @@ import { checkSourcesSettings, type SourcesSettings } from './sources-config.js'
 import { CliError, type CliIo } from './io.js';
 
 /** The web framework the server runs on. */
-export type Framework = 'express' | 'koa';
+export type Framework = 'node' | 'express' | 'koa';
 
 /** The access log: a text line per request, a JSON object per line, or none. */
 export type LogFormat = 'text' | 'json' | 'off';
@@ -246,7 +246,7 @@ function hostRule(value: unknown): string | null {
 
 /** Every setting, in the order --print-config prints them. */
 const LEAVES: readonly Leaf[] = [
-  { path: 'framework', flag: '--framework', env: 'IPOKIT_FRAMEWORK', fromText: (t) => t.toLowerCase(), fromJson: same, check: oneOf(['express', 'koa']) },
+  { path: 'framework', flag: '--framework', env: 'IPOKIT_FRAMEWORK', fromText: (t) => t.toLowerCase(), fromJson: same, check: oneOf(['node', 'express', 'koa']) },
   { path: 'port', flag: '--port', env: 'PORT', fromText: digits, fromJson: same, check: wholeNumber(0, 65535) },
   { path: 'host', flag: '--host', env: 'HOST', fromText: (t) => t, fromJson: same, check: hostRule },
   { path: 'mount', flag: '--mount', env: 'IPOKIT_MOUNT', fromText: trimSlash, fromJson: (v) => (typeof v === 'string' ? trimSlash(v) : v), check: mountProblem },
@@ -492,7 +492,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     throw err;
   }
   return {
-    framework: value<Framework>('framework', 'express'),
+    framework: value<Framework>('framework', 'node'),
     port: value('port', 3000),
     host: value('host', '127.0.0.1'),
     mount: value('mount', DEFAULT_MOUNT),

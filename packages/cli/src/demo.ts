@@ -1,7 +1,7 @@
 /**
  * The demo's `npm start`: `ipokit serve` with the demo's defaults (one key per plan, tiered
  * limits, the generated dataset imported into an empty PostgreSQL, `IPOKIT_DATASET` for a
- * file of your own), and `--koa` / `--express` as short forms of `--framework`.
+ * file of your own), and `--node` / `--express` / `--koa` as short forms of `--framework`.
  */
 import type { IpoRouterOptions } from '@ipokit/core';
 import { reportError } from './report.js';
@@ -10,7 +10,7 @@ import { runServe } from './serve.js';
 
 /** The usage of `npm start`, printed after a usage error and by `npm start -- --help`. */
 export const DEMO_USAGE =
-  'Usage: npm start [-- --express | --koa] [--port N] [--host H] [--log text|json|off] [--config FILE] [any other option of ipokit serve]';
+  'Usage: npm start [-- --node | --express | --koa] [--port N] [--host H] [--log text|json|off] [--config FILE] [any other option of ipokit serve]';
 
 /**
  * The demo's limits per plan, a layer under the user's own (`--limit`, the config file win
@@ -47,7 +47,7 @@ export async function runDemo(argv: readonly string[], io: CliIo): Promise<numbe
       io.stdout.write(`${DEMO_USAGE}\n\nThe options are those of 'ipokit serve': npm run ipokit -- serve --help lists them.\n`);
       return 0;
     }
-    args.push(arg === '--koa' ? '--framework=koa' : arg === '--express' ? '--framework=express' : arg);
+    args.push(arg === '--koa' ? '--framework=koa' : arg === '--express' ? '--framework=express' : arg === '--node' ? '--framework=node' : arg);
   }
   try {
     return await runServe(args, io, { who: 'ipokit demo', title: 'ipokit demo', demoKeys: true, limits: DEMO_LIMITS, seedEmptyDatabase: true, datasetEnv: 'IPOKIT_DATASET', demoLive: true });

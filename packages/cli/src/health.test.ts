@@ -36,7 +36,7 @@ async function probe(running: RunningServer, path: string, method = 'GET'): Prom
 const OK = { status: 200, body: '{"status":"ok"}', type: 'application/json; charset=utf-8', cache: 'no-store' };
 const DOWN = { status: 503, body: '{"status":"unavailable"}', type: 'application/json; charset=utf-8', cache: 'no-store' };
 
-describe.each(['express', 'koa'] as const)('health checks with %s', (framework) => {
+describe.each(['node', 'express', 'koa'] as const)('health checks with %s', (framework) => {
   it('answer 200 from memory, HEAD too, need no key and count against no window', async () => {
     const errors: unknown[] = [];
     const running = await startServer({ port: 0, framework, datasetFile: file, router: { limits: { keyless: { perMinute: 1 } } }, onError: (e) => errors.push(e) });

@@ -18,7 +18,7 @@ Needs DATABASE_URL=postgres://user:password@host:5432/database.`;
 /** Every command's help, by name. */
 export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   serve: {
-    usage: `Usage: ipokit serve [--framework express|koa] [--port N] [--host H] [--mount PATH] [--trust-proxy N]
+    usage: `Usage: ipokit serve [--framework node|express|koa] [--port N] [--host H] [--mount PATH] [--trust-proxy N]
                     [--dataset FILE] [--demo-keys] [--schema S] [--config FILE] [--print-config]
                     [--log text|json|off] [--openapi | --no-openapi] [--limit PLAN.WINDOW=N|off]...
                     [--max-list-limit PLAN=N]... [--gmp-preview-ends YYYY-MM-DD] [--max-gmp-buckets N]
@@ -28,9 +28,10 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
                     [--idle-timeout-ms N] [--max-connections N]
                     [--webhooks | --no-webhooks] [--allow-insecure-webhooks] [--webhook-concurrency N]
                     [--webhook-allow-network CIDR]... [--ingest-token-file F] [--ingest-max-bytes N]`,
-    details: `Serves the API at /ipos (or --mount), with Express (default) or Koa, its OpenAPI document
-at /ipos/-/openapi.json, and health checks at /healthz and /readyz; and delivers the
-store's webhooks from the same process, as 'ipokit worker' does, unless --no-webhooks.
+    details: `Serves the API at /ipos (or --mount), on node:http itself (default) or with Express
+or Koa, its OpenAPI document at /ipos/-/openapi.json, and health checks at /healthz and
+/readyz; and delivers the store's webhooks from the same process, as 'ipokit worker' does,
+unless --no-webhooks.
 
 Without DATABASE_URL it serves from memory: the generated demo dataset, or --dataset FILE,
 with one demo account and key per plan (printed, with curl lines to try).
@@ -45,7 +46,8 @@ else its default. --print-config prints the settings in force as JSON, in the co
 file's format, and exits without serving.
 
 Options:
-  --framework NAME   express or koa (IPOKIT_FRAMEWORK; default express)
+  --framework NAME   node (node:http calling the handlers directly, the fastest), express
+                     or koa (IPOKIT_FRAMEWORK; default node)
   --port N           port to listen on, 0 for any free one (PORT; default 3000)
   --host H           address to listen on (HOST; default 127.0.0.1, 0.0.0.0 for every interface)
   --mount PATH       the path the API answers under, e.g. /api/v1/ipos, or / (IPOKIT_MOUNT;

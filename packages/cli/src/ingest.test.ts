@@ -18,8 +18,8 @@ vi.mock('node:crypto', async (importOriginal) => {
 });
 const { timingSafeEqual } = await import('node:crypto');
 
-// The push route, POST /-/ingest, through a real server on port 0: memory with Express and
-// Koa, and PostgreSQL (PGlite, or the real server when DATABASE_URL is set).
+// The push route, POST /-/ingest, through a real server on port 0: memory with node:http,
+// Express and Koa, and PostgreSQL (PGlite, or the real server when DATABASE_URL is set).
 
 const NOW = Date.UTC(2026, 10, 23, 6, 30);
 const TOKEN_A = 'a'.repeat(24) + '0123456789';
@@ -72,7 +72,7 @@ const UNLIMITED = { limits: { pro: { perMinute: Infinity, gmpPerMinute: Infinity
 
 const errorShape = (status: number, code: string) => ({ status: String(status), code, title: expect.any(String), detail: expect.any(String) });
 
-describe.each(['express', 'koa'] as const)('POST /-/ingest on memory with %s', (framework) => {
+describe.each(['node', 'express', 'koa'] as const)('POST /-/ingest on memory with %s', (framework) => {
   let running: RunningServer;
   let url: string;
   beforeAll(async () => {

@@ -77,7 +77,8 @@ function keysOf(stdout: string): Record<'free' | 'paid' | 'pro', string> {
 
 describe('ipokit serve from memory', () => {
   it.each([
-    ['Express', [], {}],
+    ['node:http', [], {}],
+    ['Express', ['--framework', 'express'], {}],
     ['Koa', ['--framework', 'koa'], {}],
     ['Koa (IPOKIT_FRAMEWORK)', [], { IPOKIT_FRAMEWORK: 'KOA' }],
   ])('serves the generated dataset with %s, prints a key per plan and curl lines, and drains on stop', async (name, args, env) => {
@@ -96,7 +97,7 @@ describe('ipokit serve from memory', () => {
 
   it('serves --dataset FILE instead (relative to the working directory)', async () => {
     const serving = await startServe(['--dataset', 'orbit.json', '--host', '127.0.0.1']);
-    expect(serving.stdout()).toMatch(/^ipokit serving orbit\.json from memory with Express at/);
+    expect(serving.stdout()).toMatch(/^ipokit serving orbit\.json from memory with node:http at/);
     const one = await get(`${serving.url}/ipos/orbit`, keysOf(serving.stdout()).paid);
     expect(one.status).toBe(200);
     expect((one.body as IpoResponse).ipo.id).toBe('2026000001');
@@ -268,7 +269,7 @@ describe('ipokit serve from PostgreSQL', () => {
     try {
       const io = { ...db.io() };
       const bare = await startServe(['--schema', db.schema], io);
-      expect(bare.stdout()).toMatch(/^ipokit serving the 0 IPOs already stored from PostgreSQL at .+ \(schema ipokit_cli_serve_\w+\) with Express at /);
+      expect(bare.stdout()).toMatch(/^ipokit serving the 0 IPOs already stored from PostgreSQL at .+ \(schema ipokit_cli_serve_\w+\) with node:http at /);
       expect(bare.stdout()).toContain('No demo key was created (--demo-keys makes one per plan).');
       expect(bare.stdout()).not.toMatch(/ipk_[A-Za-z0-9]{32}/);
       expect(bare.stderr()).toContain("The database holds no IPO yet: load a dataset with 'ipokit import <file>'");

@@ -280,6 +280,9 @@ export function drainMsOf(io: CliIo): number {
   return integer('IPOKIT_DRAIN_MS', io.env.IPOKIT_DRAIN_MS || '10000', 0, 2_147_483_647);
 }
 
+/** How the banner names each framework. */
+const FRAMEWORK_NAMES: Readonly<Record<Framework, string>> = { node: 'node:http', express: 'Express', koa: 'Koa' };
+
 function printBanner(running: RunningServer, options: ServeOptions, title: string, db: OpenedDatabase | undefined, io: CliIo): void {
   // One write: whoever reads the output sees the whole banner at once.
   const lines: string[] = [];
@@ -287,7 +290,7 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   const what =
     running.source === 'file' ? options.datasetFile : running.source === 'generated' ? 'a generated dataset' : `the ${running.ipoCount} IPOs already stored`;
   const from = db === undefined ? 'memory' : `PostgreSQL at ${db.where} (schema ${db.schema})`;
-  out(`${title} serving ${what} from ${from} with ${options.framework === 'koa' ? 'Koa' : 'Express'} at ${running.url}${running.mount}`);
+  out(`${title} serving ${what} from ${from} with ${FRAMEWORK_NAMES[options.framework]} at ${running.url}${running.mount}`);
   out(limitsLine(running));
   const openapi = running.openapiUrl === null ? 'off (--openapi turns it on)' : running.openapiUrl;
   out(`OpenAPI document: ${openapi}; health: ${running.url}${HEALTH_PATHS.live}, ${running.url}${HEALTH_PATHS.ready}`);

@@ -22,10 +22,11 @@ async function runCurl(line: string): Promise<{ status: number; body: unknown; h
 
 // What `npm start` serves: the generated dataset and a key per plan, from memory with either
 // framework, and from PostgreSQL (PGlite here, the real server when DATABASE_URL is set).
-const setups: Array<{ name: string; framework: 'express' | 'koa'; database?: true }> = [
+const setups: Array<{ name: string; framework: 'node' | 'express' | 'koa'; database?: true }> = [
+  { name: 'node', framework: 'node' },
   { name: 'express', framework: 'express' },
   { name: 'koa', framework: 'koa' },
-  { name: 'express on PostgreSQL', framework: 'express', database: true },
+  { name: 'node on PostgreSQL', framework: 'node', database: true },
 ];
 
 describe.each(setups)('the demo on $name', ({ framework, database }) => {

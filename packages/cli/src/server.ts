@@ -1,10 +1,10 @@
 /**
  * The server behind `ipokit serve` and the demo's `npm start`: a store (memory, or
  * PostgreSQL on a client it is given), optionally one demo account and key per plan, the
- * router mounted at /ipos (or another mount path) with Express or Koa, the health checks
- * at /healthz and /readyz, optionally the push route at /-/ingest, optionally an access log
- * line per request, and optionally a webhook worker delivering the store's events from the
- * same process.
+ * router mounted at /ipos (or another mount path) on node:http itself (node-app.ts), or
+ * with Express or Koa, the health checks at /healthz and /readyz, optionally the push
+ * route at /-/ingest, optionally an access log line per request, and optionally a webhook
+ * worker delivering the store's events from the same process.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import express from 'express';
@@ -12,6 +12,7 @@ import Koa from 'koa';
 import { createAccount, createApiKey, importDataset, IpokitError, isIpokitError, listApiKeys, revokeApiKey, todayInIst, updateAccount, type Dataset, type IpoRouterOptions, type Plan, type Store, type WebhookStore } from '@ipokit/core';
 import { type WebhookWorker, type WebhookWorkerOptions } from '@ipokit/webhooks';
 import { accountRouter, ipoRouter } from '@ipokit/express';
+import { accountHandlerOf, createIpoHandler, outsideAnswer } from '@ipokit/core/adapter';
 import { accountRouter as koaAccountRouter, ipoRouter as koaIpoRouter } from '@ipokit/koa';
 import { memoryStore } from '@ipokit/storage-memory';
 import { migrate, type PostgresClient } from '@ipokit/storage-postgres';
@@ -27,6 +28,7 @@ import { startCollector, type Collector, type CollectorOptions, type SourceStatu
 import { demoLiveSources } from './demo-live.js';
 import { CliError } from './io.js';
 import { startNodeWorker } from './worker.js';
+import { nodeApp } from './node-app.js';
 
 /** One demo key per plan (the pro account has the GMP add-on). */
 export type DemoKeys = Record<Plan, string>;
@@ -47,8 +49,8 @@ export interface ServerOptions {
   port: number;
   /** The address to listen on. Default `127.0.0.1`. */
   host?: string;
-  /** Default `express`. */
-  framework?: 'express' | 'koa';
+  /** What answers the requests: `node` (node:http calling the core directly), `express` or `koa`. Default `node`. */
+  framework?: 'node' | 'express' | 'koa';
   /** A dataset JSON file: served instead of the generated dataset (memory), or imported first (PostgreSQL). */
   datasetFile?: string;
   /** How messages name the file. Default `dataset file`. */
@@ -352,7 +354,28 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
     if (record !== undefined) record.address = address ?? null;
   };
   let listener: RequestListener;
-  if (options.framework === 'koa') {
+  if (options.framework === undefined || options.framework === 'node') {
+    const apiMount = mount === '/' ? '' : mount.toLowerCase();
+    listener = nodeApp({
+      first: rootRoutes,
+      ...(mount === '/' ? {} : { home }),
+      ...(demo === null
+        ? {}
+        : {
+            page: { path: DEMO_SIGN_IN_PATH, answer: demo.signIn },
+            account: {
+              mount: DEMO_ACCOUNT_MOUNT,
+              accountOf: (req: IncomingMessage) => demo.account(req.headers.cookie),
+              handle: accountHandlerOf<[req: IncomingMessage]>(routerStore, { ...routerOptions, ...allowed, dashboard: true, account: (req) => demo.account(req.headers.cookie) }, { accountArgs: '(req)', loadDashboard: () => import('@ipokit/dashboard') }).handle,
+            },
+          }),
+      api: { handle: createIpoHandler(routerStore, routerOptions), mount: apiMount },
+      outside: outsideAnswer(mount, 'the IPO API'),
+      trustProxy,
+      ...(logged ? { onAddress: note } : {}),
+      onError: onError ?? ((e: unknown) => console.error('[ipokit]', e)),
+    });
+  } else if (options.framework === 'koa') {
     const app = new Koa();
     if (trustProxy > 0) {
       app.proxy = true;
@@ -385,6 +408,7 @@ function handlerFor(store: Store, options: AppOptions): RequestListener {
     listener = app.callback();
   } else {
     const app = express();
+    app.disable('x-powered-by');
     if (trustProxy > 0) app.set('trust proxy', trustProxy);
     app.use((req, res, next) => {
       note(req.ip);
