@@ -66,6 +66,7 @@ export const FULL_RUN_ONLY: readonly string[] = [
   'packages/storage-postgres/src/source-store.test.ts',
   'packages/storage-postgres/src/fuzz.test.ts',
   'packages/storage-postgres/src/plans.test.ts',
+  'packages/storage-postgres/src/webhooks.test.ts',
   'packages/limiter-redis/src/redis-limiter.test.ts',
   'packages/limiter-redis/src/http.test.ts',
   'packages/koa/src/koa.test.ts',
