@@ -24,7 +24,15 @@ function masked(url: string): string {
   return url.replace(/^([^:/?]+:\/\/[^:/@?]*):[^@]*@/, '$1:***@');
 }
 
-/** True when 127.0.0.1:`port` answers PING with PONG within `timeoutMs` (a server wanting a password answers -NOAUTH: not usable). */
+/**
+ * True when 127.0.0.1:`port` answers PING with PONG within `timeoutMs` (a server wanting a
+ * password answers -NOAUTH: not usable).
+ *
+ * @example
+ * ```ts
+ * if (await answersPing(6379)) process.env.REDIS_URL = 'redis://127.0.0.1:6379';
+ * ```
+ */
 export function answersPing(port: number, host = '127.0.0.1', timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, host);
@@ -40,7 +48,14 @@ export function answersPing(port: number, host = '127.0.0.1', timeoutMs = 500): 
   });
 }
 
-/** True when `url` is a PostgreSQL server that answers `select 1` within `timeoutMs`. */
+/**
+ * True when `url` is a PostgreSQL server that answers `select 1` within `timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * await answersSelect('postgres://postgres@127.0.0.1:5432/test'); // false: nothing there
+ * ```
+ */
 export async function answersSelect(url: string, timeoutMs = 2000): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
   client.on('error', () => undefined);
@@ -103,7 +118,15 @@ async function hold(port: number): Promise<net.Server | null> {
 
 const SETUP_DONE = Symbol.for('ipokit.test.globalSetup');
 
-/** Vitest's globalSetup hook; the function it returns is the teardown. */
+/**
+ * Vitest's globalSetup hook; the function it returns is the teardown.
+ *
+ * @example
+ * ```ts
+ * // vitest.config.ts
+ * export default defineConfig({ test: { globalSetup: ['test/global-setup.ts'] } });
+ * ```
+ */
 export default async function setup(): Promise<() => Promise<void>> {
   // Each project of vitest.config.ts runs its globalSetup; once is enough for the servers and the lines.
   const state = globalThis as { [SETUP_DONE]?: boolean };
