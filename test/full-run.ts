@@ -78,6 +78,10 @@ export const FULL_RUN_ONLY: readonly string[] = [
   'packages/fetch/src/fuzz.test.ts',
   'packages/fetch/src/parity.test.ts',
   'packages/express/src/account.test.ts',
+  // the PostgreSQL store's own behaviour, the slowest files of a quick run (over a minute each
+  // on a busy machine): the data cache with LISTEN, the limiter's windows in SQL
+  'packages/storage-postgres/src/data-cache.test.ts',
+  'packages/storage-postgres/src/limiter.test.ts',
 ];
 
 /** Files both runs run, each its own part: they choose with {@link oneOfEach}. */
