@@ -11,7 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
-/** The Redis the tests use, or undefined: then they skip. */
+/**
+ * The Redis the tests use, or undefined: then they skip. test/global-setup.ts sets REDIS_URL
+ * before any test file runs: REDIS_URL as given, else redis://127.0.0.1:6379 when a server
+ * there answers PING, else unset (and it prints one line saying that the Redis tests skip).
+ */
 export const REDIS_URL = process.env.REDIS_URL || undefined;
 
 /**

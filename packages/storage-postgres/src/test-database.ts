@@ -1,6 +1,8 @@
 /**
- * For this package's tests: a real PostgreSQL when DATABASE_URL is set (CI), else PGlite
- * in-process, each test file in its own schema so files can run side by side.
+ * For this package's tests: a real PostgreSQL when DATABASE_URL is set, else PGlite
+ * in-process, each test file in its own schema so files can run side by side. The test run
+ * sets DATABASE_URL first (test/global-setup.ts): as given, else the server at
+ * postgres://postgres@127.0.0.1:5432/test when it answers, else unset (PGlite).
  */
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
