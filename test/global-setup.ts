@@ -9,9 +9,11 @@
  *   test workers (and the processes they start) as REDIS_URL and DATABASE_URL: vitest gives
  *   each worker the environment of this process. One line per server says what the run uses
  *   and, when there is none, which tests skip.
- * - Holds 127.0.0.1:3000, the port `npm start` and `ipokit serve` take by default, while the
- *   tests run (when it is free): a test that binds a fixed port fails at once, whatever else
- *   runs on the machine, instead of failing only when `npm start` happens to be running.
+ * - In CI (`.ci/run` sets IPOKIT_TEST_HOLD_PORT=1), holds 127.0.0.1:3000, the port `npm start`
+ *   and `ipokit serve` take by default, while the tests run (when it is free): a test that
+ *   binds a fixed port fails there every time, instead of failing only when `npm start`
+ *   happens to be running. A developer's own run holds nothing, so `npm start` beside
+ *   `npm test` keeps its port.
  */
 import net from 'node:net';
 import pg from 'pg';
@@ -133,7 +135,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   if (state[SETUP_DONE]) return async () => undefined;
   state[SETUP_DONE] = true;
   for (const line of await findServers(process.env)) console.log(line);
-  const held = await hold(DEFAULT_PORT);
+  const held = process.env.IPOKIT_TEST_HOLD_PORT === '1' ? await hold(DEFAULT_PORT) : null;
   return async () => {
     if (held !== null) await new Promise((resolve) => held.close(resolve));
   };
