@@ -7,6 +7,8 @@
 import type {
   AccountWindow,
   ApiKeyInfo,
+  DeliveryDetail,
+  DeliveryEventType,
   DeliveryInfo,
   EventType,
   GmpField,
@@ -26,11 +28,13 @@ import type {
   SubscriptionTimes,
   UsageRow,
   WebhookInfo,
+  WebhookLimits,
 } from '@ipokit/core';
 import type { DeliveryState, UsageRoute } from '@ipokit/core/backend';
 
 // The wire types are the core's own, imported as types only: the bundle gains nothing.
 export type {
+  DeliveryEventType,
   DeliveryState,
   EventType,
   GmpField,
@@ -58,6 +62,22 @@ export type Key = ApiKeyInfo;
 export type Webhook = WebhookInfo;
 /** A delivery of an endpoint, as listed. */
 export type Delivery = DeliveryInfo;
+/** One delivery with its payload and the receiver's last answer (`GET /webhooks/{id}/deliveries/{deliveryId}`). */
+export type DeliveryWithPayload = DeliveryDetail;
+/** What the plan allows, answered with the list (`GET /webhooks`): shown before the form. */
+export type WebhookPlanLimits = WebhookLimits;
+
+/** `GET /webhooks`. */
+export interface WebhookList {
+  webhooks: Webhook[];
+  limits: WebhookPlanLimits;
+}
+
+/** `POST /webhooks/{id}/rotate-secret`: the new secret, this once, and when the old one stops signing. */
+export interface RotatedSecret {
+  secret: string;
+  previousSecretExpiresAt: string;
+}
 
 export interface Account {
   id: string;
