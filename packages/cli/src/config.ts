@@ -27,7 +27,7 @@ export type LogFormat = 'text' | 'json' | 'off';
  * Every setting of the server, resolved: what `ipokit serve --print-config` prints. The
  * router's own settings are the core's resolved options (the clock and onError aside).
  */
-export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> {
+export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError' | 'onResponse' | 'onStoreCall'> {
   framework: Framework;
   port: number;
   host: string;
