@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURE_NOW, referenceStore, seedFixture } from '@ipokit/testing';
 import { createAccountHandler, type AccountRequest } from './account-handler.js';
 import type { ResponseInfo } from '../model/options.js';
+import { IpokitError } from '../model/errors.js';
+import { createIpoHandler } from './handler.js';
 
 // The account router tells onResponse of its own routes by name (never the path, which
 // carries key ids and IPO identifiers) with the signed-in account's plan; its IPO routes
@@ -44,5 +46,30 @@ describe('onResponse on the account router', () => {
       { router: 'account', route: 'keys', method: 'GET', status: 401, plan: null },
     ]);
     expect(infos[5]!.rateLimit).toEqual({ windows: ['minute'], refusedBy: 'minute' });
+  });
+});
+
+describe('onStoreCall', () => {
+  it("tells a store's refusal to shed load (IpokitError with shed) from another failure", async () => {
+    const store = referenceStore();
+    const { keys } = await seedFixture(store);
+    let failure: Error | null = null;
+    const failing = new Proxy(store, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== 'findIpo' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => (failure === null ? Reflect.apply(value as (...a: unknown[]) => unknown, target, args) : Promise.reject(failure));
+      },
+    });
+    const calls: string[] = [];
+    const errors: unknown[] = [];
+    const handle = createIpoHandler(failing, { now: () => new Date(FIXTURE_NOW), onStoreCall: ({ op, outcome }) => calls.push(`${op} ${outcome}`), onError: (e) => errors.push(e) });
+    const get = async () => (await handle({ method: 'GET', url: '/ipos/ORBIT', path: '/ORBIT', query: '', headers: { 'x-api-key': keys.paid }, clientAddress: '127.0.0.1' })).status;
+    failure = new IpokitError('ERR:UNAVAILABLE', 'More than 20 calls waited', { shed: true });
+    expect(await get()).toBe(503);
+    failure = new IpokitError('ERR:UNAVAILABLE', 'the database is down');
+    expect(await get()).toBe(503);
+    expect(calls.filter((c) => c.startsWith('findIpo '))).toEqual(['findIpo shed', 'findIpo error']);
+    expect(errors).toHaveLength(2);
   });
 });
