@@ -10,7 +10,9 @@ import { FULL_RUN_ONLY, SPLIT, TEST_GLOBS } from './test/full-run.js';
 // of the SPLIT files, with IPOKIT_TEST_ALL=1). `npx vitest run FILE` runs the file in
 // whichever project has it. test/global-setup.ts finds Redis and PostgreSQL first.
 export default defineConfig({
-  ssr: { resolve: { conditions: ['source', ...defaultServerConditions] } },
+  // (without `module`: @opentelemetry/api, which prom-client requires, points that condition
+  // at an ESM build of extensionless imports that Node cannot load)
+  ssr: { resolve: { conditions: ['source', ...defaultServerConditions.filter((c) => c !== 'module')] } },
   resolve: { conditions: ['source'] },
   test: {
     testTimeout: 20_000,

@@ -124,7 +124,7 @@ describe('resolveSettings', () => {
       'gmpPreviewEnds: must be a calendar date written YYYY-MM-DD, got "2026-02-30"',
       'mount: must be a path like /ipos or /api/v1/ipos (segments of letters, digits and ._~-), or / for the root, got "ipos"',
       'limiterFailOpen: must be true or false, got "no"',
-      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest, sources)',
+      'tls: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest, sources, metrics)',
       'connections: connections.headersTimeoutMs (5000) must not exceed connections.requestTimeoutMs (1000): the headers are part of the request; 0 turns either off',
     ]);
     expect(() => resolveSettings({ file: { name: 'list.json', json: [1] } })).toThrow(/\(the file\): must be a JSON object, got \[1\]/);
@@ -224,7 +224,7 @@ describe('ipokit serve --config and --print-config', () => {
     expect(Object.keys(printed)).toEqual([
       'framework', 'port', 'host', 'mount', 'trustProxy', 'log', 'drainMs', 'openapi', 'limits', 'rateLimitHeaders', 'maxListLimit', 'gmpPreviewEnds',
       'maxGmpBuckets', 'maxUrlLength', 'storeTimeoutMs', 'keyCacheTtlMs', 'limiterFailOpen', 'maxKeysPerAccount', 'connections', 'webhooks',
-      'allowInsecureWebhooks', 'webhookConcurrency', 'webhookAllowedNetworks', 'ingest', 'sources',
+      'allowInsecureWebhooks', 'webhookConcurrency', 'webhookAllowedNetworks', 'ingest', 'sources', 'metrics',
     ]);
     expect(printed).toMatchObject({
       framework: 'koa',
@@ -257,7 +257,7 @@ describe('ipokit serve --config and --print-config', () => {
         '  port: must be a whole number from 0 to 65535, got -1',
         '  limits.pro.gmpPerMinute: must be a whole number of requests >= 1, or "off" to turn the window off, got 1.5',
         '  connections.idleTimeoutMs: must be a whole number from 0 to 2147483647, got "soon"',
-        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest, sources)',
+        '  extra: unknown setting (settings: framework, port, host, mount, trustProxy, log, drainMs, openapi, limits, rateLimitHeaders, maxListLimit, gmpPreviewEnds, maxGmpBuckets, maxUrlLength, storeTimeoutMs, keyCacheTtlMs, limiterFailOpen, maxKeysPerAccount, connections, webhooks, allowInsecureWebhooks, webhookConcurrency, webhookAllowedNetworks, ingest, sources, metrics)',
         '',
       ].join('\n'),
     );
@@ -339,3 +339,31 @@ describe("the README's config file", () => {
   });
 });
 
+
+describe('the metrics settings', () => {
+  const flags = (args: string[]) => settingsFlags(parseArgs({ args, options: SETTINGS_FLAGS }).values);
+
+  it('are off by default, on 127.0.0.1 when on', () => {
+    expect(resolveSettings().metrics).toEqual({ port: null, host: '127.0.0.1' });
+  });
+
+  it('come from the flags, else IPOKIT_METRICS_*, else the file (metrics.port, metrics.host)', () => {
+    const file = { name: 'f.json', json: { metrics: { port: 9464, host: '0.0.0.0' } } };
+    expect(resolveSettings({ file }).metrics).toEqual({ port: 9464, host: '0.0.0.0' });
+    const env = { IPOKIT_METRICS_PORT: '9465', IPOKIT_METRICS_HOST: '10.0.0.1' };
+    expect(resolveSettings({ file, env }).metrics).toEqual({ port: 9465, host: '10.0.0.1' });
+    expect(resolveSettings({ file, env, flags: flags(['--metrics-port', '0', '--metrics-host', '::1']) }).metrics).toEqual({ port: 0, host: '::1' });
+    // null in a file (as --print-config writes it) is off
+    expect(resolveSettings({ file: { name: 'f.json', json: { metrics: { port: null } } } }).metrics.port).toBeNull();
+    const printed = resolveSettings({ file: { name: 'printed.json', json: JSON.parse(settingsJson(resolveSettings())) } });
+    expect(printed.metrics).toEqual({ port: null, host: '127.0.0.1' });
+  });
+
+  it('refuse a bad port or host in one line naming the setting', () => {
+    expect(() => resolveSettings({ flags: flags(['--metrics-port', '70000']) })).toThrow('--metrics-port must be a port number from 0 to 65535, or null for no metrics, got "70000"');
+    expect(() => resolveSettings({ flags: flags(['--metrics-port', 'abc']) })).toThrow(/^--metrics-port must be/);
+    expect(() => resolveSettings({ env: { IPOKIT_METRICS_PORT: '-1' } })).toThrow(/^IPOKIT_METRICS_PORT must be/);
+    expect(() => resolveSettings({ flags: flags(['--metrics-host', 'a b']) })).toThrow(/^--metrics-host must be a host name or an IP address/);
+    expect(() => resolveSettings({ file: { name: 'f.json', json: { metrics: { port: 'x', other: 1 } } } })).toThrow(ConfigFileError);
+  });
+});

@@ -27,7 +27,7 @@ export type LogFormat = 'text' | 'json' | 'off';
  * Every setting of the server, resolved: what `ipokit serve --print-config` prints. The
  * router's own settings are the core's resolved options (the clock and onError aside).
  */
-export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> {
+export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError' | 'onResponse' | 'onStoreCall'> {
   framework: Framework;
   port: number;
   host: string;
@@ -57,6 +57,16 @@ export interface ServeSettings extends Omit<ResolvedOptions, 'now' | 'onError'> 
    * `IPOKIT_SOURCES`) or, in the config file, the settings themselves; null (the default): none.
    */
   sources: string | SourcesSettings | null;
+  /** Prometheus metrics at `GET /metrics` on a listener of their own (docs/spec.md#metrics). */
+  metrics: MetricsServeSettings;
+}
+
+/** The metrics listener's settings (config key `metrics`). */
+export interface MetricsServeSettings {
+  /** Its port (`--metrics-port`, `IPOKIT_METRICS_PORT`; 0 picks a free one); null (the default): no metrics. */
+  port: number | null;
+  /** Its address (`--metrics-host`, `IPOKIT_METRICS_HOST`). Default `127.0.0.1`. */
+  host: string;
 }
 
 /** The push route's settings (config key `ingest`). */
@@ -189,6 +199,12 @@ function cidrList(value: unknown): string | null {
   return null;
 }
 
+/** The metrics listener's port: null (as --print-config writes it) is none. */
+function metricsPort(value: unknown): string | null {
+  if (value === null) return null;
+  return wholeNumber(0, 65535)(value) === null ? null : 'must be a port number from 0 to 65535, or null for no metrics';
+}
+
 function fileName(value: unknown): string | null {
   if (value === null) return null;
   if (value === '') return 'must not be empty';
@@ -294,6 +310,8 @@ const LEAVES: readonly Leaf[] = [
   { path: 'ingest.tokenFile', flag: '--ingest-token-file', env: 'IPOKIT_INGEST_TOKEN_FILE', fromText: (t) => t, fromJson: same, check: fileName },
   { path: 'ingest.maxBytes', flag: '--ingest-max-bytes', env: 'IPOKIT_INGEST_MAX_BYTES', fromText: digits, fromJson: same, check: wholeNumber(1, MAX_INGEST_MAX_BYTES) },
   { path: 'sources', flag: '--sources', env: 'IPOKIT_SOURCES', fromText: (t) => t, fromJson: same, check: sourcesValue },
+  { path: 'metrics.port', flag: '--metrics-port', env: 'IPOKIT_METRICS_PORT', fromText: digits, fromJson: same, check: metricsPort },
+  { path: 'metrics.host', flag: '--metrics-host', env: 'IPOKIT_METRICS_HOST', fromText: (t) => t, fromJson: same, check: hostRule },
 ];
 const LEAF = new Map(LEAVES.map((leaf) => [leaf.path, leaf]));
 
@@ -308,6 +326,7 @@ const GROUPS: Readonly<Record<string, readonly string[]>> = {
   maxListLimit: PLANS,
   connections: Object.keys(CONNECTION_FLAGS),
   ingest: ['tokenFile', 'maxBytes'],
+  metrics: ['port', 'host'],
 };
 
 function trimSlash(text: string): string {
@@ -517,6 +536,7 @@ export function resolveSettings(sources: SettingsSources = {}): ServeSettings {
     webhookAllowedNetworks: value<string[]>('webhookAllowedNetworks', []),
     ingest: { tokenFile: value<string | null>('ingest.tokenFile', null), maxBytes: value('ingest.maxBytes', DEFAULT_INGEST_MAX_BYTES) },
     sources: value<string | SourcesSettings | null>('sources', null),
+    metrics: { port: value<number | null>('metrics.port', null), host: value('metrics.host', '127.0.0.1') },
   };
 }
 
@@ -617,6 +637,8 @@ export const SETTINGS_FLAGS = {
   'ingest-token-file': { type: 'string' },
   'ingest-max-bytes': { type: 'string' },
   sources: { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
 } as const;
 
 /**

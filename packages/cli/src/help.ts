@@ -27,7 +27,8 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
                     [--headers-timeout-ms N] [--request-timeout-ms N] [--keep-alive-timeout-ms N]
                     [--idle-timeout-ms N] [--max-connections N]
                     [--webhooks | --no-webhooks] [--allow-insecure-webhooks] [--webhook-concurrency N]
-                    [--webhook-allow-network CIDR]... [--ingest-token-file F] [--ingest-max-bytes N]`,
+                    [--webhook-allow-network CIDR]... [--ingest-token-file F] [--ingest-max-bytes N]
+                    [--metrics-port N] [--metrics-host H]`,
     details: `Serves the API at /ipos (or --mount), on node:http itself (default) or with Express
 or Koa, its OpenAPI document at /ipos/-/openapi.json, and health checks at /healthz and
 /readyz; and delivers the store's webhooks from the same process, as 'ipokit worker' does,
@@ -131,6 +132,12 @@ Push (see 'ipokit push --help'):
 A push is imported whole or not at all, as 'ipokit import' does, into memory or PostgreSQL:
 200 {"ipos":N,"gmp":M,"subscription":K} (the counts written), 400 with the problems of a
 refused dataset (the first 1000, and problemCount), 401, 413, 415, 503.
+
+Metrics:
+  --metrics-port N             serve Prometheus metrics at GET /metrics on this port, a
+                               listener of its own (IPOKIT_METRICS_PORT; default off)
+  --metrics-host H             the metrics listener's address (IPOKIT_METRICS_HOST; default
+                               127.0.0.1)
 
 Sources (see 'ipokit collect --help'):
   --sources FILE               run the sources of FILE in this process: a collector that

@@ -84,6 +84,8 @@ export interface ServeOptions {
   sources?: string | SourcesSettings;
   /** With the generated dataset, the demo's simulated live sources run too (`npm start`). Default false. */
   demoLive?: boolean;
+  /** Prometheus metrics at `GET /metrics` on this port (and host, default `127.0.0.1`). Absent: none. */
+  metrics?: { port: number; host?: string };
 }
 
 /**
@@ -144,6 +146,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     ...(ingest === undefined ? {} : { ingest }),
     ...(collector === undefined && options.demoLive !== true ? {} : { collector: { sources: [], ...collector, onError: collectorErrors(io) } }),
     ...(options.demoLive === true ? { demoLive: true } : {}),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   printBanner(running, options, title, opened, io);
   await stopped(io.signal);
@@ -235,6 +238,7 @@ export async function runServe(argv: readonly string[], io: CliIo, profile: Serv
       webhookAllowedNetworks: settings.webhookAllowedNetworks,
       ...(settings.ingest.tokenFile === null ? {} : { ingest: { tokenFile: settings.ingest.tokenFile, maxBytes: settings.ingest.maxBytes } }),
       ...(settings.sources === null ? {} : { sources: settings.sources }),
+      ...(settings.metrics.port === null ? {} : { metrics: { port: settings.metrics.port, host: settings.metrics.host } }),
       ...(profile.demoLive === true ? { demoLive: true } : {}),
       ...(profile.title === undefined ? {} : { title: profile.title }),
       ...(profile.seedEmptyDatabase === undefined ? {} : { seedEmptyDatabase: profile.seedEmptyDatabase }),
@@ -303,6 +307,7 @@ function printBanner(running: RunningServer, options: ServeOptions, title: strin
   if (running.ingestUrl !== null && options.ingest !== undefined) {
     out(`Push: POST ${running.ingestUrl} with a bearer token of ${options.ingest.tokenFile}, bodies up to ${options.ingest.maxBytes ?? DEFAULT_INGEST_MAX_BYTES} bytes ('ipokit push FILE' sends one).`);
   }
+  out(running.metricsUrl === null ? 'Metrics: off (--metrics-port N serves them).' : `Metrics: ${running.metricsUrl} (Prometheus text).`);
   if (running.collector !== null) {
     const names = running.collector.status().map((s) => s.name);
     const status = running.ingestUrl === null ? '' : `; status: GET ${running.url}${SOURCES_PATH} with an ingest token ('ipokit sources --url')`;

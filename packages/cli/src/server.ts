@@ -29,6 +29,7 @@ import { demoLiveSources } from './demo-live.js';
 import { CliError } from './io.js';
 import { startNodeWorker } from './worker.js';
 import { nodeApp } from './node-app.js';
+import { createServerMetrics, listenMetrics, metricsUrl, type MetricsSettings } from './metrics.js';
 
 /** One demo key per plan (the pro account has the GMP add-on). */
 export type DemoKeys = Record<Plan, string>;
@@ -107,6 +108,11 @@ export interface ServerOptions {
    * data, the charts and webhooks change while the demo runs (`npm start`). Default false.
    */
   demoLive?: boolean;
+  /**
+   * Serve Prometheus metrics at `GET /metrics` on a listener of their own (not the API's port
+   * or mount), e.g. `{ port: 9464 }`; `host` defaults to `127.0.0.1`. Default: no metrics.
+   */
+  metrics?: MetricsSettings;
 }
 
 /** The collector a server runs: its sources and its options but the clock. */
@@ -148,6 +154,8 @@ export interface RunningServer {
   openapiUrl: string | null;
   /** Where datasets are pushed (`POST`); null without {@link ServerOptions.ingest}. */
   ingestUrl: string | null;
+  /** Where Prometheus scrapes, e.g. `http://127.0.0.1:9464/metrics`; null without {@link ServerOptions.metrics}. */
+  metricsUrl: string | null;
   /** The demo keys, when they were created. */
   keys: DemoKeys | null;
   /**
@@ -222,7 +230,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let keys: DemoKeys | null = null;
   let demoAccounts: Record<Plan, string> | null = null;
   let server: Server | undefined;
+  let metricsServer: Server | null = null;
   let sample: string | null;
+  const metrics = options.metrics === undefined ? null : createServerMetrics({ now, sources: () => collector?.status() ?? [] });
   const database = options.database;
   const release = async () => {
     await store?.close?.();
@@ -253,7 +263,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ({ keys, accounts: demoAccounts } = await createDemoKeys(store, database === undefined ? undefined : (name) => findAccountByName(database.client, database.schema, name)));
     }
     sample = await pickSample(store, now());
-    if (options.webhookWorker !== undefined) worker = startNodeWorker(store, { ...options.webhookWorker, now });
+    if (options.webhookWorker !== undefined) worker = startNodeWorker(store, { ...options.webhookWorker, now, ...(metrics === null ? {} : { onAttempt: metrics.onAttempt }) });
     const sources = [...(options.collector?.sources ?? [])];
     const generatedData: Dataset | null = dataset;
     if (options.demoLive === true && generatedData !== null) {
@@ -263,8 +273,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     if (sources.length > 0) collector = await startCollector(store, { ...options.collector, sources, now });
     const running = collector;
-    server = await listen(handlerFor(store, { ...options, mount, now, demoAccounts, sourcesStatus: () => running?.status() ?? [] }), options.port, options.host ?? '127.0.0.1', options.connectionLimits, options.ingest !== undefined);
+    const router = metrics === null ? options.router : { ...options.router, ...metrics.router };
+    server = await listen(handlerFor(store, { ...options, router, mount, now, demoAccounts, sourcesStatus: () => running?.status() ?? [] }), options.port, options.host ?? '127.0.0.1', options.connectionLimits, options.ingest !== undefined);
+    if (options.metrics !== undefined) metricsServer = await listenMetrics(metrics!, options.metrics);
   } catch (err) {
+    server?.close();
     await collector?.stop().catch(() => undefined);
     await worker?.stop().catch(() => undefined);
     await release().catch(() => undefined);
@@ -287,6 +300,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     mount,
     openapiUrl: options.router?.openapi === false ? null : `${api}/-/openapi.json`,
     ingestUrl: options.ingest === undefined ? null : `${url}${INGEST_PATH}`,
+    metricsUrl: metricsServer === null ? null : metricsUrl(metricsServer, displayHost(options.metrics?.host ?? '127.0.0.1')),
     keys,
     dashboardUrl: demoAccounts === null ? null : `${url}${DEMO_SIGN_IN_PATH}`,
     source,
@@ -301,6 +315,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       try {
         if (listening.listening) await new Promise<void>((resolve, reject) => listening.close((err) => (err ? reject(err) : resolve())));
       } finally {
+        metricsServer?.close();
+        metricsServer?.closeAllConnections();
         await drained;
       }
       await release();

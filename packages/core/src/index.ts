@@ -61,7 +61,7 @@ export { IpokitError, isIpokitError, type DatasetProblem, type ErrorCode } from 
 // The routers' arguments and settings (docs/spec.md#adapters, #settings).
 export type { IpoRouterArgs } from './http/handler.js';
 export type { AccountRouterArgs } from './http/account-handler.js';
-export type { IpoRouterOptions, KeylessLimits, LimitSettings, PlanLimits, RateLimitHeaders } from './model/options.js';
+export type { IpoRouterOptions, KeylessLimits, LimitSettings, PlanLimits, RateLimitHeaders, ResponseInfo, ResponseRoute, StoreCallInfo } from './model/options.js';
 
 // The OpenAPI document (docs/spec.md#openapi).
 export { OPENAPI_PATH, openApiDocument, type OpenApiDocument, type OpenApiDocumentOptions } from './http/openapi.js';

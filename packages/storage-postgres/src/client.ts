@@ -423,7 +423,7 @@ class Gate {
 }
 
 function shed(maxWaiting: number): IpokitError {
-  return new IpokitError('ERR:UNAVAILABLE', `More than ${maxWaiting} calls waited for a PostgreSQL connection (maxWaitingCalls): the oldest was refused at once.`);
+  return new IpokitError('ERR:UNAVAILABLE', `More than ${maxWaiting} calls waited for a PostgreSQL connection (maxWaitingCalls): the oldest was refused at once.`, { shed: true });
 }
 
 function expired(): IpokitError {

@@ -109,7 +109,13 @@ describe.skipIf(!url)('a stalled database (PostgreSQL: a table locked by another
     // Keys cached and no window drawn: each request makes one store call, the IPO read,
     // which the data cache would answer from memory while the table is locked (nothing
     // changed): without it, every read goes through the gate.
-    const app = await serve(pool, { maxWaitingCalls: 20, dataCacheTtlMs: 0 }, { storeTimeoutMs: 300, keyCacheTtlMs: 60_000, limits: { paid: { perMinute: Infinity } } });
+    const outcomes: string[] = [];
+    const app = await serve(pool, { maxWaitingCalls: 20, dataCacheTtlMs: 0 }, {
+      storeTimeoutMs: 300,
+      keyCacheTtlMs: 60_000,
+      limits: { paid: { perMinute: Infinity } },
+      onStoreCall: ({ op, outcome }) => void outcomes.push(`${op} ${outcome}`),
+    });
     let acquired = 0;
     pool.on('acquire', () => void acquired++);
     try {
@@ -120,6 +126,9 @@ describe.skipIf(!url)('a stalled database (PostgreSQL: a table locked by another
         // 4 calls hold the pool's connections, 20 wait, the other 36 were refused at once
         const shed = app.errors.filter((e) => /maxWaitingCalls/.test(String((e as Error).message)));
         expect(shed).toHaveLength(36);
+        // and onStoreCall (docs/spec.md#metrics) tells each of them as shed, not as a mere error
+        expect(outcomes.filter((o) => o.endsWith(' shed'))).toHaveLength(shed.length);
+        expect(outcomes.filter((o) => o.endsWith(' error'))).toEqual([]);
         await sleep(200);
         const before = acquired;
         await release();

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createApiKey, type DatasetIpo, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, revokeApiKey, rotateApiKey, type Store, type SubscriptionSeries, updateAccount } from '@ipokit/core';
+import { createApiKey, type DatasetIpo, type ErrorBody, getUsage, GMP_FIELDS, type GmpField, type GmpInterval, type GmpSeries, importDataset, type Ipo, type IpoResponse, type IpoRouterOptions, type IpoStatus, listApiKeys, type ListResponse, openApiDocument, type OpenApiDocument, type RateLimiter, type RateLimitHeaders, type RateWindowName, type ResponseInfo, revokeApiKey, rotateApiKey, type Store, type StoreCallInfo, type SubscriptionSeries, updateAccount } from '@ipokit/core';
 import { decodeComponent, isOpenApiPath, type OpenApiHeader, type OpenApiReference, type OpenApiResponse } from '@ipokit/core/backend';
 import {
   EXPECTED_ORDER,
@@ -349,6 +349,85 @@ export function httpChecks(): HttpCheck[] {
     ...openApiChecks(),
     ...subscriptionChecks(),
     ...qChecks(),
+    ...hookChecks(),
+  ];
+}
+
+/** The `onResponse` and `onStoreCall` hooks (docs/spec.md#metrics). */
+function hookChecks(): HttpCheck[] {
+  return [
+    {
+      id: 'hooks-on-response',
+      name: 'MUST tell onResponse of every answered request once: its route name (never the path), method, status, plan, key cache and the limiter\'s decision',
+      async fn(ctx) {
+        const infos: ResponseInfo[] = [];
+        await ctx.restart({ onResponse: (info) => infos.push(info), limits: { paid: { perMinute: 2 } } });
+        const statuses = [
+          (await ctx.request('/ORBIT', { key: ctx.keys.paid })).status,
+          (await ctx.request('?status=open', { key: ctx.keys.paid })).status,
+          (await ctx.request('/ORBIT/gmp', { key: ctx.keys.paid })).status,
+          (await ctx.request('/a/b/c')).status,
+          (await ctx.request('?status=open')).status,
+          (await ctx.request('/ORBIT', { method: 'DELETE' })).status,
+          (await ctx.request('/NOPE', { key: ctx.keys.pro })).status,
+        ];
+        expect(statuses).toEqual([200, 200, 429, 404, 200, 405, 404]);
+        const minute = (refusedBy: RateWindowName | null = null, windows: RateWindowName[] = ['minute']): ResponseInfo['rateLimit'] => ({ windows, refusedBy });
+        expect(infos.map(({ durationMs: _, ...rest }) => rest)).toEqual([
+          { router: 'api', route: 'ipo', method: 'GET', status: 200, plan: 'paid', rateLimit: minute(), keyCache: 'miss' },
+          { router: 'api', route: 'list', method: 'GET', status: 200, plan: 'paid', rateLimit: minute(), keyCache: 'hit' },
+          { router: 'api', route: 'gmp', method: 'GET', status: 429, plan: 'paid', rateLimit: minute('minute', ['minute', 'gmp-minute']), keyCache: 'hit' },
+          { router: 'api', route: 'unknown', method: 'GET', status: 404, plan: null, rateLimit: null, keyCache: null },
+          { router: 'api', route: 'list', method: 'GET', status: 200, plan: 'keyless', rateLimit: minute(), keyCache: null },
+          { router: 'api', route: 'ipo', method: 'DELETE', status: 405, plan: null, rateLimit: null, keyCache: null },
+          { router: 'api', route: 'ipo', method: 'GET', status: 404, plan: 'pro', rateLimit: minute(), keyCache: 'miss' },
+        ]);
+        for (const info of infos) expect(info.durationMs).toBeGreaterThanOrEqual(0);
+      },
+    },
+    {
+      id: 'hooks-throwing',
+      name: 'MUST answer as usual when onResponse or onStoreCall throws, and pass the error to onError',
+      options: {
+        onResponse: () => {
+          throw new Error('onResponse failed');
+        },
+        onStoreCall: () => {
+          throw new Error('onStoreCall failed');
+        },
+      },
+      expectsErrors: true,
+      async fn(ctx) {
+        const res = await ctx.request('/ORBIT', { key: ctx.keys.paid });
+        expect(res.status).toBe(200);
+        const messages = ctx.errors.map((e) => (e instanceof Error ? e.message : String(e)));
+        expect(messages).toContain('onResponse failed');
+        expect(messages).toContain('onStoreCall failed');
+      },
+    },
+    {
+      id: 'hooks-store-calls',
+      name: 'MUST tell onStoreCall of each store call with its operation and outcome, a timeout (storeTimeoutMs) as timeout',
+      options: { storeTimeoutMs: 100 },
+      expectsErrors: true,
+      async fn(ctx) {
+        const calls: StoreCallInfo[] = [];
+        await ctx.restart({ storeTimeoutMs: 100, onStoreCall: (info) => calls.push(info) });
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
+        const ok = calls.splice(0);
+        expect(ok.every((c) => c.outcome === 'ok' && c.durationMs >= 0)).toBe(true);
+        expect(ok.map((c) => c.op)).toEqual(expect.arrayContaining(['hitRateLimit', 'findIpo']));
+        ctx.fault({ method: 'findIpo', mode: 'hang' });
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(503);
+        ctx.fault({ method: 'listIpos', mode: 'reject' });
+        expect((await ctx.request('?status=open', { key: ctx.keys.paid })).status).toBe(503);
+        ctx.fault(null);
+        expect(calls.filter((c) => c.outcome !== 'ok').map(({ op, outcome }) => ({ op, outcome }))).toEqual([
+          { op: 'findIpo', outcome: 'timeout' },
+          { op: 'listIpos', outcome: 'error' },
+        ]);
+      },
+    },
   ];
 }
 

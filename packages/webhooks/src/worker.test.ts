@@ -147,3 +147,32 @@ describe('startWebhookWorker and a rotated secret', () => {
     }
   });
 });
+
+// docs/spec.md#metrics: onAttempt is told of each attempt once it ends; a hook that throws
+// goes to onError and the attempt is settled all the same.
+describe('startWebhookWorker onAttempt', () => {
+  it('is called once per attempt with its outcome; a throw goes to onError', async () => {
+    const store = referenceStore();
+    await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
+    await store.insertWebhook({ id: 'wh_1', accountId: 'acct_1', url: 'https://hooks.example/x', events: ['ipo.created'], description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null, pausedAt: null, previousSecret: null, previousSecretExpiresAt: null }, { maxPerAccount: 10 });
+    await store.writeDataset({ ipos: [makeIpo({ id: 'x1' })], snapshots: [] }, { at: Date.now() });
+    const attempts: unknown[] = [];
+    const errors: unknown[] = [];
+    const worker = startWebhookWorker(store, {
+      pollIntervalMs: 20,
+      transport: async () => ({ status: 503 }),
+      onAttempt: (attempt) => {
+        attempts.push(attempt.outcome);
+        expect(attempt.durationMs).toBeGreaterThanOrEqual(0);
+        throw new Error('metrics failed');
+      },
+      onError: (err) => errors.push(err),
+    });
+    for (let i = 0; i < 250 && attempts.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await worker.stop();
+    expect(attempts).toEqual([{ ok: false, status: 503, error: 'answered 503', body: null }]);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['metrics failed']);
+    const [row] = (await store.listDeliveries({ webhookId: 'wh_1', before: null, limit: 10 })) ?? [];
+    expect(row).toMatchObject({ attempts: 1, lastStatus: 503 });
+  });
+});

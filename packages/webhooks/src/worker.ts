@@ -7,7 +7,7 @@
  * Node, `fetch` elsewhere), so it runs wherever the core does.
  */
 import { type ClaimedDelivery, DELIVERIES_KEPT_PER_WEBHOOK, DELIVERY_RETENTION_MS, type DeliveryResult, nextAttemptAt, parseAllowedNetworks, WEBHOOK_DISABLE_AFTER_MS } from '@ipokit/core/backend';
-import { deliverWebhook, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './delivery.js';
+import { deliverWebhook, type DeliveryOutcome, WEBHOOK_TIMEOUT_MS, type WebhookTransport } from './delivery.js';
 import { EarliestTimer } from './earliest-timer.js';
 import { platformTransport } from '#platform';
 import { IpokitError, type WebhookStore } from '@ipokit/core';
@@ -54,6 +54,17 @@ export interface WebhookWorkerOptions {
   webhookAllowedNetworks?: readonly string[];
   /** Called with each failure of the store (the worker goes on, and tries again). Default: `console.error`. */
   onError?: (err: unknown) => void;
+  /**
+   * Called once per attempt when it ends (for metrics): its outcome as {@link deliverWebhook}
+   * gave it and how long it took, by `performance.now()`. A hook that throws goes to
+   * `onError`. Default none.
+   *
+   * @example
+   * ```ts
+   * startWebhookWorker(store, { onAttempt: ({ outcome, durationMs }) => outcome.ok || console.warn(outcome.error, durationMs) });
+   * ```
+   */
+  onAttempt?: (attempt: { outcome: DeliveryOutcome; durationMs: number }) => void;
 }
 
 /** A running worker: it keeps the process alive, as a listening server does, until stopped. */
@@ -187,6 +198,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
     const startedAt = now();
     // The secret before a rotation signs too while its overlap lasts, on this worker's clock.
     const previous = c.previousSecret !== null && c.previousSecretExpiresAt !== null && startedAt < c.previousSecretExpiresAt ? c.previousSecret : null;
+    const started = performance.now();
     void deliverWebhook({
       url: c.url,
       secret: c.secret,
@@ -199,6 +211,13 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
       allowedNetworks,
       transport,
     }).then((outcome) => {
+      if (options.onAttempt !== undefined) {
+        try {
+          options.onAttempt({ outcome, durationMs: performance.now() - started });
+        } catch (err) {
+          onError(err);
+        }
+      }
       const at = now();
       settled.push({
         id: c.delivery.id,

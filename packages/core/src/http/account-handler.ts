@@ -7,9 +7,9 @@
 import { createApiKey, getAccountWindows, getUsage, listApiKeys, revokeApiKey, rotateApiKey, type CreatedApiKey } from '../accounts/admin.js';
 import { addDays, DAY_MS, isCalendarDate, todayInIst } from '../model/dates.js';
 import { IpokitError, isIpokitError } from '../model/errors.js';
-import { error, guard, handle, json, openApiCache, respond, StoreFailure, type HandlerRequest, type HandlerResponse, type IpoRouterArgs } from './handler.js';
-import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from '../model/options.js';
-import { decodeComponent, parseQuery } from './request.js';
+import { error, guard, handle, json, newTrace, openApiCache, reportResponse, respond, StoreFailure, type HandlerRequest, type HandlerResponse, type IpoRouterArgs, type Trace } from './handler.js';
+import { resolveOptions, type IpoRouterOptions, type ResolvedOptions, type ResponseRoute } from '../model/options.js';
+import { decodeComponent, isOpenApiPath, parseQuery, routePath } from './request.js';
 import type { AccountRecord, AccountStore, IpoStore, KeyGrant, Plan, RateLimiter, Store, WebhookStore } from '../model/types.js';
 import { createWebhook, deleteWebhook, getDelivery, getWebhookLimits, listDeliveries, listWebhooks, replay, rotateWebhookSecret, sendTestEvent, updateWebhook } from '../events/webhooks.js';
 
@@ -93,7 +93,39 @@ export function createAccountHandler(...[store, options = {}]: IpoRouterArgs<Acc
   const assets = given === undefined ? undefined : Promise.resolve(given).then(assetFiles);
   assets?.catch(() => undefined); // a failed load is answered, and reported, per request
   const context: Context = { store, limiter: limiter as RateLimiter, s, options, openApiText: openApiCache(s), assets };
-  return (request) => route(context, request);
+  if (s.onResponse === undefined) return (request) => route(context, request);
+  return async (request) => {
+    const start = performance.now();
+    const trace = newTrace();
+    trace.route = accountRouteName(request.path);
+    TRACES.set(request, trace);
+    const res = await route(context, request);
+    reportResponse(s, 'account', trace, request.method, res.status, start);
+    return res;
+  };
+}
+
+/** The `onResponse` trace of each request under way, when that hook is set. */
+const TRACES = new WeakMap<AccountRequest, Trace>();
+
+/** The route name `onResponse` is told (the IPO routes' own name theirs). */
+function accountRouteName(path: string): ResponseRoute {
+  const segments = path.replace(/^\//, '').split('/');
+  if (segments[0] === 'ipos') {
+    const rest = `/${segments.slice(1).join('/')}`;
+    const kind = routePath(rest).kind;
+    return kind !== 'unknown' ? kind : isOpenApiPath(rest) ? 'openapi' : 'unknown';
+  }
+  if (segments[0] === '-' && segments[1] === 'dashboard') return 'dashboard';
+  if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
+  const [first = '', ...rest] = segments;
+  if (segments.length === 1 && first === '') return 'account';
+  if (first === 'keys' && rest.length === 0) return 'keys';
+  if (first === 'keys' && rest.length === 2 && rest[1] === 'revoke') return 'key-revoke';
+  if (first === 'keys' && rest.length === 2 && rest[1] === 'rotate') return 'key-rotate';
+  if (first === 'usage' && rest.length === 0) return 'usage';
+  if (first === 'webhooks') return 'webhooks';
+  return 'unknown';
 }
 
 interface Context {
@@ -189,8 +221,10 @@ async function methods(req: AccountRequest, allow: string, answer: () => Promise
 async function signedIn(c: Context, req: AccountRequest, answer: (account: AccountRecord) => Promise<HandlerResponse>): Promise<HandlerResponse> {
   const id = req.accountId;
   if (id === null) throw new IpokitError('ERR:INVLDKEY', 'Nobody is signed in: sign in to the app, then retry.');
-  const account = await guard(c.s, () => c.store.getAccount(id));
+  const account = await guard(c.s, () => c.store.getAccount(id), 'getAccount');
   if (account === null) throw new IpokitError('ERR:INVLDKEY', 'The signed-in account does not exist (any more): sign in again.');
+  const trace = TRACES.get(req);
+  if (trace !== undefined) trace.plan = account.plan;
   return answer(account);
 }
 
@@ -444,7 +478,7 @@ async function ipoRoutes(c: Context, req: AccountRequest, rest: string[]): Promi
   const path = `/${rest.join('/')}`;
   return signedIn(c, req, (account) => {
     const grant: KeyGrant = { keyId: DASHBOARD_KEY_ID, accountId: account.id, plan: account.plan, gmpAddon: account.gmpAddon, revoked: false, expiresAt: null };
-    return handle(c.store, c.limiter, c.s, c.openApiText, { ...req, path }, grant);
+    return handle(c.store, c.limiter, c.s, c.openApiText, { ...req, path }, grant, TRACES.get(req));
   });
 }
 

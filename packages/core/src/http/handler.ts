@@ -10,13 +10,13 @@ import { resolveSubscriptionRange, subscriptionPointJson } from '../model/subscr
 import { cachedKey, keyUseWrite, readKey } from '../accounts/key-cache.js';
 import { hashApiKey } from '../accounts/keys.js';
 import { openApiDocument } from './openapi.js';
-import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from '../model/options.js';
+import { resolveOptions, type IpoRouterOptions, type ResolvedOptions, type ResponseInfo, type ResponseRoute, type StoreCallInfo } from '../model/options.js';
 import { parseGmpParams, parseIpoParams, parseListParams, parseSubscriptionParams, quote } from './params.js';
 import { drawnWindows, reportRateLimit, type DrawnWindow } from '../limits/rate-limit.js';
 import { isOpenApiPath, mountPathOf, normalizeClientAddress, parseQuery, routePath, type Route } from './request.js';
 import { errorBody, ipoAnswer, ipoJson, ipoJsonBytes, type AnswerText } from './serialize.js';
 import { deriveStatus } from '../model/status.js';
-import type { AccountStore, ErrorBody, GmpSeries, IpoRow, IpoStore, KeyGrant, ListResponse, RateLimiter, RateWindowName, Store, StoreCallOptions, SubscriptionRecord, SubscriptionSeries, UsageCharge } from '../model/types.js';
+import type { AccountStore, ErrorBody, GmpSeries, IpoRow, IpoStore, KeyGrant, ListResponse, Plan, RateLimiter, RateWindowName, Store, StoreCallOptions, SubscriptionRecord, SubscriptionSeries, UsageCharge } from '../model/types.js';
 
 /** The request as an adapter hands it to the core. */
 export interface HandlerRequest {
@@ -83,7 +83,59 @@ export function createIpoHandler(...[store, options = {}]: IpoRouterArgs): IpoHa
   const ipoStore = store;
   const windows = limiter as RateLimiter;
   const openApiText = openApiCache(settings);
-  return (request) => handle(ipoStore, windows, settings, openApiText, request);
+  if (settings.onResponse === undefined) return (request) => handle(ipoStore, windows, settings, openApiText, request);
+  return async (request) => {
+    const start = performance.now();
+    const trace = newTrace();
+    const res = await handle(ipoStore, windows, settings, openApiText, request, undefined, trace);
+    reportResponse(settings, 'api', trace, request.method, res.status, start);
+    return res;
+  };
+}
+
+/**
+ * What {@link handle} learns of a request for `onResponse`; made, and filled, only when that
+ * hook is set.
+ */
+export interface Trace {
+  route: ResponseRoute;
+  plan: Plan | 'keyless' | null;
+  rateLimit: ResponseInfo['rateLimit'];
+  keyCache: 'hit' | 'miss' | null;
+}
+
+export function newTrace(): Trace {
+  return { route: 'unknown', plan: null, rateLimit: null, keyCache: null };
+}
+
+/** The methods `onResponse` names as they are; any other is `OTHER` (a label must stay low-cardinality). */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Calls `onResponse` (set) with what the request was; a throw goes to `onError`, never to the client. */
+export function reportResponse(s: ResolvedOptions, router: ResponseInfo['router'], trace: Trace, method: string, status: number, start: number): void {
+  const info: ResponseInfo = {
+    router,
+    route: trace.route,
+    method: METHODS.has(method) ? method : 'OTHER',
+    status,
+    plan: trace.plan,
+    durationMs: performance.now() - start,
+    rateLimit: trace.rateLimit,
+    keyCache: trace.keyCache,
+  };
+  try {
+    s.onResponse!(info);
+  } catch (err) {
+    reportHookError(s, err);
+  }
+}
+
+function reportHookError(s: ResolvedOptions, err: unknown): void {
+  try {
+    s.onError(err);
+  } catch {
+    // An onError that throws too loses the report, not the answer.
+  }
 }
 
 /**
@@ -130,6 +182,7 @@ export async function handle(
   openApiText: (mount: string) => string,
   req: HandlerRequest,
   signedIn?: KeyGrant,
+  trace?: Trace,
 ): Promise<HandlerResponse> {
   let rateHeaders: Record<string, string> = {};
   try {
@@ -144,6 +197,7 @@ export async function handle(
     const route = routePath(req.path);
     const openApiPath = route.kind === 'unknown' && isOpenApiPath(req.path);
     const openapi = openApiPath && s.openapi;
+    if (trace !== undefined) trace.route = route.kind !== 'unknown' ? route.kind : openapi ? 'openapi' : 'unknown';
     if (route.kind === 'unknown' && !openapi) {
       // The document's path, with the option off: say how to turn it on.
       return error('ERR:NOTFOUND', openApiPath ? OPENAPI_OFF : 'No such route: use /, /{identifier}, /{identifier}/gmp or /{identifier}/subscription.');
@@ -166,10 +220,12 @@ export async function handle(
       // is found without a store call, hence without guard's promises.
       const hash = hashApiKey(key);
       const cached = cachedKey(store, hash, now, s.keyCacheTtlMs);
-      grant = cached !== undefined ? cached : await guard(s, (call) => readKey(store, hash, now, s.keyCacheTtlMs, call));
+      if (trace !== undefined) trace.keyCache = cached !== undefined ? 'hit' : 'miss';
+      grant = cached !== undefined ? cached : await guard(s, (call) => readKey(store, hash, now, s.keyCacheTtlMs, call), 'findApiKey');
     }
     if (grant === null && (key !== null || route.kind !== 'list')) {
-      const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false, now }), now, undefined);
+      if (trace !== undefined) trace.plan = 'keyless';
+      const limited = await limit(limiter, s, drawnWindows({ limits: s.limits, account: null, address, gmpRoute: false, now }), now, undefined, trace);
       rateHeaders = limited.headers;
       if (limited.refused !== undefined) return limited.refused;
       return error('ERR:INVLDKEY', key === null ? 'An API key is required: send it in the x-api-key header.' : 'The API key is not valid or has been revoked: send a valid key in the x-api-key header.', undefined, rateHeaders);
@@ -180,14 +236,15 @@ export async function handle(
     const windows = drawnWindows({ limits: s.limits, account, address, gmpRoute: route.kind === 'gmp', now });
     // A keyed request's usage is counted in the limiter's own step (docs/spec.md#usage).
     const usage = grant === null ? undefined : { accountId: grant.accountId, keyId: grant.keyId, route: route.kind, day: todayInIst(now) };
-    const limited = await limit(limiter, s, windows, now, usage);
+    if (trace !== undefined) trace.plan = grant === null ? 'keyless' : grant.plan;
+    const limited = await limit(limiter, s, windows, now, usage, trace);
     rateHeaders = limited.headers;
     if (limited.refused !== undefined) return limited.refused;
 
     // The key's last use, written once a minute at most, while the answer is looked up; a
     // failed write is the operator's to see, not the client's.
     const write = grant === null || signedIn !== undefined ? undefined : keyUseWrite(store, grant.keyId, now);
-    const used = write === undefined ? undefined : Promise.resolve(guard(s, write)).catch((err: unknown) => s.onError(err instanceof StoreFailure ? err.cause : err));
+    const used = write === undefined ? undefined : Promise.resolve(guard(s, write, 'recordKeyUse')).catch((err: unknown) => s.onError(err instanceof StoreFailure ? err.cause : err));
 
     // 4-6. Parameters, plan, lookup.
     try {
@@ -256,6 +313,7 @@ async function answerList(store: IpoStore, s: ResolvedOptions, query: Query, gra
       },
       call,
     ),
+    'listIpos',
   );
   const { count, rows } = read instanceof Promise ? await read : read;
   const meta: ListResponse['meta'] = { count, countOnPage: rows.length, totalPages: Math.ceil(count / limit), page, limit };
@@ -325,7 +383,7 @@ async function answerGmp(store: IpoStore, s: ResolvedOptions, rawIdentifier: str
   const { ipo } = await findIpo(store, s, p.identifier, null, null);
   const to = Math.min(range.end, now); // snapshots after now are invisible
   const grid = BUCKET_GRIDS[p.interval];
-  const read = range.start > to ? [] : guard(s, (call) => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }, call));
+  const read = range.start > to ? [] : guard(s, (call) => store.gmpBuckets({ ipoId: ipo.id, field: p.field, from: range.start, to, size: grid.size, origin: grid.origin }, call), 'gmpBuckets');
   const buckets = read instanceof Promise ? await read : read;
   const series = toSeriesPoints(buckets);
   const body: GmpSeries = {
@@ -344,7 +402,7 @@ async function answerSubscription(store: IpoStore, s: ResolvedOptions, rawIdenti
   const range = resolveSubscriptionRange({ from: p.from, to: p.to, now });
   const { ipo } = await findIpo(store, s, p.identifier, null, null);
   const to = Math.min(range.end, now); // snapshots after now are invisible
-  const read = range.start > to ? [] : guard(s, (call) => store.subscriptionSeries({ ipoId: ipo.id, from: range.start, to }, call));
+  const read = range.start > to ? [] : guard(s, (call) => store.subscriptionSeries({ ipoId: ipo.id, from: range.start, to }, call), 'subscriptionSeries');
   const records = read instanceof Promise ? await read : read;
   // The bytes of JSON.stringify of the SubscriptionSeries (the HTTP suite pins them), written
   // from each snapshot's kept text; a frozen array of them (a store in memory answers every
@@ -364,20 +422,20 @@ async function answerSubscription(store: IpoStore, s: ResolvedOptions, rawIdenti
 const SERIES_TEXTS = new WeakMap<readonly SubscriptionRecord[], string>();
 
 async function findIpo(store: IpoStore, s: ResolvedOptions, identifier: string, gmpAt: number | null, subscriptionAt: number | null): Promise<IpoRow> {
-  const read = IDENTIFIER_RE.test(identifier) ? guard(s, (call) => store.findIpo(subscriptionAt === null ? { identifier, gmpAt } : { identifier, gmpAt, subscriptionAt }, call)) : null;
+  const read = IDENTIFIER_RE.test(identifier) ? guard(s, (call) => store.findIpo(subscriptionAt === null ? { identifier, gmpAt } : { identifier, gmpAt, subscriptionAt }, call), 'findIpo') : null;
   const row = read instanceof Promise ? await read : read;
   if (row === null) throw new IpokitError('ERR:NOTFOUND', `No IPO has the identifier ${quote(identifier)}: use an IPO id, symbol or slug.`);
   return row;
 }
 
 /** Charges the windows; a refusal comes back as the finished 429 response. */
-async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWindow[], now: number, usage: UsageCharge | undefined): Promise<{ headers: Record<string, string>; refused?: HandlerResponse }> {
+async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWindow[], now: number, usage: UsageCharge | undefined, trace: Trace | undefined): Promise<{ headers: Record<string, string>; refused?: HandlerResponse }> {
   // With every window off, a keyed request is still counted.
   if (windows.length === 0 && usage === undefined) return { headers: {} };
   let outcome;
   try {
     // A drawn window is a RateLimitWindow: the limiter reads key, quota, ms and start.
-    const hit = guard(s, (call) => limiter.hitRateLimit(usage === undefined ? { now, windows } : { now, windows, usage }, call));
+    const hit = guard(s, (call) => limiter.hitRateLimit(usage === undefined ? { now, windows } : { now, windows, usage }, call), 'hitRateLimit');
     outcome = hit instanceof Promise ? await hit : hit;
   } catch (err) {
     if (!(err instanceof StoreFailure) || !s.limiterFailOpen) throw err;
@@ -385,6 +443,7 @@ async function limit(limiter: RateLimiter, s: ResolvedOptions, windows: DrawnWin
     return { headers: {} };
   }
   const report = reportRateLimit(windows, outcome, now, s.rateLimitHeaders);
+  if (trace !== undefined) trace.rateLimit = { windows: windows.map((w) => w.name), refusedBy: report.refusal?.window ?? null };
   if (report.refusal === undefined) return { headers: report.headers };
   const { window, quota, expiresIn } = report.refusal;
   const refused = error('ERR:RATELIMIT', `The ${WINDOW_WORDS[window]} allowance of ${quota} requests is used up: retry in ${expiresIn} s.`, report.refusal, report.headers);
@@ -410,7 +469,8 @@ const WINDOW_WORDS: Readonly<Record<RateWindowName, string>> = {
  * path await only a promise (`read instanceof Promise ? await read : read`), so that such
  * a store costs the request none of the promises and microtask turns of an await.
  */
-export function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => T | Promise<T>): T | Promise<T> {
+export function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => T | Promise<T>, op = 'store'): T | Promise<T> {
+  if (s.onStoreCall !== undefined) return timedGuard(s, call, op);
   let result: T | PromiseLike<T>;
   try {
     result = call({ deadline: performance.now() + s.storeTimeoutMs });
@@ -419,6 +479,48 @@ export function guard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) =
   }
   return isThenable(result) ? settle(s, result) : result;
 }
+
+/** {@link guard} that tells `onStoreCall` (set) of the call: its time and its outcome. */
+function timedGuard<T>(s: ResolvedOptions, call: (options: StoreCallOptions) => T | Promise<T>, op: string): T | Promise<T> {
+  const start = performance.now();
+  let result: T | PromiseLike<T>;
+  try {
+    result = call({ deadline: start + s.storeTimeoutMs });
+  } catch (err) {
+    reportStoreCall(s, op, start, outcomeOf(err));
+    return Promise.reject(new StoreFailure('store call failed', { cause: err }));
+  }
+  if (!isThenable(result)) {
+    reportStoreCall(s, op, start, 'ok');
+    return result;
+  }
+  return settle(s, result).then(
+    (value) => {
+      reportStoreCall(s, op, start, 'ok');
+      return value;
+    },
+    (err: unknown) => {
+      reportStoreCall(s, op, start, err instanceof StoreTimeout ? 'timeout' : outcomeOf(err instanceof StoreFailure ? err.cause : err));
+      throw err;
+    },
+  );
+}
+
+/** A store's refusal made to shed load (`IpokitError` with `shed`), or another failure. */
+function outcomeOf(err: unknown): StoreCallInfo['outcome'] {
+  return isIpokitError(err, 'ERR:UNAVAILABLE') && err.shed === true ? 'shed' : 'error';
+}
+
+function reportStoreCall(s: ResolvedOptions, op: string, start: number, outcome: StoreCallInfo['outcome']): void {
+  try {
+    s.onStoreCall!({ op, durationMs: performance.now() - start, outcome });
+  } catch (err) {
+    reportHookError(s, err);
+  }
+}
+
+/** The store call's timeout (`storeTimeoutMs`): answered 503 like any store failure. */
+class StoreTimeout extends StoreFailure {}
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
@@ -449,7 +551,7 @@ async function settle<T>(s: ResolvedOptions, result: PromiseLike<T>): Promise<T>
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new StoreFailure('store call timed out', { cause: new IpokitError('ERR:UNAVAILABLE', `A store call took longer than ${s.storeTimeoutMs} ms.`) }));
+      reject(new StoreTimeout('store call timed out', { cause: new IpokitError('ERR:UNAVAILABLE', `A store call took longer than ${s.storeTimeoutMs} ms.`) }));
     }, s.storeTimeoutMs);
   });
   try {

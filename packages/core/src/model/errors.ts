@@ -56,6 +56,11 @@ export interface IpokitErrorOptions {
   problemCount?: number;
   /** For `ERR:BADPARAM`: the parameter at fault. */
   parameter?: string;
+  /**
+   * For `ERR:UNAVAILABLE` thrown by a store: the store refused the call at once to shed load
+   * (too many calls waiting), rather than failing it; `onStoreCall` reports it as `'shed'`.
+   */
+  shed?: boolean;
 }
 
 /**
@@ -76,6 +81,7 @@ export class IpokitError extends Error {
   readonly problems?: DatasetProblem[];
   readonly problemCount?: number;
   readonly parameter?: string;
+  readonly shed?: boolean;
 
   constructor(code: ErrorCode, message: string, options: IpokitErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -83,6 +89,7 @@ export class IpokitError extends Error {
     if (options.problems !== undefined) this.problems = options.problems;
     if (options.problemCount !== undefined) this.problemCount = options.problemCount;
     if (options.parameter !== undefined) this.parameter = options.parameter;
+    if (options.shed !== undefined) this.shed = options.shed;
   }
 }
 

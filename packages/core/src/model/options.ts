@@ -3,7 +3,7 @@
  */
 import { dateToEpochMs } from './dates.js';
 import { IpokitError } from './errors.js';
-import type { Plan, RateLimiter } from './types.js';
+import type { Plan, RateLimiter, RateWindowName } from './types.js';
 
 /**
  * Quotas of one plan's windows (docs/spec.md#limits). `Infinity` turns a window off.
@@ -104,6 +104,75 @@ export interface IpoRouterOptions {
    * ```
    */
   limiter?: RateLimiter;
+  /**
+   * Called once per answered request, after the answer is made (docs/spec.md#metrics), with
+   * its route name, method, status, plan, duration and the rate limiter's decision: plug
+   * Prometheus, OpenTelemetry or a log here. A hook that throws changes no answer: the
+   * error goes to `onError`. Default none.
+   *
+   * @example
+   * ```ts
+   * app.use('/ipos', ipoRouter(store, { onResponse: (info) => console.log(info.route, info.status, info.durationMs) }));
+   * ```
+   */
+  onResponse?: (info: ResponseInfo) => void;
+  /**
+   * Called once per store call made for a request (the IPO reads, key lookups, the limiter's
+   * hit, the key's last-use write), with its operation, duration and outcome: `'timeout'`
+   * when `storeTimeoutMs` passed first (the request answers 503), `'shed'` when the store
+   * refused it at once to shed load. A hook that throws goes to `onError`. Default none.
+   *
+   * @example
+   * ```ts
+   * ipoRouter(store, { onStoreCall: ({ op, durationMs, outcome }) => outcome !== 'ok' && console.warn(op, outcome, durationMs) });
+   * ```
+   */
+  onStoreCall?: (info: StoreCallInfo) => void;
+}
+
+/**
+ * The low-cardinality name of a route: never the raw path, which carries identifiers. The IPO
+ * routes (`list`, `ipo`, `gmp`, `subscription`, `openapi`), the account router's own
+ * (`account`, `keys`, `key-revoke`, `key-rotate`, `usage`, `webhooks`, `dashboard`), and
+ * `unknown` for a path no route matches.
+ */
+export type ResponseRoute =
+  | 'list' | 'ipo' | 'gmp' | 'subscription' | 'openapi'
+  | 'account' | 'keys' | 'key-revoke' | 'key-rotate' | 'usage' | 'webhooks' | 'dashboard'
+  | 'unknown';
+
+/** What {@link IpoRouterOptions.onResponse} is told of one answered request. */
+export interface ResponseInfo {
+  /** Which router answered: the keyed API (`ipoRouter`) or the account router. */
+  router: 'api' | 'account';
+  route: ResponseRoute;
+  /** The request's method when it is a standard one (`GET`, `POST`, ...), else `'OTHER'`. */
+  method: string;
+  status: number;
+  /**
+   * Whose windows were charged: the account's plan, `'keyless'` for the client address's, or
+   * null when the answer came before any key was read (404, 405, 414, the OpenAPI document).
+   * On the account router: the signed-in account's plan.
+   */
+  plan: Plan | 'keyless' | null;
+  /** From the request's arrival at the core to its answer, by `performance.now()`. */
+  durationMs: number;
+  /**
+   * The rate limiter's decision, when one was made: the windows charged and the one that
+   * refused (null: admitted). Null when no window was charged.
+   */
+  rateLimit: { windows: RateWindowName[]; refusedBy: RateWindowName | null } | null;
+  /** Whether the key was found in the key cache, when a key was looked up; else null. */
+  keyCache: 'hit' | 'miss' | null;
+}
+
+/** What {@link IpoRouterOptions.onStoreCall} is told of one store call. */
+export interface StoreCallInfo {
+  /** The store method: `listIpos`, `findIpo`, `gmpBuckets`, `subscriptionSeries`, `findApiKey`, `hitRateLimit`, `recordKeyUse`, `getAccount`. */
+  op: string;
+  /** From the call to its outcome (or the timeout), by `performance.now()`. */
+  durationMs: number;
+  outcome: 'ok' | 'error' | 'timeout' | 'shed';
 }
 
 /** Settings with every default applied. */
@@ -121,10 +190,12 @@ export interface ResolvedOptions {
   limiterFailOpen: boolean;
   onError: (error: unknown) => void;
   openapi: boolean;
+  onResponse: ((info: ResponseInfo) => void) | undefined;
+  onStoreCall: ((info: StoreCallInfo) => void) | undefined;
 }
 
 /** The defaults of docs/spec.md#settings. */
-export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError'>> = Object.freeze({
+export const DEFAULT_OPTIONS: Readonly<Omit<ResolvedOptions, 'now' | 'onError' | 'onResponse' | 'onStoreCall'>> = Object.freeze({
   limits: {
     free: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
     paid: { perMinute: 6, perHour: Infinity, perDay: Infinity, gmpPerMinute: 3, gmpPerDay: Infinity },
@@ -182,6 +253,9 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
   if (typeof failOpen !== 'boolean') throw badOption('limiterFailOpen', 'must be a boolean');
   const openapi = options.openapi ?? d.openapi;
   if (typeof openapi !== 'boolean') throw badOption('openapi', 'must be a boolean');
+  const { onResponse, onStoreCall } = options;
+  if (onResponse !== undefined && typeof onResponse !== 'function') throw badOption('onResponse', 'must be a function');
+  if (onStoreCall !== undefined && typeof onStoreCall !== 'function') throw badOption('onStoreCall', 'must be a function');
   return {
     now,
     limits: {
@@ -201,6 +275,8 @@ export function resolveOptions(options: IpoRouterOptions = {}): ResolvedOptions 
     limiterFailOpen: failOpen,
     onError,
     openapi,
+    onResponse,
+    onStoreCall,
   };
 }
 
