@@ -55,7 +55,7 @@ export type RateWindow = AccountWindow;
 /** An API key as listed: never its text. */
 export type Key = ApiKeyInfo;
 /** A webhook endpoint as listed: never its secret. */
-export type Webhook = WebhookInfo;
+export type Webhook = WebhookInfo & { pausedAt: string | null }; // TEMPORARY until h6's WebhookInfo has pausedAt
 /** A delivery of an endpoint, as listed. */
 export type Delivery = DeliveryInfo;
 
@@ -99,6 +99,40 @@ export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.st
 export interface CreatedWebhook extends Webhook {
   secret: string;
 }
+
+/** What `GET /webhooks` says of the plan's webhooks, so the page can say it before the form. */
+export interface WebhookLimits {
+  /** Whether the account's plan may have endpoints. */
+  allowed: boolean;
+  /** The plans that may. */
+  plans: Plan[];
+  /** The most endpoints an account may have; null for no limit. */
+  maxPerAccount: number | null;
+  /** The endpoints the account has. */
+  used: number;
+}
+
+/** `GET /webhooks`: the account's endpoints and its plan's limits. */
+export interface WebhookList {
+  webhooks: Webhook[];
+  limits: WebhookLimits;
+}
+
+/** `POST /webhooks/{id}/rotate-secret`: the only time the new secret is seen. */
+export interface RotatedSecret {
+  secret: string;
+  /** Until when the old secret still signs (both signatures are sent); null or now when it stopped at once. */
+  previousSecretExpiresAt: string | null;
+}
+
+/** What the receiver answered the last attempt: its status (null without one) and the first 1 KB of its body. */
+export interface DeliveryResponse {
+  status: number | null;
+  body: string | null;
+}
+
+/** `GET /webhooks/{id}/deliveries/{deliveryId}`: a delivery with the body sent and the last answer (null before any attempt). */
+export type DeliveryDetail = Delivery & { payload: string; response: DeliveryResponse | null };
 
 /** An answer other than 2xx, with the error body of the contract (section 7) when there was one. */
 export class ApiError extends Error {
