@@ -64,7 +64,7 @@ export function WebhooksPage({ plan }: { plan: Plan | undefined }) {
           <section aria-labelledby="hooks-heading">
             <div class="section-head">
               <h2 id="hooks-heading">Your endpoints</h2>
-              {limits !== undefined && limits.allowed && <p class="muted hook-count">{countText(limits)}</p>}
+              {limits !== undefined && planAllows(limits, plan) && <p class="muted hook-count">{countText(limits)}</p>}
             </div>
             {hooks.error !== undefined && <ErrorNote error={hooks.error} onRetry={hooks.reload} />}
             {hooks.data === undefined ? (
@@ -139,6 +139,15 @@ export function WebhooksPage({ plan }: { plan: Plan | undefined }) {
       )}
     </>
   );
+}
+
+/**
+ * Whether the account's plan has webhooks (`limits.allowed` is also false at the cap). Before
+ * the account's plan is known, a refusal that is not the cap is the plan's.
+ */
+export function planAllows(limits: WebhookLimits, plan: Plan | undefined): boolean {
+  if (plan !== undefined) return limits.plans.includes(plan);
+  return limits.allowed || (limits.maxPerAccount !== null && limits.used >= limits.maxPerAccount);
 }
 
 /** "3 of 10 endpoints", or "3 endpoints" when the plan sets no limit. */
@@ -304,7 +313,7 @@ function TestedDelivery({ hookId, delivery }: { hookId: string; delivery: Delive
 
 /** The form, or what the plan says instead of it: webhooks need another plan, or the account has the most endpoints it may. */
 function AddEndpoint({ limits, plan, onCreated }: { limits: WebhookLimits; plan: Plan | undefined; onCreated: (hook: CreatedWebhook) => void }) {
-  if (!limits.allowed) {
+  if (!planAllows(limits, plan)) {
     return (
       <section aria-labelledby="create-hook-heading" class="card create-hook">
         <h2 id="create-hook-heading">Add an endpoint</h2>
@@ -318,15 +327,13 @@ function AddEndpoint({ limits, plan, onCreated }: { limits: WebhookLimits; plan:
       </section>
     );
   }
-  if (limits.maxPerAccount !== null && limits.used >= limits.maxPerAccount) {
+  if (!limits.allowed) {
     return (
       <section aria-labelledby="create-hook-heading" class="card create-hook">
         <h2 id="create-hook-heading">Add an endpoint</h2>
         <div class="note plan-gate">
           <p>
-            <strong>
-              This account has {limits.used} of {limits.maxPerAccount} endpoints,
-            </strong>{' '}
+            <strong>This account has {countText(limits)},</strong>{' '}
             the most its plan allows: delete one to add another.
           </p>
         </div>
