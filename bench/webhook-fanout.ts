@@ -30,7 +30,7 @@ const T = Date.parse('2026-11-24T04:30:00.000Z');
 const LEASE = 60_000;
 
 function hook(id: string, accountId: string, events: string[]): WebhookRecord {
-  return { id, accountId, url: `https://example.com/${id}`, events, description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
+  return { id, accountId, url: `https://example.com/${id}`, events, description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null, pausedAt: null, previousSecret: null, previousSecretExpiresAt: null };
 }
 
 async function freshStore(pool: pg.Pool): Promise<BenchStore> {

@@ -98,7 +98,7 @@ describe('--events and the tables', () => {
   it('an endpoint is enabled, or disabled since when it was; EVENTS is all when it takes every type', () => {
     expect(webhookState({ disabledAt: null })).toBe('enabled');
     expect(webhookState({ disabledAt: '2026-11-29T10:00:00.000Z' })).toBe('disabled since 2026-11-29T10:00:00.000Z');
-    const hook: WebhookInfo = { id: 'wh_1', url: 'https://example.com/hooks/ipo', events: [...EVENT_TYPES], description: 'alerts', createdAt: '2026-11-24T09:14:05.120Z', disabledAt: null };
+    const hook: WebhookInfo = { id: 'wh_1', url: 'https://example.com/hooks/ipo', events: [...EVENT_TYPES], description: 'alerts', createdAt: '2026-11-24T09:14:05.120Z', disabledAt: null, pausedAt: null };
     expect(webhooksTable([hook, { ...hook, id: 'wh_2', events: ['ipo.created', 'gmp.snapshot'], description: null, disabledAt: '2026-11-29T10:00:00.000Z' }])).toBe(
       'ID    URL                            EVENTS                    STATE                                    CREATED                   DESCRIPTION\n' +
         'wh_1  https://example.com/hooks/ipo  all                       enabled                                  2026-11-24T09:14:05.120Z  alerts\n' +

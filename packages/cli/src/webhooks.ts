@@ -160,7 +160,7 @@ async function create(argv: readonly string[], io: CliIo): Promise<number> {
     // The endpoint as stored (its URL normalized). The secret is printed whatever happens
     // here, since it is never shown again: if the list fails, the endpoint as given.
     const stored = (await listWebhooks(store, { accountId }).catch(() => [])).find((h) => h.id === hook.id);
-    const given: WebhookInfo = { id: hook.id, url, events, description: description ?? null, createdAt: at.toISOString(), disabledAt: null };
+    const given: WebhookInfo = { id: hook.id, url, events, description: description ?? null, createdAt: at.toISOString(), disabledAt: null, pausedAt: null };
     return { created: hook, info: stored ?? given };
   });
   printCreated(created.secret, { ...info, accountId }, output, io);

@@ -50,6 +50,7 @@ export type {
   ApiKeyRecord,
   ClaimedDelivery,
   DatasetConflict,
+  DeliveryEventType,
   DeliveryRecord,
   DeliveryResult,
   DeliveryState,
@@ -74,6 +75,7 @@ export type {
   SubscriptionRecord,
   UsageCharge,
   UsageRoute,
+  WebhookChange,
   WebhookRecord,
   WriteOptions,
 } from './model/types.js';

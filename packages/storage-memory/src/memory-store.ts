@@ -7,7 +7,7 @@
  * one atomic step, and a reader sees a write whole or not at all.
  */
 import { type AccountStore, type IpoDates, IpokitError, type Store, type UsageRow, type WebhookStore } from '@ipokit/core';
-import { type AccountRecord, type ApiKeyRecord, type ClaimedDelivery, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, fullTimes, sameIpo, sameSnapshot, sameSubscription, type SnapshotRecord, type SubscriptionQuery, type SubscriptionRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
+import { type AccountRecord, type ApiKeyRecord, type ClaimedDelivery, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, fullTimes, sameIpo, sameSnapshot, sameSubscription, type SnapshotRecord, type SubscriptionQuery, type SubscriptionRecord, type UsageCharge, type WebhookChange, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
 import { MemoryOutbox } from '@ipokit/webhooks';
 import { AccountTable } from './account-table.js';
 import { IpoTable } from './ipo-table.js';
@@ -270,6 +270,21 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
     async deleteWebhook(id: string): Promise<boolean> {
       open();
       return outbox.deleteWebhook(id);
+    },
+
+    async updateWebhook(id: string, change: WebhookChange): Promise<WebhookRecord | null> {
+      open();
+      return outbox.update(id, change);
+    },
+
+    async addDelivery(input: Parameters<WebhookStore['addDelivery']>[0]): Promise<DeliveryRecord | null> {
+      open();
+      return outbox.addDelivery(input);
+    },
+
+    async getDelivery(input: { webhookId: string; id: string }): Promise<(DeliveryRecord & { body: string }) | null> {
+      open();
+      return outbox.getDelivery(input);
     },
 
     async recordStatusChanges(input: { now: number }): Promise<{ recorded: number; nextAt: number | null }> {

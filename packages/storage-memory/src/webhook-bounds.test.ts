@@ -17,7 +17,7 @@ describe('memoryStore webhook bounds', () => {
       await store.insertAccount({ id: 'acct_big', name: 'Big', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
       for (let i = 0; i < 1_000; i++) {
         const id = `wh_${String(i).padStart(4, '0')}`;
-        const record = { id, accountId: 'acct_big', url: `https://example.com/${id}`, events: ['gmp.snapshot'], description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
+        const record = { id, accountId: 'acct_big', url: `https://example.com/${id}`, events: ['gmp.snapshot'], description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null, pausedAt: null, previousSecret: null, previousSecretExpiresAt: null };
         expect(await store.insertWebhook(record, { maxPerAccount: Infinity })).toBe('ok');
       }
       const snapshots = Array.from({ length: 2_000 }, (_, i) => makeSnapshot('big', new Date(T - 10_000_000 + i * 1_000).toISOString(), { a: 100 + (i % 50) }));

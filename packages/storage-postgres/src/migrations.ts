@@ -1278,6 +1278,24 @@ CREATE TABLE ${s}.source_states (
 );
 `,
   },
+  {
+    version: 14,
+    name: 'webhook pause, secret rotation, the answer kept',
+    // What an account holder does with an endpoint (docs/spec.md#webhooks): pause it (a
+    // paused endpoint's deliveries wait, pending), rotate its secret with an overlap (the old
+    // one signs beside the new until it expires), and see the receiver's answer of the last
+    // attempt (its first 1 KB).
+    //
+    // Nothing is rewritten: nullable columns without a default. A process of version 13 (a
+    // rolling deploy) runs on as it did: it would still send to a paused endpoint, and sign
+    // with the new secret only, until it is replaced; its finishes keep no answer body.
+    sql: (s) => `
+ALTER TABLE ${s}.webhooks ADD COLUMN paused_at text COLLATE "C";
+ALTER TABLE ${s}.webhooks ADD COLUMN previous_secret text;
+ALTER TABLE ${s}.webhooks ADD COLUMN previous_secret_expires_at text COLLATE "C";
+ALTER TABLE ${s}.deliveries ADD COLUMN last_response_body text;
+`,
+  },
 ];
 
 /** The schema version this package reads and writes. */

@@ -298,7 +298,7 @@ describe(`events of a subscription write (${KIND})`, () => {
   async function storeWith(events: EventType[]): Promise<Store & WebhookStore> {
     const store = await db.emptyStore();
     await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
-    const hook = { id: 'wh', accountId: 'acct_1', url: 'https://example.com/wh', events, description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
+    const hook = { id: 'wh', accountId: 'acct_1', url: 'https://example.com/wh', events, description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null, pausedAt: null, previousSecret: null, previousSecretExpiresAt: null };
     expect(await store.insertWebhook(hook, { maxPerAccount: 10 })).toBe('ok');
     return store;
   }

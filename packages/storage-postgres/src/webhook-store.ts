@@ -24,7 +24,7 @@
  * place too (it owes nothing through the log: its delivery is made at once).
  */
 import { type EventType, GMP_FIELDS, type GmpField, type IpoDates, IpokitError, todayInIst, type WebhookStore } from '@ipokit/core';
-import { addDays, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type DeliveryState, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt, randomBase62, type SnapshotRecord, type WebhookRecord } from '@ipokit/core/backend';
+import { addDays, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type DeliveryState, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt, randomBase62, type SnapshotRecord, type WebhookChange, type WebhookRecord } from '@ipokit/core/backend';
 import type { Database, Transaction } from './client.js';
 import { listenTo } from './data-cache.js';
 import { advisoryKey, deliveriesChannel } from './migrations.js';
@@ -184,13 +184,13 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
         const [row] = await tx.query<{ n: number; inserted: number }>(
           `WITH n AS (SELECT count(*)::int AS n FROM ${s}.webhooks WHERE account_id = $2),
            ins AS (
-             INSERT INTO ${s}.webhooks (id, account_id, url, events, description, secret, created_at, disabled_at, owed_upto)
-             SELECT $1, $2, $3, $4::text[], $5, $6, $7, $8, (SELECT place FROM ${s}.owed_head)
+             INSERT INTO ${s}.webhooks (id, account_id, url, events, description, secret, created_at, disabled_at, owed_upto, paused_at, previous_secret, previous_secret_expires_at)
+             SELECT $1, $2, $3, $4::text[], $5, $6, $7, $8, (SELECT place FROM ${s}.owed_head), $10, $11, $12
              FROM n WHERE n.n < $9::float8
              RETURNING 1
            )
            SELECT (SELECT n FROM n) AS n, (SELECT count(*)::int FROM ins) AS inserted`,
-          [webhook.id, webhook.accountId, webhook.url, webhook.events, webhook.description, webhook.secret, webhook.createdAt, webhook.disabledAt, maxPerAccount],
+          [webhook.id, webhook.accountId, webhook.url, webhook.events, webhook.description, webhook.secret, webhook.createdAt, webhook.disabledAt, maxPerAccount, webhook.pausedAt, webhook.previousSecret, webhook.previousSecretExpiresAt],
         );
         return Number(row?.inserted ?? 0) > 0 ? 'ok' : 'too-many-webhooks';
       });
@@ -199,7 +199,7 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     async listWebhooks(accountId: string): Promise<WebhookRecord[] | null> {
       // The account joined to its endpoints: no row means no account, a row of NULLs none.
       const rows = await query<Omit<WebhookRow, 'id'> & { id: string | null }>(
-        `SELECT w.id, a.id AS account_id, w.url, w.events, w.description, w.secret, w.created_at, w.disabled_at
+        `SELECT w.id, a.id AS account_id, w.url, w.events, w.description, w.secret, w.created_at, w.disabled_at, w.paused_at, w.previous_secret, w.previous_secret_expires_at
          FROM ${s}.accounts AS a LEFT JOIN ${s}.webhooks AS w ON w.account_id = a.id
          WHERE a.id = $1 ORDER BY w.created_at, w.id`,
         [accountId],
@@ -210,7 +210,7 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
 
     async getWebhook(id: string): Promise<WebhookRecord | null> {
       const rows = await query<WebhookRow>(
-        `SELECT id, account_id, url, events, description, secret, created_at, disabled_at FROM ${s}.webhooks WHERE id = $1`,
+        `SELECT ${WEBHOOK_COLUMNS} FROM ${s}.webhooks WHERE id = $1`,
         [id],
       );
       return rows[0] === undefined ? null : webhookOf(rows[0]);
@@ -228,6 +228,67 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
         await dropLoneEvents(tx, s, [...gone.map((r) => r.event_id), ...(await trimOwed(tx, s))]);
         return true;
       });
+    },
+
+    async updateWebhook(id: string, change: WebhookChange): Promise<WebhookRecord | null> {
+      return transaction(async (tx) => {
+        // The endpoint's row first (as finishDeliveries and deleteWebhook lock it).
+        const found = await tx.query<{ id: string }>(`SELECT id FROM ${s}.webhooks WHERE id = $1 FOR NO KEY UPDATE`, [id]);
+        if (found.length === 0) return null;
+        // What it is owed under its old event types is made first (as MemoryOutbox.update).
+        if (change.events !== undefined) await tx.query(MAKE_OWN(s), [id, MAKE_PER_STATEMENT]);
+        const pause = change.pausedAt === undefined ? null : change.pausedAt === null ? 'resume' : 'pause';
+        // (SET reads the row as it was: the old secret becomes the previous one)
+        const rows = await tx.query<WebhookRow>(
+          `UPDATE ${s}.webhooks SET
+             events = coalesce($2::text[], events),
+             description = CASE WHEN $3::boolean THEN $4::text ELSE description END,
+             paused_at = CASE $5::text WHEN 'pause' THEN coalesce(paused_at, $6::text) WHEN 'resume' THEN NULL ELSE paused_at END,
+             failing_since = CASE WHEN $5::text = 'resume' THEN NULL ELSE failing_since END,
+             -- enabled again: owed what is recorded from now on, as a new endpoint is
+             owed_upto = CASE WHEN $5::text = 'resume' AND disabled_at IS NOT NULL THEN greatest(owed_upto, (SELECT place FROM ${s}.owed_head)) ELSE owed_upto END,
+             disabled_at = CASE WHEN $5::text = 'resume' THEN NULL ELSE disabled_at END,
+             previous_secret = CASE WHEN $7::text IS NULL THEN previous_secret ELSE secret END,
+             previous_secret_expires_at = CASE WHEN $7::text IS NULL THEN previous_secret_expires_at ELSE $8::text END,
+             secret = coalesce($7::text, secret)
+           WHERE id = $1
+           RETURNING ${WEBHOOK_COLUMNS}`,
+          [id, change.events ?? null, change.description !== undefined, change.description ?? null, pause, change.pausedAt ?? null, change.rotate?.secret ?? null, change.rotate?.previousSecretExpiresAt ?? null],
+        );
+        // (resumed: its waiting deliveries are due)
+        if (pause === 'resume') await notifyDeliveries(tx, s);
+        return rows[0] === undefined ? null : webhookOf(rows[0]);
+      });
+    },
+
+    async addDelivery({ webhookId, id, event, now }): Promise<DeliveryRecord | null> {
+      return transaction(async (tx) => {
+        // The endpoint's row locked: a deletion meanwhile is waited for (or waits).
+        const [hook] = await tx.query<{ disabled_at: string | null }>(`SELECT disabled_at FROM ${s}.webhooks WHERE id = $1 FOR NO KEY UPDATE`, [webhookId]);
+        if (hook === undefined) return null;
+        await tx.query(`INSERT INTO ${s}.events (id, type, at, body) VALUES ($1, $2, $3::bigint, $4) ON CONFLICT (id) DO NOTHING`, [event.id, event.type, event.at, event.body]);
+        // A disabled endpoint's ends as failed at once (as a replay's: the claim would settle it so).
+        const disabled = hook.disabled_at !== null;
+        const rows = await tx.query<DeliveryRow>(
+          `WITH d AS (
+             INSERT INTO ${s}.deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at, place, last_error)
+             VALUES ($1, $2, $3, $4::bigint, $5, 0, $6::bigint, nextval('${s}.owed_place'), $7)
+             RETURNING *
+           )
+           SELECT ${DELIVERY_COLUMNS('d', 'e')} FROM d JOIN ${s}.events AS e ON e.id = d.event_id`,
+          [id, event.id, webhookId, now, disabled ? 'failed' : 'pending', disabled ? null : now, disabled ? DISABLED_ERROR : null],
+        );
+        if (!disabled) await notifyDeliveries(tx, s);
+        return rows[0] === undefined ? null : deliveryOf(rows[0]);
+      });
+    },
+
+    async getDelivery({ webhookId, id }): Promise<(DeliveryRecord & { body: string }) | null> {
+      const rows = await query<DeliveryRow & { body: string }>(
+        `SELECT ${DELIVERY_COLUMNS('d', 'e')}, e.body FROM ${s}.deliveries AS d JOIN ${s}.events AS e ON e.id = d.event_id WHERE d.id = $2 AND d.webhook_id = $1`,
+        [webhookId, id],
+      );
+      return rows[0] === undefined ? null : { ...deliveryOf(rows[0]), body: rows[0].body };
     },
 
     async recordStatusChanges({ now }: { now: number }): Promise<{ recorded: number; nextAt: number | null }> {
@@ -286,7 +347,16 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
       const target = Math.min(bound(input.perWebhook) ?? MAKE_PER_ENDPOINT, MAKE_PER_ENDPOINT);
       if (target > 0) await query(TOP_UP(s), [input.now, target, MAKE_PER_STATEMENT]);
       const rows = await query<ClaimRow>(CLAIM(s), claimParams(input, limit));
-      return rows.map((r) => ({ delivery: deliveryOf(r), accountId: r.account_id, lease: r.lease, url: r.url, secret: r.secret, body: r.body }));
+      return rows.map((r) => ({
+        delivery: deliveryOf(r),
+        accountId: r.account_id,
+        lease: r.lease,
+        url: r.url,
+        secret: r.secret,
+        previousSecret: r.previous_secret_expires_at === null ? null : r.previous_secret,
+        previousSecretExpiresAt: r.previous_secret === null || r.previous_secret_expires_at === null ? null : Date.parse(r.previous_secret_expires_at),
+        body: r.body,
+      }));
     },
 
     async finishDeliveries(results: readonly DeliveryResult[]): Promise<void> {
@@ -326,6 +396,14 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
 
     async replayDelivery({ webhookId, of, id, now }): Promise<DeliveryRecord | null> {
       return transaction(async (tx) => {
+        // Replays of one event run one after the other: its row locked in a statement of its
+        // own, so that the next statement's snapshot sees a replay that committed meanwhile
+        // (and answers its pending delivery rather than add a second). NO KEY UPDATE still
+        // lets writers' FOR KEY SHARE through, and a prune's DELETE waits for it, as before.
+        await tx.query(
+          `SELECT 1 FROM ${s}.deliveries AS o JOIN ${s}.events AS e ON e.id = o.event_id WHERE o.id = $2 AND o.webhook_id = $1 FOR NO KEY UPDATE OF e`,
+          [webhookId, of],
+        );
         // The event is locked first (as the foreign key would lock it), so that a prune
         // deleting it meanwhile is waited for, and then the delivery is not found: the row is
         // gone from the join, and nothing is inserted (the foreign key's own check would fail
@@ -338,15 +416,21 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
              WHERE o.id = $2 AND o.webhook_id = $1
              FOR KEY SHARE OF e
            ),
+           -- the endpoint's newest pending delivery of the event (o itself, or a replay of it)
+           p AS MATERIALIZED (
+             SELECT x.* FROM o JOIN ${s}.deliveries AS x ON x.event_id = o.event_id AND x.webhook_id = o.webhook_id
+             WHERE x.state = 'pending'
+             ORDER BY x.created_at DESC, x.id DESC LIMIT 1
+           ),
            d AS (
              INSERT INTO ${s}.deliveries (id, event_id, webhook_id, created_at, state, attempts, next_attempt_at, place)
              SELECT $3, o.event_id, o.webhook_id, $4::bigint, 'pending', 0, $4::bigint, nextval('${s}.owed_place')
-             FROM o WHERE o.state <> 'pending'
+             FROM o WHERE NOT EXISTS (SELECT 1 FROM p)
              RETURNING *
            )
            SELECT ${DELIVERY_COLUMNS('d', 'e')}, true AS added FROM d JOIN ${s}.events AS e ON e.id = d.event_id
            UNION ALL
-           SELECT ${DELIVERY_COLUMNS('o', 'e')}, false AS added FROM o JOIN ${s}.events AS e ON e.id = o.event_id WHERE o.state = 'pending'`,
+           SELECT ${DELIVERY_COLUMNS('p', 'e')}, false AS added FROM p JOIN ${s}.events AS e ON e.id = p.event_id`,
           [webhookId, of, id, now],
         );
         if (rows[0] === undefined) return null;
@@ -796,7 +880,7 @@ cand AS MATERIALIZED (
     LIMIT greatest(least(coalesce($3::bigint, 9223372036854775807) - coalesce(b.n, 0), coalesce($8::bigint, 9223372036854775807) - coalesce(ba.n, 0), coalesce($2::bigint, 9223372036854775807)), 0)
     FOR UPDATE OF d SKIP LOCKED
   ) AS d
-  WHERE w.disabled_at IS NULL
+  WHERE w.disabled_at IS NULL AND w.paused_at IS NULL
 ),
 ra AS MATERIALIZED (
   SELECT c.*, row_number() OVER (PARTITION BY c.account_id ORDER BY c.busy + c.rw, c.nat, c.place NULLS FIRST, c.webhook_id, c.seq) AS ra FROM cand AS c
@@ -828,14 +912,18 @@ claimed AS (
   FROM pick WHERE d.id = pick.id
   RETURNING d.*, pick.pos
 )
-SELECT ${DELIVERY_COLUMNS('c', 'e')}, c.lease, w.account_id, w.url, w.secret, e.body
+SELECT ${DELIVERY_COLUMNS('c', 'e')}, c.lease, w.account_id, w.url, w.secret, w.previous_secret, w.previous_secret_expires_at, e.body
 FROM claimed AS c JOIN ${s}.webhooks AS w ON w.id = c.webhook_id JOIN ${s}.events AS e ON e.id = c.event_id
 ORDER BY c.pos`;
 
 /** A delivery's columns as {@link deliveryOf} reads them, of delivery `d` and its event `e`. */
 const DELIVERY_COLUMNS = (d: string, e: string): string =>
   `${d}.id, ${d}.webhook_id, ${d}.event_id, ${e}.type AS event_type, ${d}.created_at::float8 AS created_at, ${d}.state, ${d}.attempts,
-   ${d}.next_attempt_at::float8 AS next_attempt_at, ${d}.last_attempt_at::float8 AS last_attempt_at, ${d}.last_status, ${d}.last_error`;
+   ${d}.next_attempt_at::float8 AS next_attempt_at, ${d}.last_attempt_at::float8 AS last_attempt_at, ${d}.last_status, ${d}.last_error,
+   ${d}.last_response_body`;
+
+/** An endpoint's columns as {@link webhookOf} reads them. */
+const WEBHOOK_COLUMNS = 'id, account_id, url, events, description, secret, created_at, disabled_at, paused_at, previous_secret, previous_secret_expires_at';
 
 /**
  * Settles a batch of results in one transaction (`MemoryOutbox.finish`). The endpoints' rows
@@ -854,7 +942,7 @@ async function finish(tx: Transaction, s: string, results: readonly DeliveryResu
   );
   if (hooks.length === 0) return;
   const rows = await tx.query<FinishRow>(
-    `SELECT id, webhook_id, lease, state, attempts, next_attempt_at::float8 AS next_attempt_at, last_attempt_at::float8 AS last_attempt_at, last_status, last_error
+    `SELECT id, webhook_id, lease, state, attempts, next_attempt_at::float8 AS next_attempt_at, last_attempt_at::float8 AS last_attempt_at, last_status, last_error, last_response_body
      FROM ${s}.deliveries WHERE id = ANY ($1::text[]) ORDER BY id FOR UPDATE`,
     [ids],
   );
@@ -870,6 +958,7 @@ async function finish(tx: Transaction, s: string, results: readonly DeliveryResu
     d.last_attempt_at = r.at;
     d.last_status = r.status;
     d.last_error = r.delivered ? null : r.error;
+    d.last_response_body = r.responseBody ?? null;
     const endpoint = endpoints.get(d.webhook_id);
     if (r.delivered) {
       d.state = 'delivered';
@@ -915,10 +1004,14 @@ async function finish(tx: Transaction, s: string, results: readonly DeliveryResu
   if (changed.length === 0) return;
   await tx.query(
     `UPDATE ${s}.deliveries AS d SET state = x.state, attempts = x.attempts, next_attempt_at = x.next_attempt_at, lease = NULL, lease_until = NULL,
-       last_attempt_at = x.last_attempt_at, last_status = x.last_status, last_error = x.last_error
-     FROM json_to_recordset($1::json) AS x(id text, state text, attempts int, next_attempt_at bigint, last_attempt_at bigint, last_status int, last_error text)
+       last_attempt_at = x.last_attempt_at, last_status = x.last_status, last_error = x.last_error, last_response_body = x.last_response_body
+     FROM json_to_recordset($1::json) AS x(id text, state text, attempts int, next_attempt_at bigint, last_attempt_at bigint, last_status int, last_error text, last_response_body text)
      WHERE d.id = x.id`,
-    [JSON.stringify(changed.map((d) => ({ id: d.id, state: d.state, attempts: d.attempts, next_attempt_at: d.next_attempt_at, last_attempt_at: d.last_attempt_at, last_status: d.last_status, last_error: d.last_error })))],
+    [
+      JSON.stringify(
+        changed.map((d) => ({ id: d.id, state: d.state, attempts: d.attempts, next_attempt_at: d.next_attempt_at, last_attempt_at: d.last_attempt_at, last_status: d.last_status, last_error: d.last_error, last_response_body: d.last_response_body })),
+      ),
+    ],
   );
   const touched = [...endpoints].filter(([, e]) => e.changed);
   if (touched.length > 0) {
@@ -1030,6 +1123,9 @@ interface WebhookRow {
   secret: string;
   created_at: string;
   disabled_at: string | null;
+  paused_at: string | null;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
 }
 
 interface DeliveryRow {
@@ -1044,6 +1140,7 @@ interface DeliveryRow {
   last_attempt_at: number | null;
   last_status: number | null;
   last_error: string | null;
+  last_response_body: string | null;
 }
 
 interface ClaimRow extends DeliveryRow {
@@ -1051,6 +1148,8 @@ interface ClaimRow extends DeliveryRow {
   account_id: string;
   url: string;
   secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
   body: string;
 }
 
@@ -1064,6 +1163,7 @@ interface FinishRow {
   last_attempt_at: number | null;
   last_status: number | null;
   last_error: string | null;
+  last_response_body: string | null;
 }
 
 function webhookOf(r: WebhookRow): WebhookRecord {
@@ -1077,6 +1177,9 @@ function webhookOf(r: WebhookRow): WebhookRecord {
     secret: r.secret,
     createdAt: r.created_at,
     disabledAt: r.disabled_at,
+    pausedAt: r.paused_at,
+    previousSecret: r.previous_secret,
+    previousSecretExpiresAt: r.previous_secret_expires_at,
   };
 }
 
@@ -1094,5 +1197,6 @@ function deliveryOf(r: DeliveryRow): DeliveryRecord {
     lastAttemptAt: num(r.last_attempt_at),
     lastStatus: num(r.last_status),
     lastError: r.last_error,
+    lastResponseBody: r.last_response_body,
   };
 }

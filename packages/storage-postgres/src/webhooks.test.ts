@@ -33,7 +33,7 @@ const ALL: EventType[] = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.stat
 const LEASE = 60_000;
 
 function hook(id: string, events: EventType[], accountId = 'acct_1'): WebhookRecord {
-  return { id, accountId, url: `https://example.com/${id}`, events, description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
+  return { id, accountId, url: `https://example.com/${id}`, events, description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null, pausedAt: null, previousSecret: null, previousSecretExpiresAt: null };
 }
 
 /** A fresh store over emptied tables, with account acct_1 and these endpoints. */

@@ -5,7 +5,7 @@
  * `x-test-account` names (no header: nobody), as an app's login would.
  */
 import { describe, expect, it } from 'vitest';
-import { type AccountWindow, type ApiKeyInfo, createApiKey, type DeliveryInfo, getUsage, importDataset, type IpoRouterOptions, listApiKeys, listWebhooks, type RateLimiter, revokeApiKey, type Store, todayInIst, type UsageRow, type WebhookInfo, type WebhookStore } from '@ipokit/core';
+import { type AccountWindow, type ApiKeyInfo, createApiKey, type DeliveryInfo, getUsage, importDataset, type IpoRouterOptions, listApiKeys, listWebhooks, type RateLimiter, revokeApiKey, type Store, todayInIst, type UsageRow, type WebhookInfo, type WebhookLimits, type WebhookStore, type DeliveryDetail } from '@ipokit/core';
 import { createIpoHandler, DASHBOARD_KEY_ID, MAX_ACCOUNT_BODY_BYTES } from '@ipokit/core/adapter';
 import { addDays } from '@ipokit/core/backend';
 import { FIXTURE_NOW, seedFixture, type SeededFixture } from './http-fixture.js';
@@ -73,8 +73,11 @@ interface Body {
   usage: UsageRow[];
   webhook: WebhookInfo & { secret: string };
   webhooks: WebhookInfo[];
+  limits: WebhookLimits;
   deliveries: DeliveryInfo[];
-  delivery: DeliveryInfo;
+  delivery: DeliveryDetail;
+  secret: string;
+  previousSecretExpiresAt: string;
 }
 
 /** A response with its JSON body. */
@@ -608,6 +611,106 @@ export function accountChecks(): AccountCheck[] {
       },
     },
     {
+      id: 'account-webhook-limits',
+      name: 'MUST answer GET /webhooks with the plan\'s limits (allowed, plans, maxPerAccount, used) for every plan: a free account gets 200 with allowed false',
+      options: { maxWebhooksPerAccount: 2 },
+      async fn(ctx) {
+        const { free, paid, pro } = ctx.fixture.accounts;
+        if (!isWebhookStore(ctx.store)) return;
+        for (const account of [free, paid]) {
+          const r = await ctx.call(account, '/webhooks');
+          expect(r.status, r.text).toBe(200);
+          expect(r.json).toEqual({ webhooks: [], limits: { allowed: false, plans: ['pro'], maxPerAccount: 2, used: 0 } });
+        }
+        expect((await ctx.call(pro, '/webhooks')).json.limits).toEqual({ allowed: true, plans: ['pro'], maxPerAccount: 2, used: 0 });
+        for (const n of [1, 2]) await ctx.call(pro, '/webhooks', { method: 'POST', body: JSON.stringify({ url: `https://example.com/hooks/${n}`, events: ['ipo.created'] }) });
+        expect((await ctx.call(pro, '/webhooks')).json.limits).toEqual({ allowed: false, plans: ['pro'], maxPerAccount: 2, used: 2 });
+      },
+    },
+    {
+      id: 'account-webhook-manage',
+      name: 'MUST let a pro account update, pause, resume, rotate the secret of and test its endpoints, and read a delivery with its payload and the receiver\'s answer; a replay while a replay is pending adds nothing; 404 for another account\'s',
+      async fn(ctx) {
+        const { pro, proGmp } = ctx.fixture.accounts;
+        if (!isWebhookStore(ctx.store)) return;
+        const store = ctx.store;
+        const post = (path: string, body: unknown = {}) => ctx.call(pro, path, { method: 'POST', body: JSON.stringify(body) });
+        const made = await post('/webhooks', { url: 'https://hooks.example.com/ipo', events: ['ipo.created'] });
+        const hook = made.json.webhook;
+        const base = `/webhooks/${hook.id}`;
+        // Update: events replaced, description set and cleared, paused; bad fields 400.
+        const updated = await post(`${base}/update`, { events: ['ipo.status_changed', 'ipo.created'], description: 'edited' });
+        expect(updated.status, updated.text).toBe(200);
+        expect(updated.json.webhook).toEqual({ id: hook.id, url: hook.url, events: ['ipo.created', 'ipo.status_changed'], description: 'edited', createdAt: hook.createdAt, disabledAt: null, pausedAt: null });
+        expect((await post(`${base}/update`, { description: null })).json.webhook.description).toBeNull();
+        for (const [body, parameter] of [
+          [{ events: [] }, 'events'],
+          [{ events: ['webhook.test'] }, 'events'],
+          [{ paused: 'yes' }, 'paused'],
+          [{ url: 'https://other.example.com/' }, 'url'],
+        ] as const) {
+          const r = await post(`${base}/update`, body);
+          expectError(r, 400, 'ERR:BADPARAM');
+          expect(r.json.meta, JSON.stringify(body)).toEqual({ parameter });
+        }
+        // Pause and resume.
+        const paused = await post(`${base}/pause`);
+        expect(paused.status, paused.text).toBe(200);
+        expect(paused.json.webhook.pausedAt).toBe(new Date(ctx.now.ms).toISOString());
+        expect((await ctx.call(pro, '/webhooks')).json.webhooks[0]!.pausedAt).toBe(paused.json.webhook.pausedAt);
+        // (a paused endpoint takes no test event)
+        const refused = await post(`${base}/test`);
+        expectError(refused, 400, 'ERR:BADPARAM');
+        expect(refused.json.detail).toMatch(/paused/);
+        const resumed = await post(`${base}/resume`);
+        expect(resumed.status).toBe(200);
+        expect(resumed.json.webhook.pausedAt).toBeNull();
+        // Rotation: 201 with the new secret and when the old one stops signing.
+        const rotated = await post(`${base}/rotate-secret`, { overlapSeconds: 3_600 });
+        expect(rotated.status, rotated.text).toBe(201);
+        expect(Object.keys(rotated.json)).toEqual(['secret', 'previousSecretExpiresAt']);
+        expect(rotated.json.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+        expect(rotated.json.secret).not.toBe(hook.secret);
+        expect(rotated.json.previousSecretExpiresAt).toBe(new Date(ctx.now.ms + 3_600_000).toISOString());
+        expect((await post(`${base}/rotate-secret`)).json.previousSecretExpiresAt).toBe(new Date(ctx.now.ms + 86_400_000).toISOString());
+        expectError(await post(`${base}/rotate-secret`, { overlapSeconds: 604_801 }), 400, 'ERR:BADPARAM');
+        expect((await ctx.call(pro, '/webhooks')).text).not.toContain(rotated.json.secret);
+        // A test event: a new pending delivery of webhook.test, due now.
+        const tested = await post(`${base}/test`);
+        expect(tested.status, tested.text).toBe(201);
+        expect(tested.json.delivery).toMatchObject({ eventType: 'webhook.test', state: 'pending', attempts: 0, nextAttemptAt: new Date(ctx.now.ms).toISOString() });
+        // What was sent and what came back.
+        const path = `${base}/deliveries/${tested.json.delivery.id}`;
+        const detail = await ctx.call(pro, path);
+        expect(detail.status, detail.text).toBe(200);
+        expect(JSON.parse(detail.json.delivery.payload)).toEqual({ type: 'webhook.test', timestamp: new Date(ctx.now.ms).toISOString(), data: { webhookId: hook.id, message: 'A test event from ipokit.' } });
+        expect(detail.json.delivery.response).toBeNull();
+        const [claimed] = await store.claimDeliveries({ now: ctx.now.ms, limit: 10, perWebhook: 10, perAccount: 10, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() });
+        expect(claimed!.body).toBe(detail.json.delivery.payload);
+        await store.finishDeliveries([{ id: claimed!.delivery.id, lease: claimed!.lease, at: ctx.now.ms, delivered: false, status: 503, error: 'answered 503', responseBody: 'try later', nextAttemptAt: null, disableBefore: ctx.now.ms - 6 * 86_400_000 }]);
+        const after = (await ctx.call(pro, path)).json.delivery;
+        expect(after).toMatchObject({ state: 'failed', attempts: 1, lastStatus: 503, response: { status: 503, body: 'try later' } });
+        expect(Object.keys(after)).toEqual(['id', 'eventId', 'eventType', 'state', 'attempts', 'createdAt', 'nextAttemptAt', 'lastAttemptAt', 'lastStatus', 'lastError', 'payload', 'response']);
+        expectError(await ctx.call(pro, `${base}/deliveries/dlv_nope`), 404, 'ERR:NOTFOUND');
+        expectError(await post(path), 405, 'ERR:METHOD');
+        // Replay of the failed one: 201, a new pending copy; again while that is pending: 200 with it, nothing added.
+        ctx.now.ms += 1_000;
+        const first = await post(`${path}/replay`);
+        expect(first.status, first.text).toBe(201);
+        const again = await post(`${path}/replay`);
+        expect(again.status, again.text).toBe(200);
+        expect(again.json.delivery.id).toBe(first.json.delivery.id);
+        expect((await ctx.call(pro, `${base}/deliveries`)).json.deliveries).toHaveLength(2);
+        // Another account's endpoint: 404 on every route; no route without sign-in.
+        for (const p of ['update', 'pause', 'resume', 'rotate-secret', 'test']) {
+          expectError(await ctx.call(proGmp, `${base}/${p}`, { method: 'POST', body: '{}' }), 404, 'ERR:NOTFOUND');
+          expectError(await ctx.call(null, `${base}/${p}`, { method: 'POST', body: '{}' }), 401, 'ERR:INVLDKEY');
+          expectError(await ctx.call(pro, `${base}/${p}`), 405, 'ERR:METHOD');
+        }
+        expectError(await ctx.call(proGmp, path), 404, 'ERR:NOTFOUND');
+      },
+    },
+    {
       id: 'account-webhooks',
       name: 'MUST let a pro account create, list and delete its webhook endpoints (the secret shown once), list and replay their deliveries; 403 on other plans, 404 for another account\'s',
       async fn(ctx) {
@@ -631,13 +734,13 @@ export function accountChecks(): AccountCheck[] {
         expect(made.status, made.text).toBe(201);
         expect(made.headers['cache-control']).toContain('no-store');
         const hook = made.json.webhook;
-        expect(Object.keys(hook)).toEqual(['id', 'url', 'events', 'description', 'createdAt', 'disabledAt', 'secret']);
-        expect(hook).toMatchObject({ url, events: ['ipo.created', 'ipo.status_changed'], description: 'prod \u{1F600}', createdAt: new Date(FIXTURE_NOW).toISOString(), disabledAt: null });
+        expect(Object.keys(hook)).toEqual(['id', 'url', 'events', 'description', 'createdAt', 'disabledAt', 'pausedAt', 'secret']);
+        expect(hook).toMatchObject({ url, events: ['ipo.created', 'ipo.status_changed'], description: 'prod \u{1F600}', createdAt: new Date(FIXTURE_NOW).toISOString(), disabledAt: null, pausedAt: null });
         expect(hook.id).toMatch(/^wh_[0-9A-Za-z]{20}$/);
         expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
         const listed = await ctx.call(pro, '/webhooks');
         expect(listed.status).toBe(200);
-        expect(listed.json.webhooks).toEqual([{ id: hook.id, url, events: hook.events, description: hook.description, createdAt: hook.createdAt, disabledAt: null }]);
+        expect(listed.json.webhooks).toEqual([{ id: hook.id, url, events: hook.events, description: hook.description, createdAt: hook.createdAt, disabledAt: null, pausedAt: null }]);
         expect(listed.text).not.toContain(hook.secret);
         // Other plans: 403 ERR:PLAN; bad fields: 400 naming them.
         expectError(await ctx.call(paid, '/webhooks', { method: 'POST', body: JSON.stringify({ url, events: ['ipo.created'] }) }), 403, 'ERR:PLAN');

@@ -6,7 +6,7 @@
  * Every method does all its work synchronously inside one `async` function body, so
  * each call is atomic: JavaScript runs no other code until the body returns.
  */
-import { type AccountRecord, type ApiKeyRecord, asciiLower, type ClaimedDelivery, compareCodePoints, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, sameIpo, sameSnapshot, sameSubscription, type SnapshotRecord, type SubscriptionQuery, type SubscriptionRecord, type UsageCharge, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
+import { type AccountRecord, type ApiKeyRecord, asciiLower, type ClaimedDelivery, compareCodePoints, type DatasetConflict, type DeliveryRecord, type DeliveryResult, eventsOfWrite, type GmpBucket, type GmpBucketQuery, type IpoRecord, type IpoRow, type KeyGrant, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, sameIpo, sameSnapshot, sameSubscription, type SnapshotRecord, type SubscriptionQuery, type SubscriptionRecord, type UsageCharge, type WebhookChange, type WebhookRecord, type WriteOptions } from '@ipokit/core/backend';
 import { latestSubscription, referenceBuckets, referenceFind, referenceList, referenceSubscriptionSeries } from './reference.js';
 import { rateLimitModel } from './limiter-model.js';
 import { MemoryOutbox } from '@ipokit/webhooks';
@@ -223,6 +223,18 @@ export function referenceStore(): Store & WebhookStore {
 
     async deleteWebhook(id: string): Promise<boolean> {
       return outbox.deleteWebhook(id);
+    },
+
+    async updateWebhook(id: string, change: WebhookChange): Promise<WebhookRecord | null> {
+      return outbox.update(id, change);
+    },
+
+    async addDelivery(input: Parameters<WebhookStore['addDelivery']>[0]): Promise<DeliveryRecord | null> {
+      return outbox.addDelivery(input);
+    },
+
+    async getDelivery(input: { webhookId: string; id: string }): Promise<(DeliveryRecord & { body: string }) | null> {
+      return outbox.getDelivery(input);
     },
 
     async recordStatusChanges(input: { now: number }): Promise<{ recorded: number; nextAt: number | null }> {

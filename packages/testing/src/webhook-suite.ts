@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type AccountStore, type EventType, type IpoStore, todayInIst, type WebhookStore } from '@ipokit/core';
-import { type ClaimedDelivery, type DeliveryResult, DISABLED_ERROR, type IpoRecord, type SnapshotRecord, statusChangeEventId, toGmpSnapshot, toIsoUtc, toWireIpo, type WebhookRecord } from '@ipokit/core/backend';
+import { type ClaimedDelivery, type DeliveryEventType, type DeliveryResult, DISABLED_ERROR, type IpoRecord, type SnapshotRecord, statusChangeEventId, toGmpSnapshot, toIsoUtc, toWireIpo, type WebhookRecord } from '@ipokit/core/backend';
 import { makeIpo, makeSnapshot, makeSubscription } from './arbitraries.js';
 import { referenceStore } from './reference-store.js';
 
@@ -53,6 +53,9 @@ export function testWebhookStore(options: TestWebhookStoreOptions): void {
     secret: `whsec_${'A'.repeat(32)}`,
     createdAt,
     disabledAt: null,
+    pausedAt: null,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
   });
 
   describe(options.name ?? 'WebhookStore', () => {
@@ -134,6 +137,7 @@ export function testWebhookStore(options: TestWebhookStoreOptions): void {
   describe(`${name}: events`, () => eventChecks(check, hook));
   describe(`${name}: deliveries`, () => deliveryChecks(check, hook));
   describe(`${name}: status changes`, () => statusChecks(check, hook));
+  describe(`${name}: changes by the account holder`, () => holderChecks(check, hook));
   describe(`${name}: against the reference`, () => {
     check(
       'random writes and deletions record the same events, with the same deliveries, as the reference store',
@@ -167,7 +171,7 @@ const claimAll = (store: WebhookStore, now: number, extra: Partial<Parameters<We
 /** A claimed delivery's parts that do not depend on random ids, for comparing. */
 interface Shape {
   webhookId: string;
-  type: EventType;
+  type: DeliveryEventType;
   body: unknown;
 }
 const shape = (c: ClaimedDelivery): Shape => ({ webhookId: c.delivery.webhookId, type: c.delivery.eventType, body: JSON.parse(c.body) });
@@ -556,6 +560,7 @@ function deliveryChecks(check: Check, hook: Hook): void {
       lastAttemptAt: null,
       lastStatus: null,
       lastError: null,
+      lastResponseBody: null,
     });
     // A replay of a delivery still pending (dlv_again) returns it and adds nothing.
     const before = (await list(store)).length;
@@ -567,6 +572,26 @@ function deliveryChecks(check: Check, hook: Hook): void {
     // ...and while it is leased, too.
     expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_again', id: 'dlv_more', now: T + 32 })).toMatchObject({ id: 'dlv_again', state: 'pending' });
     expect((await list(store)).length).toBe(before);
+  });
+
+  check('replayDelivery: replaying a settled delivery while an earlier replay of it is still pending answers that replay and adds nothing (issue 33); once it settled, a replay adds one again', async (store) => {
+    await setUp(store, 1);
+    const [c] = await claimAll(store, T + 10, { busy: new Map([['wh_b', 1_000]]) });
+    await store.finishDeliveries([result(c!, T + 20, { delivered: false, status: 410, error: 'answered 410', nextAttemptAt: null })]);
+    const d2 = (await store.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_d2', now: T + 30 }))!;
+    expect(d2.id).toBe('dlv_d2');
+    // D1 (failed) replayed again while D2 is pending: D2, nothing added.
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_d3', now: T + 31 })).toEqual(d2);
+    expect((await list(store)).map((d) => d.id).sort()).toEqual([c!.delivery.id, 'dlv_d2'].sort());
+    // ...and while D2 is leased.
+    const [r] = await claimAll(store, T + 40, { busy: new Map([['wh_b', 1_000]]) });
+    expect(r!.delivery.id).toBe('dlv_d2');
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_d3', now: T + 41 })).toMatchObject({ id: 'dlv_d2', state: 'pending' });
+    await store.finishDeliveries([result(r!, T + 50)]);
+    // D2 delivered: a replay of D1 (or of D2) is a new delivery.
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: c!.delivery.id, id: 'dlv_d3', now: T + 60 })).toMatchObject({ id: 'dlv_d3', state: 'pending', eventId: c!.delivery.eventId });
+    expect(await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_d2', id: 'dlv_d4', now: T + 61 })).toMatchObject({ id: 'dlv_d3' });
+    expect((await list(store)).length).toBe(3);
   });
 
   check('pruneDeliveries forgets settled deliveries older than before, never pending ones, and keeps events other deliveries need', async (store) => {
@@ -622,6 +647,111 @@ function deliveryChecks(check: Check, hook: Hook): void {
     } finally {
       await stop();
     }
+  });
+}
+
+function holderChecks(check: Check, hook: Hook): void {
+  const list = async (store: WebhookStore, webhookId = 'wh_a') => (await store.listDeliveries({ webhookId, before: null, limit: 100 }))!;
+  const write = (store: WebhookTestStore, id: string, at: number) => store.writeDataset({ ipos: [makeIpo({ id })], snapshots: [] }, { at });
+
+  check('updateWebhook: events, description and pausedAt change (null for an unknown id); a pause keeps its first instant; the record read back is the one answered', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    expect(await store.updateWebhook('wh_nope', { description: 'x' })).toBeNull();
+    const changed = (await store.updateWebhook('wh_a', { events: ['ipo.created', 'gmp.snapshot'], description: null }))!;
+    expect(changed).toEqual({ ...withTypes(hook('wh_a', 'acct_1'), ['ipo.created', 'gmp.snapshot']), description: null });
+    const paused = (await store.updateWebhook('wh_a', { pausedAt: '2026-11-24T05:00:00.000Z' }))!;
+    expect(paused.pausedAt).toBe('2026-11-24T05:00:00.000Z');
+    expect((await store.updateWebhook('wh_a', { pausedAt: '2026-11-24T06:00:00.000Z' }))!.pausedAt).toBe('2026-11-24T05:00:00.000Z');
+    expect(await store.getWebhook('wh_a')).toEqual(paused);
+    expect((await store.listWebhooks('acct_1'))![0]).toEqual(paused);
+    expect((await store.updateWebhook('wh_a', { pausedAt: null }))!.pausedAt).toBeNull();
+    expect((await store.updateWebhook('wh_a', {}))).toEqual({ ...paused, pausedAt: null });
+  });
+
+  check('a paused endpoint gets no attempts: its deliveries are made and stay pending (events still fan out to it), and are claimed after the resume', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']), NO_CAP);
+    await store.updateWebhook('wh_a', { pausedAt: toIsoUtc(T) });
+    await write(store, 'ipo0', T + 1);
+    await write(store, 'ipo1', T + 2);
+    const claimed = await claimAll(store, T + 10);
+    expect(claimed.map((c) => c.delivery.webhookId)).toEqual(['wh_b', 'wh_b']);
+    expect((await list(store)).map((d) => d.state)).toEqual(['pending', 'pending']);
+    expect(await claimAll(store, T + 20)).toEqual([]);
+    await store.updateWebhook('wh_a', { pausedAt: null });
+    const after = await claimAll(store, T + 30);
+    expect(after.map((c) => [c.delivery.webhookId, JSON.parse(c.body).data.id])).toEqual([
+      ['wh_a', 'ipo0'],
+      ['wh_a', 'ipo1'],
+    ]);
+  });
+
+  check('updateWebhook: new event types apply to the events recorded after the change', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created', 'ipo.updated']), NO_CAP);
+    await write(store, 'ipo0', T + 1);
+    await store.updateWebhook('wh_a', { events: ['ipo.updated'] });
+    await write(store, 'ipo1', T + 2);
+    await store.writeDataset({ ipos: [makeIpo({ id: 'ipo0', name: 'Renamed' })], snapshots: [] }, { at: T + 3 });
+    const mine = (await claimAll(store, T + 10)).filter((c) => c.delivery.webhookId === 'wh_a');
+    expect(mine.map((c) => [c.delivery.eventType, JSON.parse(c.body).data.id])).toEqual([
+      ['ipo.created', 'ipo0'],
+      ['ipo.updated', 'ipo0'],
+    ]);
+  });
+
+  check('resume (pausedAt null) enables an endpoint the worker disabled: its failing streak ends, it takes the events recorded from then on, its old deliveries stay failed', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    await write(store, 'ipo0', T);
+    const [c] = await claimAll(store, T + 1);
+    await store.finishDeliveries([result(c!, T + 6 * DAY, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 7 * DAY, disableBefore: T + 6 * DAY })]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBe(toIsoUtc(T + 6 * DAY));
+    await write(store, 'ipo1', T + 6 * DAY + 1);
+    const back = (await store.updateWebhook('wh_a', { pausedAt: null }))!;
+    expect(back.disabledAt).toBeNull();
+    expect(back.pausedAt).toBeNull();
+    await write(store, 'ipo2', T + 6 * DAY + 2);
+    const claimed = await claimAll(store, T + 6 * DAY + 10);
+    expect(claimed.map((x) => JSON.parse(x.body).data.id)).toEqual(['ipo2']);
+    // (the streak began afresh: one failure now does not disable it again)
+    await store.finishDeliveries([result(claimed[0]!, T + 6 * DAY + 20, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 7 * DAY, disableBefore: T + DAY + 20 })]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).toBeNull();
+    expect((await list(store)).find((d) => d.id === c!.delivery.id)!.state).toBe('failed');
+  });
+
+  check('rotate: the old secret becomes previousSecret with its expiry, atomically; claims carry both', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    const old = hook('wh_a', 'acct_1').secret;
+    const next = `whsec_${'B'.repeat(32)}`;
+    const rotated = (await store.updateWebhook('wh_a', { rotate: { secret: next, previousSecretExpiresAt: toIsoUtc(T + DAY) } }))!;
+    expect(rotated).toMatchObject({ secret: next, previousSecret: old, previousSecretExpiresAt: toIsoUtc(T + DAY) });
+    await write(store, 'ipo0', T);
+    const [c] = await claimAll(store, T + 1);
+    expect(c).toMatchObject({ secret: next, previousSecret: old, previousSecretExpiresAt: T + DAY });
+    const third = `whsec_${'C'.repeat(32)}`;
+    expect(await store.updateWebhook('wh_a', { rotate: { secret: third, previousSecretExpiresAt: toIsoUtc(T + 2 * DAY) } })).toMatchObject({ secret: third, previousSecret: next });
+  });
+
+  check('addDelivery: a pending delivery of an event for this endpoint alone, due now, whatever its types; getDelivery gives it with its body; a disabled endpoint\'s ends failed', async (store) => {
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created']), NO_CAP);
+    const event = { id: 'evt_test1', type: 'webhook.test' as const, at: T, body: '{"type":"webhook.test","timestamp":"x","data":{"webhookId":"wh_a","message":"A test event from ipokit."}}' };
+    expect(await store.addDelivery({ webhookId: 'wh_nope', id: 'dlv_t0', event, now: T })).toBeNull();
+    const added = (await store.addDelivery({ webhookId: 'wh_a', id: 'dlv_t1', event, now: T }))!;
+    expect(added).toEqual({ id: 'dlv_t1', webhookId: 'wh_a', eventId: 'evt_test1', eventType: 'webhook.test', createdAt: T, state: 'pending', attempts: 0, nextAttemptAt: T, lastAttemptAt: null, lastStatus: null, lastError: null, lastResponseBody: null });
+    expect(await list(store, 'wh_b')).toEqual([]);
+    expect(await store.getDelivery({ webhookId: 'wh_a', id: 'dlv_t1' })).toEqual({ ...added, body: event.body });
+    expect(await store.getDelivery({ webhookId: 'wh_b', id: 'dlv_t1' })).toBeNull();
+    const [c] = await claimAll(store, T);
+    expect(c).toMatchObject({ delivery: { id: 'dlv_t1' }, body: event.body, url: hook('wh_a', 'acct_1').url });
+    // The answer's body is kept with the status (the first 1 KB, as the worker gives it).
+    await store.finishDeliveries([result(c!, T + 5, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + DAY, responseBody: 'down \u{1F600} for now' })]);
+    expect(await store.getDelivery({ webhookId: 'wh_a', id: 'dlv_t1' })).toMatchObject({ state: 'pending', attempts: 1, lastStatus: 500, lastResponseBody: 'down \u{1F600} for now', body: event.body });
+    // Replayed as any delivery; pruned as any (its event goes with it).
+    await store.deleteWebhook('wh_a');
+    expect(await store.getDelivery({ webhookId: 'wh_a', id: 'dlv_t1' })).toBeNull();
+    await store.insertWebhook({ ...withTypes(hook('wh_off', 'acct_1'), ['ipo.created']), disabledAt: toIsoUtc(T) }, NO_CAP);
+    expect(await store.addDelivery({ webhookId: 'wh_off', id: 'dlv_t2', event: { ...event, id: 'evt_test2' }, now: T })).toMatchObject({ state: 'failed', lastError: DISABLED_ERROR, nextAttemptAt: null });
   });
 }
 
@@ -727,6 +857,9 @@ async function compareWithReference(store: WebhookTestStore, steps: Step[]): Pro
         secret: `whsec_${'A'.repeat(32)}`,
         createdAt: '2026-11-20T10:00:00.000Z',
         disabledAt: null,
+        pausedAt: null,
+        previousSecret: null,
+        previousSecretExpiresAt: null,
       }, NO_CAP);
     }
   }

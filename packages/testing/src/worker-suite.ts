@@ -136,7 +136,7 @@ export function testWebhookWorker(options: TestWebhookWorkerOptions): void {
             return w;
           },
           hook: async (id, url, events = ['ipo.created'], accountId = 'acct_1') => {
-            const record: WebhookRecord = { id, accountId, url, events, description: null, secret: SECRET, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null };
+            const record: WebhookRecord = { id, accountId, url, events, description: null, secret: SECRET, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null, pausedAt: null, previousSecret: null, previousSecretExpiresAt: null };
             expect(await store.insertWebhook(record, NO_CAP)).toBe('ok');
           },
           deliveries: async (webhookId) => (await store.listDeliveries({ webhookId, before: null, limit: 1_000 })) ?? [],

@@ -50,13 +50,22 @@ export function addressNotAllowedError(address?: string): Error & { code: string
   return err;
 }
 
-/** What one attempt came to. `status` is the endpoint's HTTP status, when it answered. */
-export type DeliveryOutcome = { ok: true; status: number } | { ok: false; status: number | null; error: string };
+/**
+ * What one attempt came to. `status` is the endpoint's HTTP status, when it answered, and
+ * `body` the first {@link MAX_ANSWER_KEPT_BYTES} of its answer (NUL characters as U+FFFD, so
+ * that every store keeps the same text), null when no answer came.
+ */
+export type DeliveryOutcome = { ok: true; status: number; body: string | null } | { ok: false; status: number | null; error: string; body: string | null };
 
 /** What an attempt needs: the endpoint, the message, and how to send it. */
 export interface DeliveryAttempt {
   url: string;
   secret: string;
+  /**
+   * A second secret that also signs (the one before a rotation, while its overlap lasts):
+   * `webhook-signature` then carries both, the new first (`v1,<new> v1,<old>`).
+   */
+  previousSecret?: string | null;
   /** The message id (`webhook-id`): the same on every retry of this message. */
   id: string;
   /** Unix seconds of this attempt (`webhook-timestamp`). */
@@ -197,18 +206,20 @@ function hostRefused(url: URL, allowed: AllowedNetworks): boolean {
  */
 export async function deliverWebhook(attempt: DeliveryAttempt): Promise<DeliveryOutcome> {
   const url = parsedUrl(attempt.url);
-  if (url === null) return { ok: false, status: null, error: 'not a URL' };
+  if (url === null) return { ok: false, status: null, error: 'not a URL', body: null };
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && attempt.allowInsecure === true)) {
-    return { ok: false, status: null, error: `${url.protocol} is not sent to (https: only; allowInsecureWebhooks allows http:)` };
+    return { ok: false, status: null, error: `${url.protocol} is not sent to (https: only; allowInsecureWebhooks allows http:)`, body: null };
   }
   let allowed: AllowedNetworks;
   try {
     allowed = parseAllowedNetworks(attempt.allowedNetworks);
   } catch {
-    return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed };
+    return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed, body: null };
   }
-  if (hostRefused(url, allowed)) return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed };
-  const signature = webhookSignature({ id: attempt.id, timestamp: attempt.timestamp, body: attempt.body, secret: attempt.secret });
+  if (hostRefused(url, allowed)) return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed, body: null };
+  let signature = webhookSignature({ id: attempt.id, timestamp: attempt.timestamp, body: attempt.body, secret: attempt.secret });
+  // (Standard Webhooks: several signatures, space-separated; a receiver accepts any one)
+  if (typeof attempt.previousSecret === 'string') signature += ` ${webhookSignature({ id: attempt.id, timestamp: attempt.timestamp, body: attempt.body, secret: attempt.previousSecret })}`;
   const timeoutMs = attempt.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   // The signal and its timer are made only for a transport that reads it (fetch's does; the
   // Node transport keeps the time itself: an AbortSignal and a timer per attempt were a
@@ -217,7 +228,7 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
   let timer: ReturnType<typeof setTimeout> | undefined;
   const started = performance.now();
   try {
-    const { status } = await (attempt.transport ?? defaultTransport)({
+    const { status, body: answer } = await (attempt.transport ?? defaultTransport)({
       url,
       headers: {
         'content-type': 'application/json',
@@ -237,18 +248,33 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
         return controller.signal;
       },
     });
-    if (status >= 200 && status < 300) return { ok: true, status };
-    if (status >= 300 && status < 400) return { ok: false, status, error: `answered ${status}: redirects are not followed` };
-    return { ok: false, status, error: `answered ${status}` };
+    const body = keptAnswer(answer);
+    if (status >= 200 && status < 300) return { ok: true, status, body };
+    if (status >= 300 && status < 400) return { ok: false, status, error: `answered ${status}: redirects are not followed`, body };
+    return { ok: false, status, error: `answered ${status}`, body };
   } catch (err) {
     const code = (err as { code?: unknown })?.code ?? (err as { cause?: { code?: unknown } })?.cause?.code;
-    if (code === ADDRESS_NOT_ALLOWED_CODE) return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed };
+    if (code === ADDRESS_NOT_ALLOWED_CODE) return { ok: false, status: null, error: WEBHOOK_ERRORS.addressNotAllowed, body: null };
     if ((controller as AbortController | null)?.signal.aborted === true || (err as { name?: unknown })?.name === 'TimeoutError') {
-      return { ok: false, status: null, error: WEBHOOK_ERRORS.timeout };
+      return { ok: false, status: null, error: WEBHOOK_ERRORS.timeout, body: null };
     }
     // (never the socket's error: ECONNREFUSED against ECONNRESET tells closed ports from open ones)
-    return { ok: false, status: null, error: WEBHOOK_ERRORS.connectionFailed };
+    return { ok: false, status: null, error: WEBHOOK_ERRORS.connectionFailed, body: null };
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The answer body as kept: at most {@link MAX_ANSWER_KEPT_BYTES} of UTF-8 (a transport of
+ * someone else's may give more), a character cut at the end dropped, and NUL as U+FFFD
+ * (PostgreSQL refuses NUL in text: every store keeps the same string).
+ */
+function keptAnswer(body: string | undefined): string | null {
+  // (a transport that reads no body gives none: nothing is known of it)
+  if (body === undefined) return null;
+  let text = body;
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length > MAX_ANSWER_KEPT_BYTES) text = new TextDecoder().decode(bytes.subarray(0, MAX_ANSWER_KEPT_BYTES)).replace(/\uFFFD$/, '');
+  return text.toWellFormed().replaceAll('\u0000', '\uFFFD');
 }

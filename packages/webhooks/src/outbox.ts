@@ -10,7 +10,7 @@
  * linear in its events, and one endpoint's backlog costs nothing to another's claims or
  * listings (docs/spec.md#webhooks, fairness).
  */
-import { type ClaimedDelivery, compareCodePoints, DELIVERIES_KEPT_PER_WEBHOOK, type DeliveryRecord, type DeliveryResult, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, istDayStart, nextStatusChangeAt, randomBase62, toIsoUtc, type WebhookRecord } from '@ipokit/core/backend';
+import { type ClaimedDelivery, compareCodePoints, DELIVERIES_KEPT_PER_WEBHOOK, type DeliveryEventType, type DeliveryRecord, type DeliveryResult, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, istDayStart, nextStatusChangeAt, randomBase62, toIsoUtc, type WebhookChange, type WebhookRecord } from '@ipokit/core/backend';
 import type { EventType, IpoDates, WebhookStore } from '@ipokit/core';
 
 /**
@@ -21,7 +21,8 @@ export const MAX_PENDING_PER_WEBHOOK = 10_000;
 
 /** An event as the log keeps it: with its place in the owed order and how many rows name it. */
 interface Entry {
-  event: EventRecord;
+  /** (a test event's type is delivery-only: such an entry is never in the log) */
+  event: Omit<EventRecord, 'type'> & { type: DeliveryEventType };
   /** The owed order of its deliveries (store-wide, increasing). */
   seq: number;
   /** When its deliveries were due: the write's instant. */
@@ -263,7 +264,8 @@ export class MemoryOutbox {
     // 1. Per endpoint: its first due deliveries, made or owed, up to its room.
     const byAccount = new Map<string, Candidate[]>();
     for (const endpoint of this.endpoints.values()) {
-      if (endpoint.record.disabledAt !== null) continue;
+      // (a paused endpoint's deliveries wait, pending, for its resume)
+      if (endpoint.record.disabledAt !== null || endpoint.record.pausedAt !== null) continue;
       const busy = input.busy.get(endpoint.record.id) ?? 0;
       const room = Math.min(input.perWebhook - busy, input.limit);
       if (room <= 0) continue;
@@ -312,6 +314,7 @@ export class MemoryOutbox {
         lease: row.lease,
         url: c.endpoint.record.url,
         secret: c.endpoint.record.secret,
+        ...previousSecretOf(c.endpoint.record),
         body: row.entry.event.body,
       });
     }
@@ -338,6 +341,7 @@ export class MemoryOutbox {
       d.lastAttemptAt = r.at;
       d.lastStatus = r.status;
       d.lastError = r.delivered ? null : r.error;
+      d.lastResponseBody = r.responseBody ?? null;
       if (r.delivered) {
         d.state = 'delivered';
         d.nextAttemptAt = null;
@@ -402,6 +406,9 @@ export class MemoryOutbox {
     const row = endpoint?.rows.get(input.of);
     if (endpoint === undefined || row === undefined) return null;
     if (row.record.state === 'pending') return { ...row.record };
+    // (an earlier replay of it still pending: that one, and nothing added)
+    const pending = this.pendingOf(endpoint, row.entry);
+    if (pending !== null) return { ...pending.record };
     const disabled = endpoint.record.disabledAt !== null;
     const added = this.add(endpoint, row.entry, input.now, this.seq++, input.id, !disabled);
     if (disabled) {
@@ -411,6 +418,88 @@ export class MemoryOutbox {
     }
     this.wake();
     return { ...added.record };
+  }
+
+  /**
+   * Changes an endpoint (see `WebhookStore.updateWebhook`): what it is owed under its old
+   * event types is made first, so the new ones apply to events recorded from now on.
+   *
+   * @example
+   * ```ts
+   * outbox.update('wh_1', { pausedAt: '2026-11-28T10:00:00.000Z' });
+   * ```
+   */
+  update(id: string, change: WebhookChange): WebhookRecord | null {
+    const endpoint = this.endpoints.get(id);
+    if (endpoint === undefined) return null;
+    const record = { ...endpoint.record };
+    if (change.events !== undefined) {
+      this.makeOwed(endpoint, Infinity);
+      record.events = [...change.events];
+      endpoint.types = new Set(change.events);
+    }
+    if (change.description !== undefined) record.description = change.description;
+    if (change.pausedAt !== undefined) {
+      if (change.pausedAt !== null) record.pausedAt ??= change.pausedAt;
+      else {
+        record.pausedAt = null;
+        endpoint.failingSince = null;
+        if (record.disabledAt !== null) {
+          // Enabled again: owed the events recorded from now on, as a new endpoint is.
+          record.disabledAt = null;
+          endpoint.cursor = this.logStart + this.log.length;
+        }
+      }
+    }
+    if (change.rotate !== undefined) {
+      record.previousSecret = record.secret;
+      record.previousSecretExpiresAt = change.rotate.previousSecretExpiresAt;
+      record.secret = change.rotate.secret;
+    }
+    endpoint.record = record;
+    if (change.pausedAt === null) this.wake();
+    return copyWebhook(record);
+  }
+
+  /**
+   * Adds a pending delivery of an event recorded for this endpoint alone (see
+   * `WebhookStore.addDelivery`).
+   *
+   * @example
+   * ```ts
+   * outbox.addDelivery({ webhookId: 'wh_1', id: 'dlv_1', event, now });
+   * ```
+   */
+  addDelivery(input: { webhookId: string; id: string; event: Entry['event']; now: number }): DeliveryRecord | null {
+    const endpoint = this.endpoints.get(input.webhookId);
+    if (endpoint === undefined) return null;
+    let entry = this.events.get(input.event.id);
+    if (entry === undefined) {
+      // (never in the log: index -1 is before its start, so the event goes with its last delivery)
+      entry = { event: { ...input.event }, seq: this.seq, due: input.now, index: -1, refs: 0 };
+      this.events.set(input.event.id, entry);
+    }
+    const disabled = endpoint.record.disabledAt !== null;
+    const added = this.add(endpoint, entry, input.now, this.seq++, input.id, !disabled);
+    if (disabled) {
+      this.settleDisabled(added);
+      this.settle(endpoint, added);
+    }
+    this.wake();
+    return { ...added.record };
+  }
+
+  /**
+   * The endpoint's delivery with its event's body (see `WebhookStore.getDelivery`).
+   *
+   * @example
+   * ```ts
+   * outbox.getDelivery({ webhookId: 'wh_1', id: 'dlv_1' })?.body;
+   * ```
+   */
+  getDelivery(input: { webhookId: string; id: string }): (DeliveryRecord & { body: string }) | null {
+    const row = this.endpoints.get(input.webhookId)?.rows.get(input.id);
+    return row === undefined ? null : { ...row.record, body: row.entry.event.body };
   }
 
   /**
@@ -473,6 +562,16 @@ export class MemoryOutbox {
     this.leased = new Map();
     this.leasesLastUntil = Infinity;
     this.covered = null;
+  }
+
+  /** The endpoint's newest pending delivery of this event, or null. */
+  private pendingOf(endpoint: Endpoint, entry: Entry): Row | null {
+    let found: Row | null = null;
+    for (const row of endpoint.rows.values()) {
+      if (row.entry !== entry || row.record.state !== 'pending') continue;
+      if (found === null || newestFirst(row.record, found.record) < 0) found = row;
+    }
+    return found;
   }
 
   /** Leases that ran out: their deliveries are claimable again. */
@@ -569,6 +668,7 @@ export class MemoryOutbox {
         lastAttemptAt: null,
         lastStatus: null,
         lastError: null,
+        lastResponseBody: null,
       },
       entry,
       lease: null,
@@ -722,6 +822,12 @@ function before(a: Row, b: Row): boolean {
 
 function newestFirst(a: DeliveryRecord, b: DeliveryRecord): number {
   return b.createdAt - a.createdAt || compareCodePoints(b.id, a.id);
+}
+
+/** The previous secret of a claim, while the endpoint has one. */
+function previousSecretOf(w: WebhookRecord): Pick<ClaimedDelivery, 'previousSecret' | 'previousSecretExpiresAt'> {
+  if (w.previousSecret === null || w.previousSecretExpiresAt === null) return { previousSecret: null, previousSecretExpiresAt: null };
+  return { previousSecret: w.previousSecret, previousSecretExpiresAt: Date.parse(w.previousSecretExpiresAt) };
 }
 
 function copyWebhook(w: WebhookRecord): WebhookRecord {

@@ -53,7 +53,7 @@ describe('startWebhookWorker and the operator\'s network', () => {
       ] as Array<[string[] | undefined, string]>) {
         const store = referenceStore();
         await store.insertAccount({ id: 'acct_1', name: 'One', plan: 'pro', gmpAddon: true, createdAt: '2026-11-20T10:00:00.000Z' });
-        expect(await store.insertWebhook({ id: 'wh_1', accountId: 'acct_1', url, events: ['ipo.created'], description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null }, { maxPerAccount: 10 })).toBe('ok');
+        expect(await store.insertWebhook({ id: 'wh_1', accountId: 'acct_1', url, events: ['ipo.created'], description: null, secret: `whsec_${'A'.repeat(32)}`, createdAt: '2026-11-20T10:00:00.000Z', disabledAt: null, pausedAt: null, previousSecret: null, previousSecretExpiresAt: null }, { maxPerAccount: 10 })).toBe('ok');
         await store.writeDataset({ ipos: [makeIpo({ id: 'x1' })], snapshots: [] }, { at: Date.now() });
         const worker = startWebhookWorker(store, { allowInsecureWebhooks: true, pollIntervalMs: 20, ...(allowed === undefined ? {} : { webhookAllowedNetworks: allowed }) });
         let row;

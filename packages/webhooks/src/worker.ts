@@ -185,9 +185,12 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
     inFlightAccounts.set(c.accountId, (inFlightAccounts.get(c.accountId) ?? 0) + 1);
     inFlightTotal++;
     const startedAt = now();
+    // The secret before a rotation signs too while its overlap lasts, on this worker's clock.
+    const previous = c.previousSecret !== null && c.previousSecretExpiresAt !== null && startedAt < c.previousSecretExpiresAt ? c.previousSecret : null;
     void deliverWebhook({
       url: c.url,
       secret: c.secret,
+      previousSecret: previous,
       id: c.delivery.eventId,
       timestamp: Math.floor(startedAt / 1000),
       body: c.body,
@@ -204,6 +207,7 @@ export function startWebhookWorker(store: WebhookStore, options: WebhookWorkerOp
         delivered: outcome.ok,
         status: outcome.status,
         error: outcome.ok ? null : outcome.error,
+        responseBody: outcome.body,
         nextAttemptAt: outcome.ok ? null : nextAttemptAt(c.delivery.attempts + 1, at),
         disableBefore: at - WEBHOOK_DISABLE_AFTER_MS,
       });

@@ -9,7 +9,7 @@ import { storeCall } from '../model/errors.js';
 import { IpokitError } from '../model/errors.js';
 import { generateWebhookSecret } from './events.js';
 import { toIsoUtc } from '../model/dates.js';
-import { EVENT_TYPES, type AccountStore, type DeliveryRecord, type DeliveryState, type EventType, type Plan, type WebhookRecord, type WebhookStore } from '../model/types.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE, type AccountStore, type DeliveryEventType, type DeliveryRecord, type DeliveryState, type EventType, type Plan, type WebhookChange, type WebhookRecord, type WebhookStore } from '../model/types.js';
 import { randomId } from '../accounts/keys.js';
 
 /** The plans whose accounts may have webhook endpoints unless `webhookPlans` says otherwise. */
@@ -48,6 +48,8 @@ export interface WebhookInfo {
   description: string | null;
   createdAt: string;
   disabledAt: string | null;
+  /** Set while the account holder has it paused: no attempts, its deliveries wait. */
+  pausedAt: string | null;
 }
 
 /**
@@ -78,8 +80,7 @@ export async function createWebhook(
   const events = eventsOf(input.events);
   const description = input.description === undefined ? null : descriptionOf(input.description);
   const plans = plansOf(options.webhookPlans);
-  const max = options.maxWebhooksPerAccount ?? DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT;
-  if (!(max === Infinity || (Number.isSafeInteger(max) && max >= 1))) throw bad('maxWebhooksPerAccount', 'maxWebhooksPerAccount must be a whole number of at least 1, or Infinity.');
+  const max = maxOf(options.maxWebhooksPerAccount);
   const account = await getAccount(store, input.accountId);
   if (!plans.includes(account.plan)) {
     throw new IpokitError('ERR:PLAN', `Webhooks need the ${plans.join(' or ')} plan: this account is on ${account.plan}.`);
@@ -93,6 +94,9 @@ export async function createWebhook(
     secret: generateWebhookSecret(),
     createdAt: (options.now ?? (() => new Date()))().toISOString(),
     disabledAt: null,
+    pausedAt: null,
+    previousSecret: null,
+    previousSecretExpiresAt: null,
   };
   const result = await storeCall(() => store.insertWebhook(webhook, { maxPerAccount: max }));
   if (result === 'not-found') throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(account.id)}.`);
@@ -107,15 +111,141 @@ export async function createWebhook(
  *
  * @example
  * ```ts
- * await listWebhooks(store, { accountId: acct.id }); // [{ id, url, events, description, createdAt, disabledAt }]
+ * await listWebhooks(store, { accountId: acct.id }); // [{ id, url, events, description, createdAt, disabledAt, pausedAt }]
  * ```
  */
 export async function listWebhooks(store: WebhookStore, input: { accountId: string }): Promise<WebhookInfo[]> {
   const accountId = idOf('accountId', input?.accountId);
   const hooks = await storeCall(() => store.listWebhooks(accountId));
   if (hooks === null) throw new IpokitError('ERR:NOTFOUND', `No account has the id ${JSON.stringify(accountId)}.`);
-  return hooks.map((h) => ({ id: h.id, url: h.url, events: h.events as EventType[], description: h.description, createdAt: h.createdAt, disabledAt: h.disabledAt }));
+  return hooks.map(webhookInfo);
 }
+
+/** Whether an account may add webhook endpoints, and how many it has (what a form shows first). */
+export interface WebhookLimits {
+  /** Its plan is one of `plans` and it has fewer than `maxPerAccount` endpoints. */
+  allowed: boolean;
+  /** The plans whose accounts may have endpoints (`webhookPlans`). */
+  plans: Plan[];
+  /** `maxWebhooksPerAccount`; null when there is no cap. */
+  maxPerAccount: number | null;
+  /** The endpoints it has, disabled ones counted. */
+  used: number;
+}
+
+/**
+ * What an account may do with webhooks before it tries: whether its plan allows endpoints
+ * and how many of the cap it uses. An unknown account is `ERR:NOTFOUND`.
+ *
+ * @example
+ * ```ts
+ * const limits = await getWebhookLimits(store, { accountId: acct.id });
+ * if (!limits.allowed) console.log(`Webhooks need the ${limits.plans.join(' or ')} plan.`);
+ * ```
+ */
+export async function getWebhookLimits(store: AccountStore & WebhookStore, input: { accountId: string }, options: WebhookOptions = {}): Promise<WebhookLimits> {
+  const plans = plansOf(options.webhookPlans);
+  const max = maxOf(options.maxWebhooksPerAccount);
+  const account = await getAccount(store, idOf('accountId', input?.accountId));
+  const used = (await listWebhooks(store, { accountId: account.id })).length;
+  return { allowed: plans.includes(account.plan) && used < max, plans: [...plans], maxPerAccount: max === Infinity ? null : max, used };
+}
+
+/** The longest overlap of a rotated webhook secret: 7 days. */
+const MAX_SECRET_OVERLAP_SECONDS = 7 * 86_400;
+
+/**
+ * Changes an endpoint: `events` replaces its event types (a non-empty list of event types;
+ * events recorded from now on fan out by it), `description` (a string, or null to clear it),
+ * `paused`: `true` stops its attempts (its deliveries stay pending; events still fan out to
+ * it), `false` resumes it, which also enables it again when the worker disabled it after 5
+ * days of failures (it then takes the events recorded from now on) and starts its failing
+ * streak afresh. Resolves to the endpoint as it is after. An unknown endpoint is
+ * `ERR:NOTFOUND`; a bad field `ERR:BADPARAM`.
+ *
+ * @example
+ * ```ts
+ * await updateWebhook(store, { id: hook.id, paused: true });  // { ..., pausedAt: '2026-11-28T10:00:00.000Z' }
+ * await updateWebhook(store, { id: hook.id, paused: false, events: ['ipo.status_changed', 'gmp.snapshot'] });
+ * ```
+ */
+export async function updateWebhook(
+  store: WebhookStore,
+  input: { id: string; events?: readonly string[]; description?: string | null; paused?: boolean },
+  options: Pick<WebhookOptions, 'now'> = {},
+): Promise<WebhookInfo> {
+  if (input === null || typeof input !== 'object') throw bad('input', 'updateWebhook takes { id, events?, description?, paused? }.');
+  const id = idOf('id', input.id);
+  const change: WebhookChange = {};
+  if (input.events !== undefined) change.events = eventsOf(input.events);
+  if (input.description !== undefined) change.description = input.description === null ? null : descriptionOf(input.description);
+  if (input.paused !== undefined) {
+    if (typeof input.paused !== 'boolean') throw bad('paused', 'paused must be true (stop sending) or false (send again).');
+    change.pausedAt = input.paused ? (options.now ?? (() => new Date()))().toISOString() : null;
+  }
+  const hook = await storeCall(() => store.updateWebhook(id, change));
+  if (hook === null) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(id)}.`);
+  return webhookInfo(hook);
+}
+
+/**
+ * Gives an endpoint a new secret (`whsec_`, made as {@link createWebhook} makes one, shown
+ * only here). The old one keeps signing for `overlapSeconds` (0 to 604,800; default 86,400):
+ * until then every attempt carries both signatures (`v1,<new> v1,<old>`), so a receiver can
+ * switch at its pace; after it, only the new one. An unknown endpoint is `ERR:NOTFOUND`.
+ *
+ * @example
+ * ```ts
+ * const { secret, previousSecretExpiresAt } = await rotateWebhookSecret(store, { id: hook.id, overlapSeconds: 3_600 });
+ * ```
+ */
+export async function rotateWebhookSecret(
+  store: WebhookStore,
+  input: { id: string; overlapSeconds?: number },
+  options: Pick<WebhookOptions, 'now'> = {},
+): Promise<{ secret: string; previousSecretExpiresAt: string }> {
+  if (input === null || typeof input !== 'object') throw bad('input', 'rotateWebhookSecret takes { id, overlapSeconds? }.');
+  const id = idOf('id', input.id);
+  const overlap = input.overlapSeconds ?? 86_400;
+  if (!Number.isSafeInteger(overlap) || overlap < 0 || overlap > MAX_SECRET_OVERLAP_SECONDS) {
+    throw bad('overlapSeconds', `overlapSeconds must be a whole number of seconds from 0 to ${MAX_SECRET_OVERLAP_SECONDS} (7 days).`);
+  }
+  const now = (options.now ?? (() => new Date()))().getTime();
+  const secret = generateWebhookSecret();
+  const previousSecretExpiresAt = toIsoUtc(now + overlap * 1_000);
+  const hook = await storeCall(() => store.updateWebhook(id, { rotate: { secret, previousSecretExpiresAt } }));
+  if (hook === null) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(id)}.`);
+  return { secret, previousSecretExpiresAt };
+}
+
+/**
+ * Sends a test event to one endpoint, whatever its event types: a new pending delivery, due
+ * now, of an event of type `webhook.test` (data: `{ webhookId, message }`), signed as any
+ * other. A paused or disabled endpoint is `ERR:BADPARAM` (nothing would be sent); an unknown
+ * one `ERR:NOTFOUND`.
+ *
+ * @example
+ * ```ts
+ * const delivery = await sendTestEvent(store, { webhookId: hook.id });
+ * delivery.eventType; // 'webhook.test'
+ * ```
+ */
+export async function sendTestEvent(store: WebhookStore, input: { webhookId: string }, options: Pick<WebhookOptions, 'now'> = {}): Promise<DeliveryInfo> {
+  const webhookId = idOf('webhookId', input?.webhookId);
+  const hook = await storeCall(() => store.getWebhook(webhookId));
+  if (hook === null) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(webhookId)}.`);
+  if (hook.disabledAt !== null) throw bad('webhookId', `The webhook was disabled at ${hook.disabledAt} after failing for 5 days: resume it to send to it again.`);
+  if (hook.pausedAt !== null) throw bad('webhookId', `The webhook is paused (since ${hook.pausedAt}): resume it to send a test event.`);
+  const now = (options.now ?? (() => new Date()))().getTime();
+  const body = JSON.stringify({ type: TEST_EVENT_TYPE, timestamp: toIsoUtc(now), data: { webhookId, message: TEST_EVENT_MESSAGE } });
+  const event = { id: randomId('evt'), type: TEST_EVENT_TYPE as DeliveryEventType, at: now, body };
+  const row = await storeCall(() => store.addDelivery({ webhookId, id: randomId('dlv'), event, now }));
+  if (row === null) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(webhookId)}.`);
+  return deliveryInfo(row);
+}
+
+/** The message of a test event's data. */
+const TEST_EVENT_MESSAGE = 'A test event from ipokit.';
 
 /**
  * Deletes a webhook endpoint: nothing more is sent to it. An unknown id is `ERR:NOTFOUND`.
@@ -134,7 +264,7 @@ export async function deleteWebhook(store: WebhookStore, id: string): Promise<vo
 export interface DeliveryInfo {
   id: string;
   eventId: string;
-  eventType: EventType;
+  eventType: DeliveryEventType;
   state: DeliveryState;
   /** Attempts made so far. */
   attempts: number;
@@ -145,6 +275,36 @@ export interface DeliveryInfo {
   /** The HTTP status of the last attempt; null when it got none. */
   lastStatus: number | null;
   lastError: string | null;
+}
+
+/** A delivery with what it sent and what came back. */
+export type DeliveryDetail = DeliveryInfo & {
+  /** The event's body, byte for byte as every attempt sends it. */
+  payload: string;
+  /**
+   * The last attempt's answer: its HTTP status and the first 1 KB of its body, both null when
+   * no answer came (`lastError` says why); null when no attempt was made yet.
+   */
+  response: { status: number | null; body: string | null } | null;
+};
+
+/**
+ * One delivery of an endpoint with its payload and the receiver's last answer. An unknown
+ * endpoint, or a delivery not of it, is `ERR:NOTFOUND`.
+ *
+ * @example
+ * ```ts
+ * const d = await getDelivery(store, { webhookId: hook.id, deliveryId: page[0].id });
+ * d.payload;  // '{"type":"ipo.created","timestamp":"...","data":{...}}'
+ * d.response; // { status: 500, body: 'upstream timeout' }
+ * ```
+ */
+export async function getDelivery(store: WebhookStore, input: { webhookId: string; deliveryId: string }): Promise<DeliveryDetail> {
+  const webhookId = idOf('webhookId', input?.webhookId);
+  const deliveryId = idOf('deliveryId', input.deliveryId);
+  const row = await storeCall(() => store.getDelivery({ webhookId, id: deliveryId }));
+  if (row === null) throw new IpokitError('ERR:NOTFOUND', `Webhook ${JSON.stringify(webhookId)} has no delivery ${JSON.stringify(deliveryId)}.`);
+  return { ...deliveryInfo(row), payload: row.body, response: row.attempts === 0 ? null : { status: row.lastStatus, body: row.lastResponseBody } };
 }
 
 /** The most deliveries one call of {@link listDeliveries} returns. */
@@ -172,8 +332,10 @@ export async function listDeliveries(store: WebhookStore, input: { webhookId: st
 
 /**
  * Sends a delivery's event to its endpoint again, now, as a new delivery (same `webhook-id`,
- * so a receiver that has it already can tell). The endpoint must be enabled (`ERR:BADPARAM`
- * when it is disabled); an unknown endpoint or a delivery not of it is `ERR:NOTFOUND`.
+ * so a receiver that has it already can tell). While a delivery of that event to that
+ * endpoint is still pending (the delivery itself, or an earlier replay of it), that one is
+ * returned and nothing is added. The endpoint must be enabled (`ERR:BADPARAM` when it is
+ * disabled); an unknown endpoint or a delivery not of it is `ERR:NOTFOUND`.
  *
  * @example
  * ```ts
@@ -186,15 +348,29 @@ export async function replayDelivery(
   input: { webhookId: string; deliveryId: string },
   options: Pick<WebhookOptions, 'now'> = {},
 ): Promise<DeliveryInfo> {
+  return (await replay(store, input, options)).delivery;
+}
+
+/** {@link replayDelivery}, telling whether a delivery was added (the account route answers 201 then, else 200). */
+export async function replay(
+  store: WebhookStore,
+  input: { webhookId: string; deliveryId: string },
+  options: Pick<WebhookOptions, 'now'> = {},
+): Promise<{ delivery: DeliveryInfo; added: boolean }> {
   const webhookId = idOf('webhookId', input?.webhookId);
   const deliveryId = idOf('deliveryId', input.deliveryId);
   const hook = await storeCall(() => store.getWebhook(webhookId));
   if (hook === null) throw new IpokitError('ERR:NOTFOUND', `No webhook has the id ${JSON.stringify(webhookId)}.`);
   if (hook.disabledAt !== null) throw bad('webhookId', `The webhook was disabled at ${hook.disabledAt} after failing for 5 days: create a new one to send to it again.`);
   const now = (options.now ?? (() => new Date()))().getTime();
-  const row = await storeCall(() => store.replayDelivery({ webhookId, of: deliveryId, id: randomId('dlv'), now }));
+  const id = randomId('dlv');
+  const row = await storeCall(() => store.replayDelivery({ webhookId, of: deliveryId, id, now }));
   if (row === null) throw new IpokitError('ERR:NOTFOUND', `Webhook ${JSON.stringify(webhookId)} has no delivery ${JSON.stringify(deliveryId)}.`);
-  return deliveryInfo(row);
+  return { delivery: deliveryInfo(row), added: row.id === id };
+}
+
+function webhookInfo(h: WebhookRecord): WebhookInfo {
+  return { id: h.id, url: h.url, events: h.events as EventType[], description: h.description, createdAt: h.createdAt, disabledAt: h.disabledAt, pausedAt: h.pausedAt };
 }
 
 function deliveryInfo(d: DeliveryRecord): DeliveryInfo {
@@ -236,6 +412,7 @@ function urlOf(value: unknown, allowed: AllowedNetworksInput): string {
 function eventsOf(value: unknown): EventType[] {
   if (!Array.isArray(value) || value.length === 0) throw bad('events', `events must be a non-empty list of event types: ${EVENT_TYPES.join(', ')}.`);
   for (const e of value) {
+    if (e === TEST_EVENT_TYPE) throw bad('events', `${TEST_EVENT_TYPE} is sent only by a test (sendTestEvent): subscribe to ${EVENT_TYPES.join(', ')}.`);
     if (!EVENT_TYPES.includes(e as EventType)) throw bad('events', `Unknown event type ${JSON.stringify(String(e).slice(0, 50))}: use ${EVENT_TYPES.join(', ')}.`);
   }
   // Each once, in the contract's order.
@@ -247,6 +424,12 @@ function descriptionOf(value: unknown): string {
     throw bad('description', `description must be a string of at most ${MAX_DESCRIPTION} characters.`);
   }
   return value;
+}
+
+function maxOf(value: number | undefined): number {
+  const max = value ?? DEFAULT_MAX_WEBHOOKS_PER_ACCOUNT;
+  if (!(max === Infinity || (Number.isSafeInteger(max) && max >= 1))) throw bad('maxWebhooksPerAccount', 'maxWebhooksPerAccount must be a whole number of at least 1, or Infinity.');
+  return max;
 }
 
 function plansOf(value: readonly Plan[] | undefined): readonly Plan[] {

@@ -11,7 +11,7 @@ import { error, guard, handle, json, openApiCache, respond, StoreFailure, type H
 import { resolveOptions, type IpoRouterOptions, type ResolvedOptions } from '../model/options.js';
 import { decodeComponent, parseQuery } from './request.js';
 import type { AccountRecord, AccountStore, IpoStore, KeyGrant, Plan, RateLimiter, Store, WebhookStore } from '../model/types.js';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, replayDelivery } from '../events/webhooks.js';
+import { createWebhook, deleteWebhook, getDelivery, getWebhookLimits, listDeliveries, listWebhooks, replay, rotateWebhookSecret, sendTestEvent, updateWebhook } from '../events/webhooks.js';
 
 /** The largest request body the account routes read: 10 KB. */
 export const MAX_ACCOUNT_BODY_BYTES = 10_240;
@@ -256,13 +256,26 @@ async function usage(c: Context, accountId: string, query: string): Promise<Hand
 
 /**
  * The account's webhook endpoints and their deliveries (docs/spec.md#account-router):
- * `GET/POST /webhooks`, `POST /webhooks/{id}/delete`, `GET /webhooks/{id}/deliveries` and
- * `POST /webhooks/{id}/deliveries/{deliveryId}/replay`. Null for any other path below
- * `/webhooks`. Another account's endpoint is 404, as a key is.
+ * `GET/POST /webhooks` (the list with the plan's limits), `POST /webhooks/{id}/delete`,
+ * `/update`, `/pause`, `/resume`, `/rotate-secret` and `/test`, `GET /webhooks/{id}/deliveries`,
+ * `GET /webhooks/{id}/deliveries/{deliveryId}` and `POST
+ * /webhooks/{id}/deliveries/{deliveryId}/replay`. Null for any other path below `/webhooks`.
+ * Another account's endpoint is 404, as a key is.
  */
 async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): Promise<HandlerResponse | null> {
   const store = webhookStore(c.store);
-  const shape = rest.length === 0 ? 'list' : rest.length === 2 && rest[1] === 'delete' ? 'delete' : rest.length === 2 && rest[1] === 'deliveries' ? 'deliveries' : rest.length === 4 && rest[1] === 'deliveries' && rest[3] === 'replay' ? 'replay' : null;
+  const shape =
+    rest.length === 0
+      ? 'list'
+      : rest.length === 2 && WEBHOOK_ACTIONS.has(rest[1]!)
+        ? rest[1]!
+        : rest.length === 2 && rest[1] === 'deliveries'
+          ? 'deliveries'
+          : rest.length === 3 && rest[1] === 'deliveries'
+            ? 'delivery'
+            : rest.length === 4 && rest[1] === 'deliveries' && rest[3] === 'replay'
+              ? 'replay'
+              : null;
   if (shape === null) return null;
   if (store === null) return error('ERR:NOTFOUND', 'This store keeps no webhooks: use a store with the WebhookStore capability (memoryStore(), postgresStore()).');
   const plans = {
@@ -280,7 +293,14 @@ async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): P
         return json(201, { webhook: { ...made, secret } }, {});
       });
     }
-    return methods(req, 'GET, HEAD, POST', () => signedIn(c, req, async (account) => json(200, { webhooks: await listWebhooks(store, { accountId: account.id }) }, {})));
+    return methods(req, 'GET, HEAD, POST', () =>
+      signedIn(c, req, async (account) => {
+        // (what the plan allows comes with the list: a form is shown only where it can succeed)
+        const webhooks = await listWebhooks(store, { accountId: account.id });
+        const limits = await getWebhookLimits(store, { accountId: account.id }, plans);
+        return json(200, { webhooks, limits }, {});
+      }),
+    );
   }
   const id = decodeComponent(rest[0]!);
   const owned = async (account: AccountRecord): Promise<string> => {
@@ -295,6 +315,54 @@ async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): P
         postBody(req, []);
         await deleteWebhook(store, await owned(account));
         return { status: 204, headers: { 'Cache-Control': 'private, no-store' }, body: '' };
+      }),
+    );
+  }
+  if (shape === 'update' || shape === 'pause' || shape === 'resume') {
+    return methods(req, POST, () =>
+      signedIn(c, req, async (account) => {
+        const body = postBody(req, shape === 'update' ? ['events', 'description', 'paused'] : []);
+        const webhookId = await owned(account);
+        const input =
+          shape === 'update'
+            ? {
+                id: webhookId,
+                ...(body.events === undefined ? {} : { events: body.events as string[] }),
+                ...(body.description === undefined ? {} : { description: body.description as string | null }),
+                ...(body.paused === undefined ? {} : { paused: body.paused as boolean }),
+              }
+            : { id: webhookId, paused: shape === 'pause' };
+        return json(200, { webhook: await updateWebhook(store, input, { now: c.s.now }) }, {});
+      }),
+    );
+  }
+  if (shape === 'rotate-secret') {
+    return methods(req, POST, () =>
+      signedIn(c, req, async (account) => {
+        const body = postBody(req, ['overlapSeconds']);
+        const webhookId = await owned(account);
+        const overlap = body.overlapSeconds;
+        const rotated = await rotateWebhookSecret(store, { id: webhookId, ...(overlap === undefined ? {} : { overlapSeconds: overlap as number }) }, { now: c.s.now });
+        return json(201, rotated, {});
+      }),
+    );
+  }
+  if (shape === 'test') {
+    return methods(req, POST, () =>
+      signedIn(c, req, async (account) => {
+        postBody(req, []);
+        const webhookId = await owned(account);
+        return json(201, { delivery: await sendTestEvent(store, { webhookId }, { now: c.s.now }) }, {});
+      }),
+    );
+  }
+  if (shape === 'delivery') {
+    const deliveryId = decodeComponent(rest[2]!);
+    return methods(req, GET, () =>
+      signedIn(c, req, async (account) => {
+        const webhookId = await owned(account);
+        if (deliveryId === null) throw new IpokitError('ERR:NOTFOUND', 'This webhook has no delivery with that id.');
+        return json(200, { delivery: await getDelivery(store, { webhookId, deliveryId }) }, {});
       }),
     );
   }
@@ -322,17 +390,20 @@ async function webhookRoutes(c: Context, req: AccountRequest, rest: string[]): P
       postBody(req, []);
       const webhookId = await owned(account);
       if (deliveryId === null) throw new IpokitError('ERR:NOTFOUND', 'This webhook has no delivery with that id.');
-      const delivery = await replayDelivery(store, { webhookId, deliveryId }, { now: c.s.now });
-      // (a delivery still pending is answered as it is: nothing was created)
-      return json(delivery.id === deliveryId ? 200 : 201, { delivery }, {});
+      const { delivery, added } = await replay(store, { webhookId, deliveryId }, { now: c.s.now });
+      // (a delivery of that event still pending is answered as it is: nothing was created)
+      return json(added ? 201 : 200, { delivery }, {});
     }),
   );
 }
 
+/** The `POST /webhooks/{id}/...` actions. */
+const WEBHOOK_ACTIONS: ReadonlySet<string> = new Set(['delete', 'update', 'pause', 'resume', 'rotate-secret', 'test']);
+
 /** The store as a {@link WebhookStore}, or null when it keeps no webhooks. */
 function webhookStore(store: IpoStore & AccountStore): (AccountStore & WebhookStore) | null {
   const w = store as Partial<WebhookStore>;
-  const methods = ['insertWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'listDeliveries', 'replayDelivery'] as const;
+  const methods = ['insertWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'listDeliveries', 'replayDelivery', 'updateWebhook', 'addDelivery', 'getDelivery'] as const;
   return methods.every((m) => typeof w[m] === 'function') ? (store as unknown as AccountStore & WebhookStore) : null;
 }
 

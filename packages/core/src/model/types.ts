@@ -35,6 +35,13 @@ export type GmpInterval = (typeof GMP_INTERVALS)[number];
 export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.status_changed', 'gmp.snapshot', 'subscription.snapshot'] as const;
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
+/**
+ * The type of the test event an account holder sends to one endpoint (docs/spec.md#webhooks):
+ * delivery-only, never an endpoint's subscription.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+/** The type of an event a delivery sends: one of {@link EVENT_TYPES}, or the test event's. */
+export type DeliveryEventType = EventType | typeof TEST_EVENT_TYPE;
 
 /**
  * The investor categories of a subscription snapshot (docs/spec.md#subscription), in the
@@ -678,6 +685,32 @@ export interface WebhookRecord {
   createdAt: string;
   /** Set when deliveries failed for 5 days without a success; null while it is enabled. */
   disabledAt: string | null;
+  /** Set while the account holder has paused it (no attempts; deliveries stay pending); null else. */
+  pausedAt: string | null;
+  /** The secret before the last rotation, still signing beside `secret` until `previousSecretExpiresAt`; null when none. */
+  previousSecret: string | null;
+  /** When `previousSecret` stops signing (ISO); null when there is none. */
+  previousSecretExpiresAt: string | null;
+}
+
+/**
+ * A change of an endpoint ({@link WebhookStore.updateWebhook}); what is absent stays as it is.
+ */
+export interface WebhookChange {
+  /** The new event types: at least one, each once, in the order of `EVENT_TYPES`. */
+  events?: string[];
+  description?: string | null;
+  /**
+   * An instant (ISO): paused from then (an endpoint paused already keeps its `pausedAt`).
+   * Null: resumed; this also enables an endpoint the worker disabled (`disabledAt` null,
+   * taking the events recorded from now on) and ends its failing streak.
+   */
+  pausedAt?: string | null;
+  /**
+   * A new secret: the current one becomes `previousSecret` and keeps signing until
+   * `previousSecretExpiresAt` (ISO; an instant not after now: not at all).
+   */
+  rotate?: { secret: string; previousSecretExpiresAt: string };
 }
 
 /**
@@ -700,6 +733,23 @@ export interface WebhookStore {
 
   /** Deletes the endpoint and its deliveries; false when no endpoint has this id. */
   deleteWebhook(id: string): Promise<boolean>;
+
+  /**
+   * Changes an endpoint in one atomic step (see {@link WebhookChange}) and resolves to it as
+   * it is after; null when no endpoint has this id. New event types apply to the events
+   * recorded after the change.
+   */
+  updateWebhook(id: string, change: WebhookChange): Promise<WebhookRecord | null>;
+
+  /**
+   * Adds a pending delivery `id` of `event` (recorded for it alone: no endpoint is owed it) to
+   * the endpoint `webhookId`, due at `now`, whatever its event types; null when no endpoint
+   * has this id. A disabled endpoint's ends as failed at once, as a replay's does.
+   */
+  addDelivery(input: { webhookId: string; id: string; event: { id: string; type: DeliveryEventType; at: number; body: string }; now: number }): Promise<DeliveryRecord | null>;
+
+  /** The endpoint's delivery `id` with the body its event sends; null when it has none of that id. */
+  getDelivery(input: { webhookId: string; id: string }): Promise<(DeliveryRecord & { body: string }) | null>;
 
   /**
    * Records the status changes due at the IST midnights in `(covered, now]`, where `covered`
@@ -726,6 +776,7 @@ export interface WebhookStore {
    *    account) are left.
    * 3. The first `limit` of what is left by (`busyAccounts` of the account +
    *    `rankInAccount`, `nextAttemptAt`, owed order, webhook id).
+   * A paused endpoint's deliveries are not claimed (they stay pending, and are made as owed).
    * A claim is a lease: until `now + leaseMs` no other claim returns the delivery, and only a
    * {@link WebhookStore.finishDeliveries} with its `lease` token settles it. A lease that runs
    * out unsettled (its worker died) makes the delivery claimable again: at least once.
@@ -762,8 +813,9 @@ export interface WebhookStore {
 
   /**
    * Sends a delivery's event again: a new pending delivery `id` of the same event to the same
-   * endpoint, due at `now`. When the delivery `of` is still pending, it is returned as it is
-   * and nothing is added. Null when the endpoint `webhookId` has no delivery `of`.
+   * endpoint, due at `now`. While a delivery of that event to that endpoint is still pending
+   * (`of` itself, or an earlier replay of it), that one is returned as it is and nothing is
+   * added. Null when the endpoint `webhookId` has no delivery `of`.
    */
   replayDelivery(input: { webhookId: string; of: string; id: string; now: number }): Promise<DeliveryRecord | null>;
 
@@ -804,7 +856,7 @@ export interface DeliveryRecord {
   id: string;
   webhookId: string;
   eventId: string;
-  eventType: EventType;
+  eventType: DeliveryEventType;
   createdAt: number;
   state: DeliveryState;
   /** Attempts made (and settled) so far. */
@@ -816,6 +868,8 @@ export interface DeliveryRecord {
   lastStatus: number | null;
   /** Why the last attempt failed, null when it did not or none was made. */
   lastError: string | null;
+  /** The first 1 KB of the last attempt's answer body; null when it got no answer (or none was made). */
+  lastResponseBody: string | null;
 }
 
 /** A delivery handed to a worker: with what it needs to send it. */
@@ -827,6 +881,10 @@ export interface ClaimedDelivery {
   lease: string;
   url: string;
   secret: string;
+  /** The secret before the endpoint's last rotation while it may still sign (see `previousSecretExpiresAt`); null else. */
+  previousSecret: string | null;
+  /** Epoch ms: `previousSecret` signs attempts made before it; null when there is none. */
+  previousSecretExpiresAt: number | null;
   body: string;
 }
 
@@ -839,6 +897,8 @@ export interface DeliveryResult {
   delivered: boolean;
   status: number | null;
   error: string | null;
+  /** The first 1 KB of the answer body (no NUL characters); null or absent when no answer came. */
+  responseBody?: string | null;
   /** When failed: the next attempt's instant, or null (no retries left). */
   nextAttemptAt: number | null;
   /** When failed: an endpoint failing since this instant or earlier is disabled. */
