@@ -7,6 +7,8 @@
 import type {
   AccountWindow,
   ApiKeyInfo,
+  DeliveryDetail as CoreDeliveryDetail,
+  DeliveryEventType,
   DeliveryInfo,
   EventType,
   GmpField,
@@ -26,11 +28,13 @@ import type {
   SubscriptionTimes,
   UsageRow,
   WebhookInfo,
+  WebhookLimits as CoreWebhookLimits,
 } from '@ipokit/core';
 import type { DeliveryState, UsageRoute } from '@ipokit/core/backend';
 
 // The wire types are the core's own, imported as types only: the bundle gains nothing.
 export type {
+  DeliveryEventType,
   DeliveryState,
   EventType,
   GmpField,
@@ -55,7 +59,7 @@ export type RateWindow = AccountWindow;
 /** An API key as listed: never its text. */
 export type Key = ApiKeyInfo;
 /** A webhook endpoint as listed: never its secret. */
-export type Webhook = WebhookInfo & { pausedAt: string | null }; // TEMPORARY until h6's WebhookInfo has pausedAt
+export type Webhook = WebhookInfo;
 /** A delivery of an endpoint, as listed. */
 export type Delivery = DeliveryInfo;
 
@@ -100,17 +104,8 @@ export interface CreatedWebhook extends Webhook {
   secret: string;
 }
 
-/** What `GET /webhooks` says of the plan's webhooks, so the page can say it before the form. */
-export interface WebhookLimits {
-  /** Whether the account's plan may have endpoints. */
-  allowed: boolean;
-  /** The plans that may. */
-  plans: Plan[];
-  /** The most endpoints an account may have; null for no limit. */
-  maxPerAccount: number | null;
-  /** The endpoints the account has. */
-  used: number;
-}
+/** What `GET /webhooks` says of the plan's webhooks (`allowed` is false at the cap too), so the page can say it before the form. */
+export type WebhookLimits = CoreWebhookLimits;
 
 /** `GET /webhooks`: the account's endpoints and its plan's limits. */
 export interface WebhookList {
@@ -121,18 +116,12 @@ export interface WebhookList {
 /** `POST /webhooks/{id}/rotate-secret`: the only time the new secret is seen. */
 export interface RotatedSecret {
   secret: string;
-  /** Until when the old secret still signs (both signatures are sent); null or now when it stopped at once. */
-  previousSecretExpiresAt: string | null;
-}
-
-/** What the receiver answered the last attempt: its status (null without one) and the first 1 KB of its body. */
-export interface DeliveryResponse {
-  status: number | null;
-  body: string | null;
+  /** Until when the old secret still signs (both signatures are sent); now when it stopped at once. */
+  previousSecretExpiresAt: string;
 }
 
 /** `GET /webhooks/{id}/deliveries/{deliveryId}`: a delivery with the body sent and the last answer (null before any attempt). */
-export type DeliveryDetail = Delivery & { payload: string; response: DeliveryResponse | null };
+export type DeliveryDetail = CoreDeliveryDetail;
 
 /** An answer other than 2xx, with the error body of the contract (section 7) when there was one. */
 export class ApiError extends Error {

@@ -59,10 +59,10 @@ export function DeliveriesPage({ id, deliveryId }: { id: string; deliveryId: str
     setSaid('');
     try {
       const { delivery } = await call<{ delivery: Delivery }>(`${path}/deliveries/${encodeURIComponent(d.id)}/replay`, { method: 'POST', body: {} });
-      if (delivery.id === d.id) {
-        // (still pending: the API adds nothing and answers with it as it is)
-        setState((s) => ({ ...s, list: (s.list ?? []).map((x) => (x.id === d.id ? delivery : x)) }));
-        setSaid(`Still pending: this delivery is sent when it is due, so nothing was added.`);
+      if (delivery.id === d.id || (state.list ?? []).some((x) => x.id === delivery.id)) {
+        // (a delivery of this event still pending, this one or an earlier replay: the API adds nothing and answers with it as it is)
+        setState((s) => ({ ...s, list: (s.list ?? []).map((x) => (x.id === delivery.id ? delivery : x)) }));
+        setSaid(`A delivery of this event is still pending: it is sent when it is due, so nothing was added.`);
       } else {
         setState((s) => ({ ...s, list: [delivery, ...(s.list ?? []).filter((x) => x.id !== delivery.id)] }));
         setSaid(`Replayed: a new pending delivery of ${delivery.eventType} is at the top of the list.`);
