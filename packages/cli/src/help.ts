@@ -331,7 +331,9 @@ Examples:
        ipokit webhooks list --account ID [--json | --quiet] [--schema S]
        ipokit webhooks delete ID [--schema S]
        ipokit webhooks deliveries ID [--limit N] [--before DELIVERY_ID] [--json] [--schema S]
-       ipokit webhooks replay WEBHOOK_ID DELIVERY_ID [--json | --quiet] [--schema S]`,
+       ipokit webhooks replay WEBHOOK_ID DELIVERY_ID [--json | --quiet] [--schema S]
+       ipokit webhooks pause|resume|test ID [--json | --quiet] [--schema S]
+       ipokit webhooks rotate-secret ID [--overlap-seconds N] [--json | --quiet] [--schema S]`,
     details: `Creates, lists and deletes an account's webhook endpoints, lists their deliveries and
 sends one again. An endpoint gets a signed POST (Standard Webhooks: webhook-id,
 webhook-timestamp, webhook-signature) for each event of the types it takes:

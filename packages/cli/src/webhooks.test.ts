@@ -263,7 +263,7 @@ describe('ipokit webhooks create', () => {
     [['replay', 'wh_1'], 'ipokit webhooks replay: missing argument DELIVERY_ID'],
     [['replay', 'wh_1', 'dlv_1', 'dlv_2'], 'ipokit webhooks replay: unexpected argument "dlv_2"'],
     [['replay', '', 'dlv_1'], 'ipokit webhooks replay: WEBHOOK_ID must not be empty'],
-    [['show', 'wh_1'], 'ipokit webhooks: unknown action "show": create, list, delete, deliveries or replay'],
+    [['show', 'wh_1'], 'ipokit webhooks: unknown action "show": create, list, delete, deliveries, replay, pause, resume, rotate-secret or test'],
   ])('%j: one line, the usage, exit 2', async (args, line) => {
     const r = await run(['webhooks', ...args]);
     expect(r.code).toBe(2);
@@ -275,7 +275,7 @@ describe('ipokit webhooks create', () => {
   it('no action: one line, the usage, exit 2', async () => {
     const out = capture(db.io());
     expect(await runCli(['webhooks'], out.io)).toBe(2);
-    expect(out.stderr().split('\n').slice(0, 2)).toEqual(['ipokit webhooks: missing action: create, list, delete, deliveries or replay', expect.stringMatching(/^Usage: ipokit webhooks create /)]);
+    expect(out.stderr().split('\n').slice(0, 2)).toEqual(['ipokit webhooks: missing action: create, list, delete, deliveries, replay, pause, resume, rotate-secret or test', expect.stringMatching(/^Usage: ipokit webhooks create /)]);
   });
 });
 
@@ -297,7 +297,7 @@ describe('ipokit webhooks list and delete', () => {
     const json = JSON.parse(await ok(['webhooks', 'list', '--account', acct, '--json'])) as WebhookInfo[];
     const { secret: _a, accountId: _aa, ...aInfo } = a;
     const { secret: _b, accountId: _ba, ...bInfo } = b;
-    expect(json).toEqual([aInfo, bInfo]);
+    expect(json).toEqual([{ ...aInfo, pausedAt: null }, { ...bInfo, pausedAt: null }]);
     expect(await ok(['webhooks', 'list', '--account', acct, '--quiet'])).toBe(`${a.id}\n${b.id}\n`);
     for (const out of [table, JSON.stringify(json)]) expect(out).not.toMatch(SECRET);
     expect(await run(['webhooks', 'list', '--account', 'acct_nope'])).toEqual({ code: 1, stdout: '', stderr: 'ipokit webhooks list: No account has the id "acct_nope".\n' });
@@ -314,6 +314,25 @@ describe('ipokit webhooks list and delete', () => {
     expect(await run(['webhooks', 'delete', gone.id])).toEqual({ code: 1, stdout: '', stderr: `ipokit webhooks delete: No webhook has the id "${gone.id}".\n` });
     expect(await run(['webhooks', 'deliveries', gone.id])).toEqual({ code: 1, stdout: '', stderr: `ipokit webhooks deliveries: No webhook has the id "${gone.id}".\n` });
     expect(await deliveriesOf(keep.id)).toHaveLength(2);
+  });
+});
+
+describe('ipokit webhooks pause, resume, rotate-secret and test', () => {
+  it('pauses and resumes an endpoint, rotates its secret with an overlap (printed once), and sends it a test event', async () => {
+    const acct = await account();
+    const hook = await createHook(acct, 'https://example.com/t');
+    const paused = JSON.parse(await ok(['webhooks', 'pause', hook.id, '--json'])) as WebhookInfo;
+    expect(paused.pausedAt).toMatch(ISO);
+    expect(await run(['webhooks', 'test', hook.id])).toMatchObject({ code: 1, stderr: expect.stringMatching(/paused/) });
+    expect(await ok(['webhooks', 'resume', hook.id])).toBe(`Resumed webhook ${hook.id}: its waiting deliveries are due now.\n`);
+    const rotated = JSON.parse(await ok(['webhooks', 'rotate-secret', hook.id, '--overlap-seconds', '60', '--json'])) as { secret: string; previousSecretExpiresAt: string };
+    expect(rotated.secret).toMatch(SECRET);
+    expect(rotated.secret).not.toBe(hook.secret);
+    expect(Date.parse(rotated.previousSecretExpiresAt) - Date.now()).toBeLessThanOrEqual(60_000);
+    expect((await run(['webhooks', 'rotate-secret', hook.id, '--overlap-seconds', '604801'])).code).toBe(2);
+    const id = (await ok(['webhooks', 'test', hook.id, '-q'])).trim();
+    expect((await deliveriesOf(hook.id)).map((d) => [d.id, d.eventType])).toContainEqual([id, 'webhook.test']);
+    expect((await run(['webhooks', 'pause', 'wh_nope'])).code).toBe(1);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
- * `ipokit webhooks create | list | delete | deliveries | replay`: an account's webhook
+ * `ipokit webhooks create | list | delete | deliveries | replay | pause | resume |
+ * rotate-secret | test`: an account's webhook
  * endpoints and their deliveries, in PostgreSQL (docs/spec.md#webhooks). The signing secret
  * is printed once, by `create`; `ipokit worker` (or `ipokit serve`) sends the deliveries.
  */
 import { parseArgs } from 'node:util';
-import { createWebhook, deleteWebhook, EVENT_TYPES, listDeliveries, listWebhooks, replayDelivery, type DeliveryInfo, type EventType, type WebhookInfo } from '@ipokit/core';
+import { createWebhook, deleteWebhook, EVENT_TYPES, listDeliveries, listWebhooks, replayDelivery, rotateWebhookSecret, sendTestEvent, updateWebhook, type DeliveryInfo, type EventType, type WebhookInfo } from '@ipokit/core';
 import { integer, parseOrThrow, required, takePositionals } from './args.js';
 import { loadAllowedNetworks } from './config.js';
 import { onStore } from './database.js';
@@ -15,7 +16,9 @@ import { CliError, type CliIo, type Command } from './io.js';
  * `ipokit webhooks create --account ID --url URL --events TYPES [--description TEXT]`,
  * `ipokit webhooks list --account ID`, `ipokit webhooks delete ID`,
  * `ipokit webhooks deliveries ID [--limit N] [--before DELIVERY_ID]`,
- * `ipokit webhooks replay WEBHOOK_ID DELIVERY_ID`.
+ * `ipokit webhooks replay WEBHOOK_ID DELIVERY_ID`, `ipokit webhooks pause ID`,
+ * `ipokit webhooks resume ID`, `ipokit webhooks rotate-secret ID [--overlap-seconds N]`,
+ * `ipokit webhooks test ID`.
  *
  * @example
  * ```ts
@@ -29,7 +32,10 @@ export const webhooksCommand: Command = async (argv, io) => {
   if (action === 'delete') return remove(rest, io);
   if (action === 'deliveries') return deliveries(rest, io);
   if (action === 'replay') return replay(rest, io);
-  const actions = 'create, list, delete, deliveries or replay';
+  if (action === 'pause' || action === 'resume') return pause(action, rest, io);
+  if (action === 'rotate-secret') return rotate(rest, io);
+  if (action === 'test') return test(rest, io);
+  const actions = 'create, list, delete, deliveries, replay, pause, resume, rotate-secret or test';
   throw new CliError(action === undefined ? `missing action: ${actions}` : `unknown action ${JSON.stringify(action)}: ${actions}`);
 };
 
@@ -250,17 +256,61 @@ async function replay(argv: readonly string[], io: CliIo): Promise<number> {
   nonEmpty('WEBHOOK_ID', webhookId);
   nonEmpty('DELIVERY_ID', deliveryId);
   const output = outputOf(values);
-  const again = await onStore(io, values.schema, (store) => replayDelivery(store, { webhookId, deliveryId }));
+  const at = new Date();
+  const again = await onStore(io, values.schema, (store) => replayDelivery(store, { webhookId, deliveryId }, { now: () => at }));
+  // (a delivery of that event still pending is answered as it is: made before this call)
+  const added = again.id !== deliveryId && Date.parse(again.createdAt) === at.getTime();
   if (output === 'json') io.stdout.write(`${JSON.stringify(again)}\n`);
   else if (output === 'quiet') io.stdout.write(`${again.id}\n`);
-  else if (again.id === deliveryId) {
+  else if (!added) {
     io.stdout.write(
-      `${deliveryId} is still pending (next attempt ${again.nextAttemptAt ?? 'now'}): a replay adds nothing; a worker sends it when it is due.\n`,
+      `${again.id === deliveryId ? deliveryId : `${deliveryId}'s replay ${again.id}`} is still pending (next attempt ${again.nextAttemptAt ?? 'now'}): a replay adds nothing; a worker sends it when it is due.\n`,
     );
   } else {
     io.stdout.write(
       `Replaying ${deliveryId} as ${again.id}: event ${again.eventId} (${again.eventType}) is due now, for the next worker on this database to send (with the same webhook-id, so the receiver can tell it is a repeat).\n`,
     );
   }
+  return 0;
+}
+
+async function pause(action: 'pause' | 'resume', argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: OUTPUT, strict: true, allowPositionals: true }));
+  const [id] = takePositionals(positionals, ['ID']) as [string];
+  nonEmpty('ID', id);
+  const output = outputOf(values);
+  const hook = await onStore(io, values.schema, (store) => updateWebhook(store, { id, paused: action === 'pause' }));
+  if (output === 'json') io.stdout.write(`${JSON.stringify(hook)}\n`);
+  else if (output === 'quiet') io.stdout.write(`${hook.id}\n`);
+  else if (action === 'pause') io.stdout.write(`Paused webhook ${id} (since ${hook.pausedAt}): nothing is sent to it; its deliveries wait until 'ipokit webhooks resume ${id}'.\n`);
+  else io.stdout.write(`Resumed webhook ${id}: its waiting deliveries are due now.\n`);
+  return 0;
+}
+
+async function rotate(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseOrThrow(() =>
+    parseArgs({ args: [...argv], options: { 'overlap-seconds': { type: 'string' }, ...OUTPUT }, strict: true, allowPositionals: true }),
+  );
+  const [id] = takePositionals(positionals, ['ID']) as [string];
+  nonEmpty('ID', id);
+  const overlap = values['overlap-seconds'] === undefined ? undefined : integer('--overlap-seconds', values['overlap-seconds'], 0, 604_800);
+  const output = outputOf(values);
+  const rotated = await onStore(io, values.schema, (store) => rotateWebhookSecret(store, { id, ...(overlap === undefined ? {} : { overlapSeconds: overlap }) }));
+  if (output === 'json') io.stdout.write(`${JSON.stringify(rotated)}\n`);
+  else if (output === 'quiet') io.stdout.write(`${rotated.secret}\n`);
+  else io.stdout.write(fields([['id', id], ['secret', rotated.secret], ['previousSecretExpiresAt', rotated.previousSecretExpiresAt]]));
+  io.stderr.write(`This is the only time the new signing secret of webhook ${id} is shown. Deliveries carry both signatures until ${rotated.previousSecretExpiresAt}, then the new one only.\n`);
+  return 0;
+}
+
+async function test(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseOrThrow(() => parseArgs({ args: [...argv], options: OUTPUT, strict: true, allowPositionals: true }));
+  const [webhookId] = takePositionals(positionals, ['ID']) as [string];
+  nonEmpty('ID', webhookId);
+  const output = outputOf(values);
+  const delivery = await onStore(io, values.schema, (store) => sendTestEvent(store, { webhookId }));
+  if (output === 'json') io.stdout.write(`${JSON.stringify(delivery)}\n`);
+  else if (output === 'quiet') io.stdout.write(`${delivery.id}\n`);
+  else io.stdout.write(`Sent a webhook.test event to ${webhookId} as delivery ${delivery.id}: due now, for the next worker on this database to send.\n`);
   return 0;
 }

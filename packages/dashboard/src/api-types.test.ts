@@ -7,8 +7,8 @@ import type {
   CreatedKey,
   CreatedWebhook,
   Delivery,
-  DeliveryDetail,
   DeliveryEventType,
+  DeliveryWithPayload,
   DeliveryState,
   EventType,
   GmpSeries,
@@ -24,8 +24,8 @@ import type {
   SubscriptionSnapshot,
   UsageRow,
   Webhook,
-  WebhookLimits,
   WebhookList,
+  WebhookPlanLimits,
   WindowName,
 } from './app/api.js';
 
@@ -60,9 +60,9 @@ describe("the dashboard's wire types are the core's", () => {
     expectTypeOf<Delivery>().toEqualTypeOf<DeliveryInfo>();
     // The webhooks page: GET /webhooks with its limits, a delivery's detail, a rotation's answer.
     expectTypeOf<DeliveryEventType>().toEqualTypeOf<CoreDeliveryEventType>();
-    expectTypeOf<WebhookLimits>().toEqualTypeOf<CoreWebhookLimits>();
+    expectTypeOf<WebhookPlanLimits>().toEqualTypeOf<CoreWebhookLimits>();
     expectTypeOf<WebhookList>().toEqualTypeOf<{ webhooks: WebhookInfo[]; limits: CoreWebhookLimits }>();
-    expectTypeOf<DeliveryDetail>().toEqualTypeOf<CoreDeliveryDetail>();
+    expectTypeOf<DeliveryWithPayload>().toEqualTypeOf<CoreDeliveryDetail>();
     expectTypeOf<RotatedSecret>().toEqualTypeOf<Awaited<ReturnType<typeof rotateWebhookSecret>>>();
   });
 

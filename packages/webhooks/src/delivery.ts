@@ -273,8 +273,11 @@ export async function deliverWebhook(attempt: DeliveryAttempt): Promise<Delivery
 function keptAnswer(body: string | undefined): string | null {
   // (a transport that reads no body gives none: nothing is known of it)
   if (body === undefined) return null;
-  let text = body;
+  const text = body.toWellFormed().replaceAll('\u0000', '\uFFFD');
   const bytes = new TextEncoder().encode(text);
-  if (bytes.length > MAX_ANSWER_KEPT_BYTES) text = new TextDecoder().decode(bytes.subarray(0, MAX_ANSWER_KEPT_BYTES)).replace(/\uFFFD$/, '');
-  return text.toWellFormed().replaceAll('\u0000', '\uFFFD');
+  if (bytes.length <= MAX_ANSWER_KEPT_BYTES) return text;
+  // (cut at a character's first byte: never half a character)
+  let end = MAX_ANSWER_KEPT_BYTES;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return new TextDecoder().decode(bytes.subarray(0, end));
 }

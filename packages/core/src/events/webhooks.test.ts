@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAccount } from '../accounts/admin.js';
 import { isIpokitError } from '../model/errors.js';
 import { EVENT_TYPES } from '../model/types.js';
-import { createWebhook, deleteWebhook, listWebhooks } from './webhooks.js';
+import { createWebhook, deleteWebhook, getWebhookLimits, listWebhooks, rotateWebhookSecret, sendTestEvent, updateWebhook } from './webhooks.js';
 import { referenceStore } from '@ipokit/testing';
 
 // The operator's webhook functions on the reference store: what they check, what they store.
@@ -28,7 +28,7 @@ describe('createWebhook', () => {
     expect(made.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     const listed = await listWebhooks(store, { accountId: acct.id });
     expect(listed).toEqual([
-      { id: made.id, url: 'https://example.com/hooks/ipo?x=1', events: ['ipo.created', 'gmp.snapshot'], description: 'alerts', createdAt: '2026-11-24T09:00:00.000Z', disabledAt: null },
+      { id: made.id, url: 'https://example.com/hooks/ipo?x=1', events: ['ipo.created', 'gmp.snapshot'], description: 'alerts', createdAt: '2026-11-24T09:00:00.000Z', disabledAt: null, pausedAt: null },
     ]);
     expect(JSON.stringify(listed)).not.toContain(made.secret);
     expect((await store.getWebhook(made.id))?.secret).toBe(made.secret);
@@ -150,5 +150,26 @@ describe('listWebhooks and deleteWebhook', () => {
     expect(await listWebhooks(store, { accountId: a.id })).toEqual([]);
     expect(await refused(deleteWebhook(store, hook.id))).toEqual({ code: 'ERR:NOTFOUND' });
     expect(await refused(deleteWebhook(store, ''))).toEqual({ code: 'ERR:BADPARAM', parameter: 'id' });
+  });
+});
+
+describe('the account holder\'s webhook functions', () => {
+  it('check their fields: webhook.test is delivery-only, overlapSeconds 0 to 7 days, paused a boolean; an unknown endpoint is ERR:NOTFOUND', async () => {
+    const store = referenceStore();
+    const acct = await createAccount(store, { name: 'Acme', plan: 'pro' });
+    expect(await refused(createWebhook(store, { accountId: acct.id, url: 'https://example.com/h', events: ['webhook.test'] }, at))).toEqual({ code: 'ERR:BADPARAM', parameter: 'events' });
+    const { id } = await createWebhook(store, { accountId: acct.id, url: 'https://example.com/h', events: ['ipo.created'] }, at);
+    for (const overlapSeconds of [-1, 604_801, 1.5, Number.NaN, '60' as unknown as number]) {
+      expect(await refused(rotateWebhookSecret(store, { id, overlapSeconds }, at))).toEqual({ code: 'ERR:BADPARAM', parameter: 'overlapSeconds' });
+    }
+    expect(await rotateWebhookSecret(store, { id, overlapSeconds: 0 }, at)).toMatchObject({ previousSecretExpiresAt: '2026-11-24T09:00:00.000Z' });
+    expect(await refused(updateWebhook(store, { id, paused: 'yes' as unknown as boolean }))).toEqual({ code: 'ERR:BADPARAM', parameter: 'paused' });
+    expect(await refused(updateWebhook(store, { id, events: ['webhook.test'] }))).toEqual({ code: 'ERR:BADPARAM', parameter: 'events' });
+    expect(await refused(updateWebhook(store, { id: 'wh_nope', paused: true }))).toEqual({ code: 'ERR:NOTFOUND' });
+    expect(await refused(sendTestEvent(store, { webhookId: 'wh_nope' }))).toEqual({ code: 'ERR:NOTFOUND' });
+    await updateWebhook(store, { id, paused: true }, at);
+    expect(await refused(sendTestEvent(store, { webhookId: id }))).toEqual({ code: 'ERR:BADPARAM', parameter: 'webhookId' });
+    expect(await getWebhookLimits(store, { accountId: acct.id })).toEqual({ allowed: true, plans: ['pro'], maxPerAccount: 10, used: 1 });
+    expect(await getWebhookLimits(store, { accountId: acct.id }, { maxWebhooksPerAccount: Infinity, webhookPlans: ['paid'] })).toEqual({ allowed: false, plans: ['paid'], maxPerAccount: null, used: 1 });
   });
 });

@@ -7,7 +7,7 @@
 import type {
   AccountWindow,
   ApiKeyInfo,
-  DeliveryDetail as CoreDeliveryDetail,
+  DeliveryDetail,
   DeliveryEventType,
   DeliveryInfo,
   EventType,
@@ -28,7 +28,7 @@ import type {
   SubscriptionTimes,
   UsageRow,
   WebhookInfo,
-  WebhookLimits as CoreWebhookLimits,
+  WebhookLimits,
 } from '@ipokit/core';
 import type { DeliveryState, UsageRoute } from '@ipokit/core/backend';
 
@@ -62,6 +62,22 @@ export type Key = ApiKeyInfo;
 export type Webhook = WebhookInfo;
 /** A delivery of an endpoint, as listed. */
 export type Delivery = DeliveryInfo;
+/** One delivery with its payload and the receiver's last answer (`GET /webhooks/{id}/deliveries/{deliveryId}`). */
+export type DeliveryWithPayload = DeliveryDetail;
+/** What the plan allows, answered with the list (`GET /webhooks`): shown before the form. */
+export type WebhookPlanLimits = WebhookLimits;
+
+/** `GET /webhooks`. */
+export interface WebhookList {
+  webhooks: Webhook[];
+  limits: WebhookPlanLimits;
+}
+
+/** `POST /webhooks/{id}/rotate-secret`: the new secret, this once, and when the old one stops signing. */
+export interface RotatedSecret {
+  secret: string;
+  previousSecretExpiresAt: string;
+}
 
 export interface Account {
   id: string;
@@ -103,25 +119,6 @@ export const EVENT_TYPES = ['ipo.created', 'ipo.updated', 'ipo.deleted', 'ipo.st
 export interface CreatedWebhook extends Webhook {
   secret: string;
 }
-
-/** What `GET /webhooks` says of the plan's webhooks (`allowed` is false at the cap too), so the page can say it before the form. */
-export type WebhookLimits = CoreWebhookLimits;
-
-/** `GET /webhooks`: the account's endpoints and its plan's limits. */
-export interface WebhookList {
-  webhooks: Webhook[];
-  limits: WebhookLimits;
-}
-
-/** `POST /webhooks/{id}/rotate-secret`: the only time the new secret is seen. */
-export interface RotatedSecret {
-  secret: string;
-  /** Until when the old secret still signs (both signatures are sent); now when it stopped at once. */
-  previousSecretExpiresAt: string;
-}
-
-/** `GET /webhooks/{id}/deliveries/{deliveryId}`: a delivery with the body sent and the last answer (null before any attempt). */
-export type DeliveryDetail = CoreDeliveryDetail;
 
 /** An answer other than 2xx, with the error body of the contract (section 7) when there was one. */
 export class ApiError extends Error {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, isAbort, toApiError, type ApiError, type Delivery, type DeliveryDetail, type WebhookList } from '../api.js';
+import { call, isAbort, toApiError, type ApiError, type Delivery, type DeliveryWithPayload, type WebhookList } from '../api.js';
 import { prettyJson } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
@@ -236,7 +236,7 @@ function DeliveryTable({ hookId, list, replaying, canReplay, onReplay }: { hookI
 /** One delivery: when, what was sent (the payload, byte for byte, indented when it is JSON), and what the receiver answered. */
 function DeliveryDialog({ hookId, deliveryId, onClose }: { hookId: string; deliveryId: string; onClose: () => void }) {
   const detail = useLoad(
-    (signal) => call<{ delivery: DeliveryDetail }>(`webhooks/${encodeURIComponent(hookId)}/deliveries/${encodeURIComponent(deliveryId)}`, { signal }),
+    (signal) => call<{ delivery: DeliveryWithPayload }>(`webhooks/${encodeURIComponent(hookId)}/deliveries/${encodeURIComponent(deliveryId)}`, { signal }),
     [hookId, deliveryId],
   );
   const d = detail.data?.delivery;
@@ -260,7 +260,7 @@ function DeliveryDialog({ hookId, deliveryId, onClose }: { hookId: string; deliv
   );
 }
 
-function DeliveryBody({ d }: { d: DeliveryDetail }) {
+function DeliveryBody({ d }: { d: DeliveryWithPayload }) {
   const payload = useRef<HTMLPreElement>(null);
   // Focus goes to the detail once it has come: its payload, which the keyboard can then scroll.
   useEffect(() => payload.current?.focus(), []);

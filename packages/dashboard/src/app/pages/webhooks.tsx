@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, call, EVENT_TYPES, toApiError, type CreatedWebhook, type Delivery, type EventType, type Plan, type RotatedSecret, type Webhook, type WebhookLimits, type WebhookList } from '../api.js';
+import { ApiError, call, EVENT_TYPES, toApiError, type CreatedWebhook, type Delivery, type EventType, type Plan, type RotatedSecret, type Webhook, type WebhookPlanLimits, type WebhookList } from '../api.js';
 import { orList } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { href } from '../route.js';
@@ -145,13 +145,13 @@ export function WebhooksPage({ plan }: { plan: Plan | undefined }) {
  * Whether the account's plan has webhooks (`limits.allowed` is also false at the cap). Before
  * the account's plan is known, a refusal that is not the cap is the plan's.
  */
-export function planAllows(limits: WebhookLimits, plan: Plan | undefined): boolean {
+export function planAllows(limits: WebhookPlanLimits, plan: Plan | undefined): boolean {
   if (plan !== undefined) return limits.plans.includes(plan);
   return limits.allowed || (limits.maxPerAccount !== null && limits.used >= limits.maxPerAccount);
 }
 
 /** "3 of 10 endpoints", or "3 endpoints" when the plan sets no limit. */
-export function countText(limits: WebhookLimits): string {
+export function countText(limits: WebhookPlanLimits): string {
   const n = limits.used;
   return limits.maxPerAccount === null ? `${n} ${n === 1 ? 'endpoint' : 'endpoints'}` : `${n} of ${limits.maxPerAccount} endpoints`;
 }
@@ -312,7 +312,7 @@ function TestedDelivery({ hookId, delivery }: { hookId: string; delivery: Delive
 }
 
 /** The form, or what the plan says instead of it: webhooks need another plan, or the account has the most endpoints it may. */
-function AddEndpoint({ limits, plan, onCreated }: { limits: WebhookLimits; plan: Plan | undefined; onCreated: (hook: CreatedWebhook) => void }) {
+function AddEndpoint({ limits, plan, onCreated }: { limits: WebhookPlanLimits; plan: Plan | undefined; onCreated: (hook: CreatedWebhook) => void }) {
   if (!planAllows(limits, plan)) {
     return (
       <section aria-labelledby="create-hook-heading" class="card create-hook">
