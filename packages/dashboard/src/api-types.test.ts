@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { SUBSCRIPTION_CATEGORIES as CORE_CATEGORIES, type SubscriptionSeries as CoreSubscriptionSeries, type SubscriptionSnapshot as CoreSubscriptionSnapshot, type AccountWindow, type ApiKeyInfo, type DeliveryInfo, EVENT_TYPES as CORE_EVENT_TYPES, type EventType as CoreEventType, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS, type GmpSeries as CoreGmpSeries, type GmpSnapshot as CoreGmpSnapshot, type Ipo as CoreIpo, type IpoStatus as CoreIpoStatus, type ListResponse, type Plan as CorePlan, type RateWindowName, type UsageRow as CoreUsageRow, type WebhookInfo } from '@ipokit/core';
+import { SUBSCRIPTION_CATEGORIES as CORE_CATEGORIES, type SubscriptionSeries as CoreSubscriptionSeries, type SubscriptionSnapshot as CoreSubscriptionSnapshot, type AccountWindow, type ApiKeyInfo, type DeliveryInfo, type DeliveryDetail as CoreDeliveryDetail, type DeliveryEventType as CoreDeliveryEventType, type WebhookLimits as CoreWebhookLimits, type rotateWebhookSecret, EVENT_TYPES as CORE_EVENT_TYPES, type EventType as CoreEventType, GMP_FIELDS as CORE_FIELDS, GMP_INTERVALS as CORE_INTERVALS, type GmpSeries as CoreGmpSeries, type GmpSnapshot as CoreGmpSnapshot, type Ipo as CoreIpo, type IpoStatus as CoreIpoStatus, type ListResponse, type Plan as CorePlan, type RateWindowName, type UsageRow as CoreUsageRow, type WebhookInfo } from '@ipokit/core';
 import type { DeliveryState as CoreDeliveryState } from '@ipokit/core/backend';
 
 import type {
@@ -7,6 +7,8 @@ import type {
   CreatedKey,
   CreatedWebhook,
   Delivery,
+  DeliveryEventType,
+  DeliveryWithPayload,
   DeliveryState,
   EventType,
   GmpSeries,
@@ -17,10 +19,13 @@ import type {
   Key,
   Plan,
   RateWindow,
+  RotatedSecret,
   SubscriptionSeries,
   SubscriptionSnapshot,
   UsageRow,
   Webhook,
+  WebhookList,
+  WebhookPlanLimits,
   WindowName,
 } from './app/api.js';
 
@@ -53,6 +58,12 @@ describe("the dashboard's wire types are the core's", () => {
     // POST /webhooks answers { webhook: { ...listed, secret } }: the secret shown only there.
     expectTypeOf<CreatedWebhook>().toEqualTypeOf<Flat<WebhookInfo & { secret: string }>>();
     expectTypeOf<Delivery>().toEqualTypeOf<DeliveryInfo>();
+    // The webhooks page: GET /webhooks with its limits, a delivery's detail, a rotation's answer.
+    expectTypeOf<DeliveryEventType>().toEqualTypeOf<CoreDeliveryEventType>();
+    expectTypeOf<WebhookPlanLimits>().toEqualTypeOf<CoreWebhookLimits>();
+    expectTypeOf<WebhookList>().toEqualTypeOf<{ webhooks: WebhookInfo[]; limits: CoreWebhookLimits }>();
+    expectTypeOf<DeliveryWithPayload>().toEqualTypeOf<CoreDeliveryDetail>();
+    expectTypeOf<RotatedSecret>().toEqualTypeOf<Awaited<ReturnType<typeof rotateWebhookSecret>>>();
   });
 
   it('as values', async () => {

@@ -68,8 +68,12 @@ export const HOOK_IPO = { id: '2026000902', symbol: 'KESTREL', name: 'Kestrel Co
 /** The seeded endpoint's URL: long, to show how the dashboard wraps one. */
 export const LONG_HOOK_URL = 'https://hooks.asha-traders.example.com/integrations/ipokit/receivers/production/v2/events?tenant=asha-traders-pvt-ltd&region=ap-south-1&signature=verify';
 
+/** What the seeded endpoint's receiver answered: to the delivered attempt (JSON), and to the one answered 503 (text). */
+export const RECEIVED_BODY = '{"received":true,"note":"queued for the order book"}';
+export const UNAVAILABLE_BODY = 'Service Unavailable: the receiver is restarting, try again later.';
+
 /** The store's webhook methods: the /plain router's store hides them, as a store without the capability has none. */
-const WEBHOOK_METHODS = new Set(['insertWebhook', 'listWebhooks', 'getWebhook', 'deleteWebhook', 'listDeliveries', 'replayDelivery', 'claimDeliveries', 'finishDeliveries', 'recordStatusChanges', 'pruneDeliveries', 'watchDeliveries']);
+const WEBHOOK_METHODS = new Set(['insertWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'addDelivery', 'getDelivery', 'listDeliveries', 'replayDelivery', 'claimDeliveries', 'finishDeliveries', 'recordStatusChanges', 'pruneDeliveries', 'watchDeliveries']);
 
 export interface DashboardServer {
   /** `http://127.0.0.1:<port>` */
@@ -82,9 +86,17 @@ export interface DashboardServer {
   /**
    * Pro with the GMP add-on; `apiKey` is a key of it kept for the test's own API calls,
    * `rotateKey` one for the rotation test. `webhook`: an endpoint taking the ipo.* events with
-   * a delivery in each state; `disabledWebhook`: one disabled after a failure.
+   * a delivery in each state (their ids: delivered with 200 and a JSON body, pending again
+   * after a 503 with a text body, failed for good without an answer); `disabledWebhook`: one
+   * disabled after a failure.
    */
-  pro: { id: string; apiKey: string; rotateKey: { id: string; key: string; label: string }; webhook: { id: string; url: string }; disabledWebhook: { id: string; url: string } };
+  pro: {
+    id: string;
+    apiKey: string;
+    rotateKey: { id: string; key: string; label: string };
+    webhook: { id: string; url: string; deliveries: { delivered: string; retrying: string; failed: string } };
+    disabledWebhook: { id: string; url: string };
+  };
   /** Free; its one key. */
   free: { id: string; apiKey: string };
   /** Paid: a plan without webhooks (the default `webhookPlans` is pro only). */
@@ -294,18 +306,20 @@ async function seedWebhooks(store: ReturnType<typeof memoryStore>, accountId: st
   await importDataset(store, { ipos: [{ ...ipo, issueSize: '42cr', about: 'Kestrel runs refrigerated warehouses in Gujarat.' }] }, at(30));
   const claimed = await store.claimDeliveries({ now, limit: 100, perWebhook: 100, perAccount: 100, leaseMs: 60_000, busy: new Map(), busyAccounts: new Map() });
   const mine = claimed.filter((c) => c.delivery.webhookId === hook.id).sort((a, b) => a.delivery.createdAt - b.delivery.createdAt);
-  const settle = (c: (typeof claimed)[number], result: { delivered: boolean; status: number | null; error: string | null; nextAttemptAt: number | null }, disableBefore = now - 6 * DAY) =>
+  const settle = (c: (typeof claimed)[number], result: { delivered: boolean; status: number | null; error: string | null; nextAttemptAt: number | null; responseBody?: string | null }, disableBefore = now - 6 * DAY) =>
     ({ id: c.delivery.id, lease: c.lease, at: now - MINUTE, disableBefore, ...result });
   const results = [];
   const [first, second, third] = mine;
-  if (first !== undefined) results.push(settle(first, { delivered: true, status: 200, error: null, nextAttemptAt: null }));
-  if (second !== undefined) results.push(settle(second, { delivered: false, status: 503, error: 'The endpoint answered 503 Service Unavailable.', nextAttemptAt: now + 30 * MINUTE }));
+  if (first !== undefined) results.push(settle(first, { delivered: true, status: 200, error: null, nextAttemptAt: null, responseBody: RECEIVED_BODY }));
+  if (second !== undefined) results.push(settle(second, { delivered: false, status: 503, error: 'The endpoint answered 503 Service Unavailable.', nextAttemptAt: now + 30 * MINUTE, responseBody: UNAVAILABLE_BODY }));
   if (third !== undefined) results.push(settle(third, { delivered: false, status: null, error: 'No answer within 15 s.', nextAttemptAt: null }));
   for (const c of claimed.filter((c) => c.delivery.webhookId === old.id)) {
     results.push(settle(c, { delivered: false, status: null, error: 'connect ECONNREFUSED 203.0.113.7:443', nextAttemptAt: null }, now));
   }
   await store.finishDeliveries(results);
-  return { webhook: { id: hook.id, url: LONG_HOOK_URL }, disabledWebhook: { id: old.id, url: 'https://old-receiver.example.net/ipo' } };
+  if (first === undefined || second === undefined || third === undefined) throw new Error('the fixture expected three deliveries of its endpoint');
+  const deliveries = { delivered: first.delivery.id, retrying: second.delivery.id, failed: third.delivery.id };
+  return { webhook: { id: hook.id, url: LONG_HOOK_URL, deliveries }, disabledWebhook: { id: old.id, url: 'https://old-receiver.example.net/ipo' } };
 }
 
 function cookie(header: string | undefined, name: string): string | null {

@@ -11,16 +11,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { chromium as playwright, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { createApiKey, importDataset, listApiKeys, listDeliveries, listWebhooks, type DatasetSnapshot } from '@ipokit/core';
+import { createAccount, createApiKey, createWebhook, EVENT_TYPES, getDelivery, importDataset, listApiKeys, listDeliveries, listWebhooks, type DatasetSnapshot, type EventType } from '@ipokit/core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { formatInstant, formatIssueSize, formatIstInstant, formatPercent, formatPriceBand, formatRupees, formatTimes } from './app/format.js';
-import { ACCOUNT_COOKIE, findChromium, HOOK_IPO, istDay, LISTED_IPO, LISTED_PRICES, LONG_IPO, startDashboardServer, utcDay, type DashboardServer } from './browser-fixture.js';
+import { ACCOUNT_COOKIE, findChromium, HOOK_IPO, istDay, LISTED_IPO, LISTED_PRICES, LONG_IPO, RECEIVED_BODY, startDashboardServer, UNAVAILABLE_BODY, utcDay, type DashboardServer } from './browser-fixture.js';
 
 const chromium = findChromium();
 const OUT = fileURLToPath(new URL('../../../test-results/dashboard/', import.meta.url));
 const TEST_MS = 30_000;
-/** The tests that load every view, in several contexts at once. */
-const VIEWS_MS = 120_000;
+/** The tests that load every view (11 of them since the webhooks page's dialogs joined), in several contexts at once. */
+const VIEWS_MS = 180_000;
 const DAY = 86_400_000;
 
 let server: DashboardServer;
@@ -117,6 +117,13 @@ const keyRow = (page: Page, prefix: string) => page.locator('table.keys tbody tr
 /** The list item of the webhooks page for the endpoint with this URL. */
 const hookItem = (page: Page, url: string) => page.locator('ul.hooks > li', { has: page.locator('h3', { hasText: url }) });
 
+/** A new endpoint of the pro account, made through the core: its URL names the test. */
+async function proHook(name: string, events: EventType[] = ['ipo.created']): Promise<{ id: string; url: string }> {
+  const url = `https://${name}.receiver.example.com/hooks/${Date.now()}`;
+  const made = await createWebhook(server.store, { accountId: server.pro.id, url, events });
+  return { id: made.id, url };
+}
+
 let snapshotMinute = 0;
 /** `n` new GMP snapshots of the fixture's webhook IPO, each at a time of its own (so each is a `gmp.snapshot` event). */
 function newSnapshots(n: number): DatasetSnapshot[] {
@@ -147,6 +154,17 @@ function views(): View[] {
     { name: 'ipo-listed', hash: `#/ipos/${LISTED_IPO.symbol}`, ready: 'main:has(table.listing-prices) .sub-chart .chart-box[data-render-ms]' },
     { name: 'webhooks', hash: '#/webhooks', ready: 'ul.hooks' },
     { name: 'webhook-deliveries', hash: `#/webhooks/${server.pro.webhook.id}`, ready: 'table.deliveries' },
+    // A dialog: shot as the screen shows it (a `then`, so not full page).
+    { name: 'webhook-delivery', hash: `#/webhooks/${server.pro.webhook.id}?delivery=${server.pro.webhook.deliveries.retrying}`, ready: 'dialog pre.response-body', then: async () => undefined },
+    {
+      name: 'webhooks-rotate',
+      hash: '#/webhooks',
+      ready: 'ul.hooks',
+      then: async (page) => {
+        await page.getByRole('button', { name: /^Rotate secret of / }).first().click();
+        await page.getByRole('dialog').getByRole('radio', { name: '24 hours' }).waitFor();
+      },
+    },
     {
       name: 'keys-rotate',
       hash: '#/keys',
@@ -351,7 +369,7 @@ describe.skipIf(chromium === null)(TITLE, () => {
       const item = hookItem(page, url);
       await item.waitFor();
       await expect(item.locator('.events').innerText()).resolves.toBe('gmp.snapshot');
-      await expect(item.locator('.state').textContent()).resolves.toBe('enabled');
+      await expect(item.locator('.state').textContent()).resolves.toBe('active');
       await expect(item.getByText('ci receiver').isVisible()).resolves.toBe(true);
       expect(await onPage(page, secret)).toBe(false);
 
@@ -407,8 +425,8 @@ describe.skipIf(chromium === null)(TITLE, () => {
       expect(again).toMatchObject({ eventId: made!.eventId, state: 'pending' });
       await expect(rows.first().getAttribute('data-id')).resolves.toBe(again.id);
       await expect(page.getByRole('status').filter({ hasText: 'Replayed' }).isVisible()).resolves.toBe(true);
-      // The new one is pending: it has no Replay (a replay of it would add nothing).
-      await expect(rows.first().getByRole('button', { name: /^Replay/ }).count()).resolves.toBe(0);
+      // The new one is pending: its Replay is disabled (a replay of it would add nothing).
+      await expect(rows.first().getByRole('button', { name: /^Replay/ }).isDisabled()).resolves.toBe(true);
 
       // 21 more: the first page is the 20 newest, Load more asks for those before the 20th.
       await importDataset(server.store, { gmp: newSnapshots(21) }, { now: () => new Date() });
@@ -549,21 +567,238 @@ describe.skipIf(chromium === null)(TITLE, () => {
   );
 
   it(
-    'tells a paid account that webhooks need the pro plan (a message, not an error)',
+    "shows the plan's limits before the form: free and paid see which plan has webhooks and no form, pro its count, a full account no form",
     async () => {
-      expectRefusal(403);
-      const page = await open(await newContext('paid', { viewport: { width: 360, height: 800 } }), '#/webhooks', '.create-hook form');
-      await expect(page.getByText('This account has no endpoints yet').isVisible()).resolves.toBe(true);
-      await page.getByLabel('Endpoint URL').fill('https://paid.example.com/hooks');
-      await page.getByRole('button', { name: 'Add endpoint' }).click();
-      const note = page.getByRole('alert').filter({ hasText: 'Webhooks need the pro plan' });
-      await note.waitFor();
-      await expect(note.innerText()).resolves.toContain('this account is on paid');
-      await expect(page.locator('.note.error').count()).resolves.toBe(0);
-      await expect(page.locator('.create-hook form').count()).resolves.toBe(0);
-      await expect(listWebhooks(server.store, { accountId: server.paid.id })).resolves.toEqual([]);
-      await page.locator('main').screenshot({ path: `${OUT}webhooks-plan-360-light.png`, animations: 'disabled' });
+      for (const account of ['free', 'paid'] as const) {
+        const page = await open(await newContext(account, { viewport: { width: 360, height: 800 } }), '#/webhooks', '.create-hook .plan-gate');
+        const gate = page.locator('.create-hook .plan-gate');
+        await expect(gate.innerText()).resolves.toContain('Webhooks need the pro plan.');
+        await expect.poll(() => gate.innerText(), { timeout: 5000 }).toContain(`This account is on the ${account} plan.`);
+        await expect(page.locator('.create-hook form').count()).resolves.toBe(0);
+        await expect(page.getByLabel('Endpoint URL').count()).resolves.toBe(0);
+        await expect(page.locator('.hook-count').count()).resolves.toBe(0);
+        await expect(page.getByText('This account has no endpoints yet').isVisible()).resolves.toBe(true);
+        await expect(page.locator('.note.error').count()).resolves.toBe(0);
+        if (account === 'free') {
+          await page.locator('main').screenshot({ path: `${OUT}webhooks-plan-360-light.png`, animations: 'disabled' });
+          expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+        }
+      }
+      await expect(listWebhooks(server.store, { accountId: server.free.id })).resolves.toEqual([]);
+
+      // Pro: "n of 10 endpoints" and the form.
+      const used = (await listWebhooks(server.store, { accountId: server.pro.id })).length;
+      const page = await open(await newContext(), '#/webhooks', '.create-hook form');
+      await expect(page.locator('.hook-count').innerText()).resolves.toBe(`${used} of 10 endpoints`);
+      await expect(page.locator('.plan-gate').count()).resolves.toBe(0);
+
+      // At the cap (10 of 10): a line says so instead of the form.
+      const full = await createAccount(server.store, { name: 'Full House Capital', plan: 'pro' });
+      for (let i = 0; i < 10; i++) await createWebhook(server.store, { accountId: full.id, url: `https://full.example.com/hooks/${i}`, events: ['ipo.created'] });
+      const context = await newContext();
+      await context.clearCookies();
+      await context.addCookies([{ name: ACCOUNT_COOKIE, value: full.id, url: server.baseUrl }]);
+      const fullPage = await open(context, '#/webhooks', '.create-hook .plan-gate');
+      await expect(fullPage.locator('.plan-gate').innerText()).resolves.toContain('This account has 10 of 10 endpoints, the most its plan allows');
+      await expect(fullPage.locator('.hook-count').innerText()).resolves.toBe('10 of 10 endpoints');
+      await expect(fullPage.locator('.create-hook form').count()).resolves.toBe(0);
+      await expect(fullPage.locator('ul.hooks > li').count()).resolves.toBe(10);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'pauses and resumes an endpoint: the badge follows, the store agrees, a paused one has no test event',
+    async () => {
+      const made = await proHook('pause');
+      const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
+      const item = hookItem(page, made.url);
+      await expect(item.locator('.state').textContent()).resolves.toBe('active');
+      await item.getByRole('button', { name: `Pause ${made.url}` }).click();
+      await expect.poll(() => item.locator('.state').textContent(), { timeout: 5000 }).toBe('paused');
+      await expect(item.getByRole('status').innerText()).resolves.toContain('Paused');
+      expect((await listWebhooks(server.store, { accountId: server.pro.id })).find((w) => w.id === made.id)?.pausedAt).toEqual(expect.any(String));
+      await expect(item.getByRole('button', { name: /^Send test event/ }).count()).resolves.toBe(0);
+      // Focus stays on the button, now Resume.
+      await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? ''), { timeout: 2000 }).toMatch(/^Resume/);
+
+      await item.getByRole('button', { name: `Resume ${made.url}` }).click();
+      await expect.poll(() => item.locator('.state').textContent(), { timeout: 5000 }).toBe('active');
+      expect((await listWebhooks(server.store, { accountId: server.pro.id })).find((w) => w.id === made.id)?.pausedAt).toBeNull();
+      await expect(item.getByRole('button', { name: /^Send test event/ }).count()).resolves.toBe(1);
+
+      // The endpoint the worker disabled: its badge says so, and Resume enables it again.
+      const disabled = hookItem(page, server.pro.disabledWebhook.url);
+      await expect(disabled.locator('.state').textContent()).resolves.toBe('disabled');
+      await expect(disabled.getByRole('button', { name: /^Pause/ }).count()).resolves.toBe(0);
+      await expect(disabled.getByRole('button', { name: `Resume ${server.pro.disabledWebhook.url}` }).count()).resolves.toBe(1);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "edits an endpoint's event types: checkboxes of the subscribable types, at least one, saved with update",
+    async () => {
+      const made = await proHook('edit', ['ipo.created', 'ipo.deleted']);
+      const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
+      const item = hookItem(page, made.url);
+      await item.getByRole('button', { name: `Edit event types of ${made.url}` }).click();
+      const dialog = page.getByRole('dialog', { name: 'Edit event types' });
+      await dialog.waitFor();
+      const boxes = dialog.getByRole('checkbox');
+      await expect(boxes.evaluateAll((els) => els.map((el) => (el as HTMLInputElement).value))).resolves.toEqual([...EVENT_TYPES]);
+      await expect(boxes.evaluateAll((els) => els.filter((el) => (el as HTMLInputElement).checked).map((el) => (el as HTMLInputElement).value))).resolves.toEqual(['ipo.created', 'ipo.deleted']);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id ?? ''), { timeout: 2000 }).toBe('edit-event-0');
+
+      // None: refused before any request.
+      await dialog.getByRole('checkbox', { name: 'ipo.created' }).uncheck();
+      await dialog.getByRole('checkbox', { name: 'ipo.deleted' }).uncheck();
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await expect(dialog.getByRole('alert').innerText()).resolves.toBe('Choose at least one event type.');
+
+      await dialog.getByRole('checkbox', { name: 'gmp.snapshot' }).check();
+      await dialog.getByRole('checkbox', { name: 'ipo.status_changed' }).check();
+      const saved = page.waitForRequest((r) => r.url().endsWith(`/account/webhooks/${made.id}/update`) && r.method() === 'POST');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      expect((await saved).postDataJSON()).toEqual({ events: ['ipo.status_changed', 'gmp.snapshot'] });
+      await dialog.waitFor({ state: 'detached' });
+      await expect.poll(() => item.locator('.events').innerText(), { timeout: 5000 }).toBe('ipo.status_changed\ngmp.snapshot');
+      expect((await listWebhooks(server.store, { accountId: server.pro.id })).find((w) => w.id === made.id)?.events).toEqual(['ipo.status_changed', 'gmp.snapshot']);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "rotates an endpoint's secret: overlap chosen (24 hours unless changed), the new secret shown once with Copy, the old one's expiry",
+    async () => {
+      const made = await proHook('rotate');
+      const old = (await server.store.getWebhook(made.id))!.secret;
+      const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
+      const item = hookItem(page, made.url);
+      await item.getByRole('button', { name: `Rotate secret of ${made.url}` }).click();
+      const confirm = page.getByRole('dialog', { name: 'Rotate the signing secret?' });
+      await confirm.waitFor();
+      const radios = confirm.getByRole('radio');
+      await expect(radios.evaluateAll((els) => els.map((el) => (el as HTMLInputElement).labels?.[0]?.innerText ?? ''))).resolves.toEqual(['1 hour', '24 hours', '7 days', 'None: the old secret stops now']);
+      await expect(confirm.getByRole('radio', { name: '24 hours' }).isChecked()).resolves.toBe(true);
+      await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value ?? ''), { timeout: 2000 }).toBe('86400');
+      // Cancel changes nothing.
+      await confirm.getByRole('button', { name: 'Cancel' }).click();
+      await confirm.waitFor({ state: 'detached' });
+      expect((await server.store.getWebhook(made.id))!.secret).toBe(old);
+
+      await item.getByRole('button', { name: `Rotate secret of ${made.url}` }).click();
+      await confirm.getByRole('radio', { name: '1 hour' }).check();
+      const asked = page.waitForRequest((r) => r.url().endsWith(`/account/webhooks/${made.id}/rotate-secret`));
+      const before = Date.now();
+      await confirm.getByRole('button', { name: 'Rotate secret' }).click();
+      expect((await asked).postDataJSON()).toEqual({ overlapSeconds: 3600 });
+      const shown = page.getByRole('dialog', { name: "Your endpoint's new signing secret" });
+      await shown.waitFor();
+      await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? ''), { timeout: 2000 }).toBe('Copy');
+      const secret = await shown.getByLabel('Signing secret').inputValue();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+      expect(secret).not.toBe(old);
+      expect((await server.store.getWebhook(made.id))!.secret).toBe(secret);
+      await expect(shown.innerText()).resolves.toContain('The old secret keeps working until');
+      const until = Date.parse((await shown.locator('.previous-secret time').getAttribute('datetime'))!);
+      expect(until).toBeGreaterThanOrEqual(before + 3_600_000 - 1000);
+      expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1000);
+      await shown.getByRole('button', { name: 'Done' }).click();
+      await shown.waitFor({ state: 'detached' });
+      expect(await onPage(page, secret)).toBe(false);
+
+      // None: the old secret stops now, and the dialog says so.
+      await item.getByRole('button', { name: `Rotate secret of ${made.url}` }).click();
+      await confirm.getByRole('radio', { name: /^None/ }).check();
+      await confirm.getByRole('button', { name: 'Rotate secret' }).click();
+      await shown.waitFor();
+      await expect(shown.innerText()).resolves.toContain('The old secret no longer signs deliveries');
+      await page.screenshot({ path: `${OUT}webhooks-rotated-1440-light.png`, animations: 'disabled' });
+      await page.keyboard.press('Escape');
+      await shown.waitFor({ state: 'detached' });
+    },
+    TEST_MS,
+  );
+
+  it(
+    'sends a test event: its pending delivery shows in the card, then in Deliveries with a disabled Replay',
+    async () => {
+      const made = await proHook('test');
+      const page = await open(await newContext(), '#/webhooks', 'ul.hooks');
+      const item = hookItem(page, made.url);
+      await item.getByRole('button', { name: `Send test event to ${made.url}` }).click();
+      const tested = item.locator('.tested');
+      await tested.waitFor();
+      const [delivery] = await listDeliveries(server.store, { webhookId: made.id });
+      expect(delivery).toMatchObject({ eventType: 'webhook.test', state: 'pending', attempts: 0 });
+      await expect(tested.innerText()).resolves.toContain('webhook.test');
+      await expect(tested.locator('.state').textContent()).resolves.toBe('pending');
+      await expect(tested.innerText()).resolves.toContain(delivery!.id);
+      await expect(item.getByRole('status').innerText()).resolves.toContain('Test event sent');
+
+      // Its link opens Deliveries with its detail over the list.
+      await tested.getByRole('link', { name: 'See what was sent and what came back' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delivery of webhook.test' });
+      await dialog.waitFor();
+      const payload = JSON.parse(await dialog.locator('pre.payload').first().innerText()) as { type: string; data: { webhookId: string; message: string } };
+      expect(payload).toMatchObject({ type: 'webhook.test', data: { webhookId: made.id, message: 'A test event from ipokit.' } });
+      await expect(dialog.innerText()).resolves.toContain('Nothing yet: no attempt has been made.');
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      expect(new URL(page.url()).hash).toBe(`#/webhooks/${made.id}`);
+      const row = page.locator(`table.deliveries tr[data-id="${delivery!.id}"]`);
+      await expect(row.locator('th code').innerText()).resolves.toBe('webhook.test');
+      await expect(row.locator('.state').textContent()).resolves.toBe('pending');
+      await expect(row.getByRole('button', { name: /^Replay/ }).isDisabled()).resolves.toBe(true);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "opens a delivery's detail: the payload as sent, pretty-printed and scrollable, the receiver's status and body, focus on the detail",
+    async () => {
+      const { id, deliveries } = server.pro.webhook;
+      const page = await open(await newContext(), `#/webhooks/${id}`, 'table.deliveries');
+      const row = page.locator(`tr[data-id="${deliveries.retrying}"]`);
+      await row.getByRole('link', { name: /^Details/ }).click();
+      const dialog = page.getByRole('dialog', { name: /^Delivery of ipo\./ });
+      await dialog.waitFor();
+      const pre = dialog.locator('pre.payload').first();
+      await pre.waitFor();
+      // Focus on the detail: its payload, which the keyboard can scroll.
+      await expect.poll(() => page.evaluate(() => document.activeElement?.classList.contains('payload') ?? false), { timeout: 2000 }).toBe(true);
+      const detail = await getDelivery(server.store, { webhookId: id, deliveryId: deliveries.retrying });
+      const shown = await pre.innerText();
+      expect(shown).toBe(JSON.stringify(JSON.parse(detail.payload), null, 2));
+      expect(shown.split('\n').length).toBeGreaterThan(3);
+      await expect(pre.evaluate((el) => getComputedStyle(el).overflow)).resolves.toBe('auto');
+      const text = await dialog.innerText();
+      expect(text).toContain('HTTP 503');
+      expect(text).toContain(UNAVAILABLE_BODY);
+      await page.screenshot({ path: `${OUT}webhook-delivery-1440-light.png`, animations: 'disabled' });
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      // Focus back on the link that opened it.
+      await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.innerText ?? ''), { timeout: 2000 }).toMatch(/^Details/);
+
+      // Delivered: 200 and the JSON it answered, pretty-printed; failed without an answer: the reason.
+      await page.goto(`${server.dashboardUrl}#/webhooks/${id}?delivery=${deliveries.delivered}`);
+      await dialog.locator('pre.response-body').waitFor();
+      await expect(dialog.locator('.response-status').innerText()).resolves.toBe('HTTP 200');
+      await expect(dialog.locator('pre.response-body').innerText()).resolves.toBe(JSON.stringify(JSON.parse(RECEIVED_BODY), null, 2));
+      await page.goto(`${server.dashboardUrl}#/webhooks/${id}?delivery=${deliveries.failed}`);
+      await dialog.locator('.response-none').waitFor();
+      await expect(dialog.locator('.response-none').innerText()).resolves.toBe('No HTTP answer: No answer within 15 s.');
+
+      // At 360 px the dialog fits, the payload scrolls inside its box.
+      await page.setViewportSize({ width: 360, height: 800 });
+      await page.goto(`${server.dashboardUrl}#/webhooks/${id}?delivery=${deliveries.retrying}`);
+      await dialog.locator('pre.response-body').waitFor();
+      const box = (await dialog.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(360);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+      await page.screenshot({ path: `${OUT}webhook-delivery-360-light.png`, animations: 'disabled' });
     },
     TEST_MS,
   );

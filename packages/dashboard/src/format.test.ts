@@ -91,3 +91,26 @@ describe("Indian formatting, whatever the browser's locale and zone", () => {
     expect(formatGain('n/a')).toBe('n/a');
   });
 });
+
+describe('webhook texts', () => {
+  it('prettyJson: JSON indented by two spaces, the same value; other text as it is', async () => {
+    const { prettyJson } = await import('./app/format.js');
+    expect(prettyJson('{"type":"webhook.test","data":{"n":1}}')).toBe('{\n  "type": "webhook.test",\n  "data": {\n    "n": 1\n  }\n}');
+    expect(prettyJson('Service Unavailable')).toBe('Service Unavailable');
+    expect(prettyJson('')).toBe('');
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const text = JSON.stringify(v);
+        expect(JSON.parse(prettyJson(text))).toEqual(JSON.parse(text));
+      }),
+    );
+  });
+
+  it('orList: plans for a sentence', async () => {
+    const { orList } = await import('./app/format.js');
+    expect(orList(['pro'])).toBe('pro');
+    expect(orList(['paid', 'pro'])).toBe('paid or pro');
+    expect(orList(['free', 'paid', 'pro'])).toBe('free, paid or pro');
+    expect(orList([])).toBe('');
+  });
+});

@@ -90,9 +90,9 @@ function CurrentPage({ route, overview }: { route: Route; overview: Loaded<Overv
     case 'ipo':
       return <IpoPage key={route.id} route={route} gmpAllowed={gmpAllowed(overview)} />;
     case 'webhooks':
-      return <WebhooksPage />;
+      return <WebhooksPage plan={account?.plan} />;
     case 'webhook':
-      return <DeliveriesPage key={route.id} id={route.id} />;
+      return <DeliveriesPage key={route.id} id={route.id} deliveryId={route.query.get('delivery')} />;
     case 'missing':
       return (
         <>

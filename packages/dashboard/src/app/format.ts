@@ -191,3 +191,21 @@ const INTERVAL_NAMES: Record<string, string> = { '5m': '5 minutes', '10m': '10 m
 export function intervalName(interval: string): string {
   return INTERVAL_NAMES[interval] ?? interval;
 }
+
+/**
+ * JSON text indented by two spaces, for reading; any other text as it is (a receiver's body
+ * need not be JSON).
+ */
+export function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text) as unknown, null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** Names joined for a sentence: "pro", "paid or pro", "free, paid or pro". */
+export function orList(names: readonly string[]): string {
+  if (names.length <= 1) return names[0] ?? '';
+  return `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}

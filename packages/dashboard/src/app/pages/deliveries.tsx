@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, isAbort, toApiError, type ApiError, type Delivery, type Webhook } from '../api.js';
+import { call, isAbort, toApiError, type ApiError, type Delivery, type DeliveryWithPayload, type WebhookList } from '../api.js';
+import { prettyJson } from '../format.js';
 import { useLoad } from '../hooks.js';
-import { ErrorNote, Loading, PageTitle, Time } from '../ui.js';
-import { HookState, unavailable, Url } from './webhooks.js';
+import { Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
+import { deliveriesHref, HookState, unavailable, Url } from './webhooks.js';
 
 /** Deliveries asked for at a time. */
 const PAGE = 20;
@@ -16,10 +17,13 @@ interface Deliveries {
   error: ApiError | null;
 }
 
-/** `#/webhooks/{id}`: an endpoint's deliveries, newest first, 20 at a time, each with Replay. */
-export function DeliveriesPage({ id }: { id: string }) {
+/**
+ * `#/webhooks/{id}`: an endpoint's deliveries, newest first, 20 at a time, each with Details and
+ * Replay; `#/webhooks/{id}?delivery={deliveryId}` opens one delivery's detail over the list.
+ */
+export function DeliveriesPage({ id, deliveryId }: { id: string; deliveryId: string | null }) {
   const path = `webhooks/${encodeURIComponent(id)}`;
-  const hooks = useLoad((signal) => call<{ webhooks: Webhook[] }>('webhooks', { signal }), []);
+  const hooks = useLoad((signal) => call<WebhookList>('webhooks', { signal }), []);
   const hook = hooks.data?.webhooks.find((w) => w.id === id);
   const [state, setState] = useState<Deliveries>({ list: undefined, more: false, loading: 'first', error: null });
   const [replaying, setReplaying] = useState<string | null>(null);
@@ -55,10 +59,10 @@ export function DeliveriesPage({ id }: { id: string }) {
     setSaid('');
     try {
       const { delivery } = await call<{ delivery: Delivery }>(`${path}/deliveries/${encodeURIComponent(d.id)}/replay`, { method: 'POST', body: {} });
-      if (delivery.id === d.id) {
-        // (still pending: the API adds nothing and answers with it as it is)
-        setState((s) => ({ ...s, list: (s.list ?? []).map((x) => (x.id === d.id ? delivery : x)) }));
-        setSaid(`Still pending: this delivery is sent when it is due, so nothing was added.`);
+      if (delivery.id === d.id || (state.list ?? []).some((x) => x.id === delivery.id)) {
+        // (a delivery of this event still pending, this one or an earlier replay: the API adds nothing and answers with it as it is)
+        setState((s) => ({ ...s, list: (s.list ?? []).map((x) => (x.id === delivery.id ? delivery : x)) }));
+        setSaid(`A delivery of this event is still pending: it is sent when it is due, so nothing was added.`);
       } else {
         setState((s) => ({ ...s, list: [delivery, ...(s.list ?? []).filter((x) => x.id !== delivery.id)] }));
         setSaid(`Replayed: a new pending delivery of ${delivery.eventType} is at the top of the list.`);
@@ -119,7 +123,7 @@ export function DeliveriesPage({ id }: { id: string }) {
         ) : list.length === 0 ? (
           <p>No deliveries yet: one is made for every event this endpoint takes.</p>
         ) : (
-          <DeliveryTable list={list} replaying={replaying} canReplay={hook?.disabledAt == null} onReplay={replay} />
+          <DeliveryTable hookId={id} list={list} replaying={replaying} canReplay={hook?.disabledAt == null} onReplay={replay} />
         )}
         {list !== undefined && list.length > 0 && (
           <div class="pager">
@@ -133,11 +137,21 @@ export function DeliveriesPage({ id }: { id: string }) {
           </div>
         )}
       </section>
+      {deliveryId !== null && (
+        <DeliveryDialog
+          hookId={id}
+          deliveryId={deliveryId}
+          onClose={() => {
+            // Back to the list; replace, so that Back does not open the detail again.
+            location.replace(deliveriesHref(id));
+          }}
+        />
+      )}
     </>
   );
 }
 
-function DeliveryTable({ list, replaying, canReplay, onReplay }: { list: Delivery[]; replaying: string | null; canReplay: boolean; onReplay: (d: Delivery) => void }) {
+function DeliveryTable({ hookId, list, replaying, canReplay, onReplay }: { hookId: string; list: Delivery[]; replaying: string | null; canReplay: boolean; onReplay: (d: Delivery) => void }) {
   return (
     <table class="deliveries stack" aria-labelledby="deliveries-heading">
       <thead>
@@ -186,22 +200,134 @@ function DeliveryTable({ list, replaying, canReplay, onReplay }: { list: Deliver
             <td data-label="Next attempt">
               <Time iso={d.nextAttemptAt} />
             </td>
-            <td data-label="Actions" class={canReplay && d.state !== 'pending' ? 'actions' : 'actions none'}>
-              {canReplay && d.state !== 'pending' ? (
-                <button type="button" class="button small" onClick={() => onReplay(d)} aria-disabled={replaying !== null}>
+            <td data-label="Actions" class="actions">
+              <a class="button small" href={deliveriesHref(hookId, d.id)}>
+                Details
+                <span class="sr-only">
+                  {' '}
+                  of {d.eventType} {d.eventId}
+                </span>
+              </a>
+              {canReplay && (
+                // A pending delivery is sent when it is due: its replay would add nothing (the API answers it as it is).
+                <button
+                  type="button"
+                  class="button small"
+                  onClick={() => onReplay(d)}
+                  disabled={d.state === 'pending'}
+                  title={d.state === 'pending' ? 'Pending: it is sent when it is due' : undefined}
+                  aria-disabled={replaying !== null && d.state !== 'pending' ? true : undefined}
+                >
                   {replaying === d.id ? 'Replaying…' : 'Replay'}
                   <span class="sr-only">
                     {' '}
                     {d.eventType} {d.eventId}
                   </span>
                 </button>
-              ) : (
-                <span class="muted">None</span>
               )}
             </td>
           </tr>
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** One delivery: when, what was sent (the payload, byte for byte, indented when it is JSON), and what the receiver answered. */
+function DeliveryDialog({ hookId, deliveryId, onClose }: { hookId: string; deliveryId: string; onClose: () => void }) {
+  const detail = useLoad(
+    (signal) => call<{ delivery: DeliveryWithPayload }>(`webhooks/${encodeURIComponent(hookId)}/deliveries/${encodeURIComponent(deliveryId)}`, { signal }),
+    [hookId, deliveryId],
+  );
+  const d = detail.data?.delivery;
+  return (
+    <Dialog title={d === undefined ? 'Delivery' : `Delivery of ${d.eventType}`} onClose={onClose} wide>
+      {detail.error !== undefined &&
+        (detail.error.status === 404 ? (
+          <div class="note" role="alert">
+            <p>This endpoint has no such delivery: it may have been pruned, or the endpoint deleted.</p>
+          </div>
+        ) : (
+          <ErrorNote error={detail.error} onRetry={detail.reload} />
+        ))}
+      {d === undefined ? detail.error === undefined && <Loading /> : <DeliveryBody d={d} />}
+      <div class="dialog-actions">
+        <button type="button" class="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+function DeliveryBody({ d }: { d: DeliveryWithPayload }) {
+  const payload = useRef<HTMLPreElement>(null);
+  // Focus goes to the detail once it has come: its payload, which the keyboard can then scroll.
+  useEffect(() => payload.current?.focus(), []);
+  const r = d.response;
+  return (
+    <div class="delivery-detail">
+      <dl class="facts">
+        <dt>State</dt>
+        <dd>
+          <span class={`state ${d.state}`}>{d.state}</span>
+        </dd>
+        <dt>Event</dt>
+        <dd>
+          <code>{d.eventType}</code> <span class="mono small">{d.eventId}</span>
+        </dd>
+        <dt>Made</dt>
+        <dd>
+          <Time iso={d.createdAt} />
+        </dd>
+        <dt>Attempts</dt>
+        <dd>
+          {d.attempts}
+          {d.lastAttemptAt !== null && (
+            <span class="muted small">
+              {' '}
+              (last <Time iso={d.lastAttemptAt} />)
+            </span>
+          )}
+        </dd>
+        {d.nextAttemptAt !== null && (
+          <>
+            <dt>Next attempt</dt>
+            <dd>
+              <Time iso={d.nextAttemptAt} />
+            </dd>
+          </>
+        )}
+      </dl>
+      <h3 id="payload-heading">What was sent</h3>
+      <pre class="payload" ref={payload} tabIndex={0} role="region" aria-labelledby="payload-heading">
+        {prettyJson(d.payload)}
+      </pre>
+      <h3 id="response-heading">What came back</h3>
+      {r === null ? (
+        <p class="response-none">{d.attempts === 0 ? 'Nothing yet: no attempt has been made.' : 'Nothing was kept of the last attempt.'}</p>
+      ) : r.status === null ? (
+        <p class="response-none">
+          No HTTP answer{d.lastError === null ? '.' : `: ${d.lastError}`}
+        </p>
+      ) : (
+        <>
+          <p>
+            <span class="mono response-status">HTTP {r.status}</span>
+            {d.lastError !== null && <span> · {d.lastError}</span>}
+          </p>
+          {r.body === null || r.body === '' ? (
+            <p class="muted">The answer had no body.</p>
+          ) : (
+            <>
+              <pre class="payload response-body" tabIndex={0} role="region" aria-labelledby="response-heading">
+                {prettyJson(r.body)}
+              </pre>
+              <p class="hint">The first 1 KB of the answer's body is kept.</p>
+            </>
+          )}
+        </>
+      )}
+    </div>
   );
 }
