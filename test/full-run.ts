@@ -38,6 +38,7 @@ export const FULL_RUN_ONLY: readonly string[] = [
   'demo/src/limits.test.ts',
   // packaging: tarballs, a fresh clone, the packages' READMEs
   'test/packages.test.ts',
+  'test/tarball-install.test.ts',
   'test/fresh-clone.test.ts',
   'test/package-readmes.test.ts',
   'packages/client/src/package.test.ts',

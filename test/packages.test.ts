@@ -13,48 +13,19 @@
  * Each package is built beside its dist/ and moved in file by file, never emptying dist/:
  * demo/src/readme.test.ts runs the README's blocks with plain Node on dist/ meanwhile.
  */
-import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NPM, ROOT, buildIntoDist, npmInstall, packClientCopy, packDirectory, run } from './tarballs.js';
 
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SLOW = 600_000;
 const PACKAGES = ['core', 'webhooks', 'testing', 'storage-memory', 'storage-postgres', 'express', 'koa', 'fetch', 'sources', 'cli'] as const;
 /** Every published package: the ones above, @ipokit/client and @ipokit/dashboard. */
 const ALL_PACKAGES = [...PACKAGES, 'client', 'dashboard'] as const;
-const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const TSUP = join(ROOT, 'node_modules', 'tsup', 'dist', 'cli-default.js');
 const REPOSITORY = 'git+https://github.com/ipokit/ipokit.git';
 const HOMEPAGE = 'https://github.com/ipokit/ipokit#readme';
-
-/**
- * Builds a package as `npm run build` does (its tsup config, .d.ts included), but into a
- * directory beside dist/, then renames each file into dist/: entry points last, after the
- * chunks they import, and files the build no longer makes removed at the end. tsup's own
- * `clean` would empty dist/ first, and a README block started with plain Node at that
- * moment (demo/src/readme.test.ts, in parallel) would find no @ipokit/core.
- */
-async function buildIntoDist(name: string): Promise<void> {
-  const dir = join(ROOT, 'packages', name);
-  const staging = join(dir, `.dist-${process.pid}`);
-  const dist = join(dir, 'dist');
-  try {
-    await run(process.execPath, [TSUP, '--out-dir', staging], { cwd: dir });
-    const built = await readdir(staging);
-    const entry = (f: string) => /^(index|testing|bin)\./.test(f);
-    await mkdir(dist, { recursive: true });
-    for (const f of [...built.filter((f) => !entry(f)), ...built.filter(entry)]) await rename(join(staging, f), join(dist, f));
-    for (const f of await readdir(dist)) if (!built.includes(f)) await rm(join(dist, f), { recursive: true, force: true });
-  } finally {
-    await rm(staging, { recursive: true, force: true });
-  }
-}
 
 /** The files of a package's tarball, without the leading `package/`. */
 async function tarballFiles(tarball: string): Promise<string[]> {
@@ -256,29 +227,19 @@ describe('the packages as installed from their tarballs', () => {
     tmp = await mkdtemp(join(tmpdir(), 'ipokit-packages-'));
     for (const name of PACKAGES) {
       await buildIntoDist(name);
-      const { stdout } = await run(NPM, ['pack', '--json', '--pack-destination', tmp], { cwd: join(ROOT, 'packages', name) });
-      const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
-      tarballs[name] = join(tmp, info!.filename);
+      tarballs[name] = await packDirectory(join(ROOT, 'packages', name), tmp);
     }
     // @ipokit/sources depends on @ipokit/client: its tarball is installed too, built into a
     // copy of the package (its own test rebuilds packages/client/dist meanwhile).
-    const client = join(tmp, 'client-package');
-    await mkdir(client, { recursive: true });
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'src']) await cp(join(ROOT, 'packages', 'client', f), join(client, f), { recursive: true });
-    await run(process.execPath, [TSUP, '--out-dir', join(client, 'dist')], { cwd: join(ROOT, 'packages', 'client') });
-    tarballs.client = join(tmp, (JSON.parse((await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: client })).stdout) as Array<{ filename: string }>)[0]!.filename);
+    tarballs.client = await packClientCopy(tmp);
     // The dashboard's dist/ is what prepare built (its build.mjs, no tsup): packed as it is.
-    const { stdout } = await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], { cwd: join(ROOT, 'packages', 'dashboard') });
-    tarballs.dashboard = join(tmp, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
+    tarballs.dashboard = await packDirectory(join(ROOT, 'packages', 'dashboard'), tmp);
     project = join(tmp, 'project');
     await run('mkdir', ['-p', project]);
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
-    // Dependencies come from npm's cache where `npm ci` put them (no download needed).
-    await run(
-      NPM,
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...Object.values(tarballs), 'express@5', 'koa@3', 'pg@8', '@types/express@5', '@types/koa@3', '@types/node@20'],
-      { cwd: project, maxBuffer: 64 * 1024 * 1024 },
-    );
+    // Dependencies come from npm's cache where `npm ci` put them (no download needed); no
+    // @ipokit package from a registry.
+    await npmInstall(project, [...Object.values(tarballs), 'express@5', 'koa@3', 'pg@8', '@types/express@5', '@types/koa@3', '@types/node@20']);
   }, SLOW);
 
   afterAll(async () => {
@@ -366,7 +327,8 @@ describe('the packages as installed from their tarballs', () => {
     const help = await run(bin, ['--help'], { cwd: project });
     expect(help.stdout).toMatch(/ipokit/);
     const version = await run(bin, ['--version'], { cwd: project });
-    expect(version.stdout.trim()).toMatch(/0\.1\.0/);
+    const { version: cliVersion } = JSON.parse(await readFile(join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')) as { version: string };
+    expect(version.stdout.trim()).toContain(cliVersion);
     await run(bin, ['demo-data', '--out', 'data.json'], { cwd: project });
     const data = JSON.parse(await readFile(join(project, 'data.json'), 'utf8')) as { ipos: unknown[]; gmp: unknown[] };
     expect(data.ipos.length).toBeGreaterThan(100);
