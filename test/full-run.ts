@@ -83,6 +83,15 @@ export const FULL_RUN_ONLY: readonly string[] = [
   // on a busy machine): the data cache with LISTEN, the limiter's windows in SQL
   'packages/storage-postgres/src/data-cache.test.ts',
   'packages/storage-postgres/src/limiter.test.ts',
+  // the slowest files of a quick run measured on the integration branch (seconds of test
+  // time under load): the CLI's bin run as processes (136), the import streaming property
+  // (72), the server on every framework (42), the dashboard's type check (29), the shared
+  // suites on the node:http listener (24; npm test runs them on Express)
+  'packages/cli/src/bin.test.ts',
+  'packages/cli/src/import.test.ts',
+  'packages/cli/src/server.test.ts',
+  'packages/dashboard/src/typecheck.test.ts',
+  'packages/cli/src/node-app-http.test.ts',
 ];
 
 /** Files both runs run, each its own part: they choose with {@link oneOfEach}. */

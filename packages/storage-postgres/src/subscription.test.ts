@@ -71,7 +71,8 @@ describe(`migration 12 (${KIND})`, () => {
         ];
       const before = await rowsOf();
 
-      expect(await migrate(db.client, { schema })).toEqual([12, 13]);
+      // (12 and 13, then whatever later versions there are)
+      expect((await migrate(db.client, { schema })).slice(0, 2)).toEqual([12, 13]);
       expect(await migrate(db.client, { schema })).toEqual([]);
       // every row where it was, as it was (same tuple, same writing transaction), every table's file the same
       expect(await rowsOf()).toEqual(before);
