@@ -114,13 +114,16 @@ describe('createServerMetrics', () => {
     a.router.onResponse({ router: 'api', route: 'list', method: 'GET', status: 200, plan: 'pro', durationMs: 3, rateLimit: null, keyCache: null });
     expect(samples(await a.text()).get(key('ipokit_http_requests_total', { route: 'list', method: 'GET', status: '200', plan: 'pro' }))).toBe(1);
     expect(samples(await b.text()).get(key('ipokit_http_requests_total', { route: 'list', method: 'GET', status: '200', plan: 'pro' }))).toBeUndefined();
+    // Without an outbox source (a store without outboxStats) its gauges are absent, not 0.
+    expect(samples(await a.text()).has(key('ipokit_webhook_outbox_depth'))).toBe(false);
+    expect(samples(await a.text()).has(key('ipokit_webhook_outbox_oldest_age_seconds'))).toBe(false);
   });
 
   it('counts webhook attempts by outcome, store timeouts and shed calls, and reads the gauges at scrape time', async () => {
     let pending = 3;
     const m = createServerMetrics({
       now: () => new Date(NOW),
-      outbox: async () => ({ pending, oldestDueAt: NOW - 90_000 }),
+      outbox: async () => ({ pending, oldestAt: NOW - 90_000 }),
       sources: () => [{ name: 'gmp-site', lastSuccessAt: new Date(NOW - 30_000).toISOString() }, { name: 'never', lastSuccessAt: null }],
     });
     m.onAttempt({ outcome: { ok: true, status: 204, body: null }, durationMs: 10 });
@@ -144,5 +147,54 @@ describe('createServerMetrics', () => {
     pending = 0;
     s = samples(await m.text());
     expect(s.get(key('ipokit_webhook_outbox_depth'))).toBe(0);
+  });
+});
+
+describe('ipokit serve --metrics-port: the webhook outbox gauges', () => {
+  const TOKEN = 'metrics-test-ingest-token-0123456789';
+  const NOVA = { id: '2026000902', name: 'Nova Foods Ltd', symbol: 'NOVAM', slug: 'nova-foods-metrics-ipo', type: 'SME', exchanges: ['nse'], startDate: '2026-11-21', endDate: '2026-11-25' };
+
+  it("shows a paused endpoint's backlog at scrape time: the depth, and how long the oldest has waited", async () => {
+    let clock = NOW;
+    const sent: string[] = [];
+    const running = await startServer({
+      port: 0,
+      now: () => new Date(clock),
+      metrics: { port: 0 },
+      demoKeys: true,
+      ingest: { tokens: [TOKEN] },
+      webhookWorker: { pollIntervalMs: 20, transport: async (request) => (sent.push(String(request.url)), { status: 204 }) },
+    });
+    try {
+      const base = running.url.replace('localhost', '127.0.0.1');
+      const scrape = async () => samples(await (await fetch(running.metricsUrl!.replace('localhost', '127.0.0.1'))).text());
+      expect((await scrape()).get(key('ipokit_webhook_outbox_depth'))).toBe(0);
+      expect((await scrape()).get(key('ipokit_webhook_outbox_oldest_age_seconds'))).toBe(0);
+
+      // The demo pro account's endpoint, paused: its deliveries stay owed.
+      const cookie = (await fetch(`${base}/demo/sign-in`, { redirect: 'manual' })).headers.get('set-cookie')!.split(';')[0]!;
+      const account = async (path: string, body: unknown) => {
+        const res = await fetch(`${base}/account${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        expect(res.status, await res.clone().text()).toBeLessThan(300);
+        return (await res.json()) as { webhook: { id: string } };
+      };
+      const { webhook } = await account('/webhooks', { url: 'https://example.com/hooks/metrics', events: ['ipo.created'] });
+      await account(`/webhooks/${webhook.id}/pause`, {});
+
+      // A pushed IPO: one ipo.created owed to it, at the write's instant.
+      const pushed = await fetch(`${base}/-/ingest`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ ipos: [NOVA] }) });
+      expect(pushed.status, await pushed.clone().text()).toBe(200);
+      clock = NOW + 90_000;
+      let s = await scrape();
+      expect(s.get(key('ipokit_webhook_outbox_depth'))).toBe(1);
+      expect(s.get(key('ipokit_webhook_outbox_oldest_age_seconds'))).toBe(90);
+      clock = NOW + 150_000;
+      s = await scrape();
+      expect(s.get(key('ipokit_webhook_outbox_depth'))).toBe(1);
+      expect(s.get(key('ipokit_webhook_outbox_oldest_age_seconds'))).toBe(150);
+      expect(sent).toEqual([]);
+    } finally {
+      await running.close();
+    }
   });
 });

@@ -22,8 +22,12 @@ export interface MetricsSettings {
 
 /** What the gauges read when scraped. */
 export interface MetricsSources {
-  /** The webhook outbox: deliveries not yet settled, and the due time of the oldest (epoch ms). */
-  outbox?: () => Promise<{ pending: number; oldestDueAt: number | null }>;
+  /**
+   * The webhook outbox (a store's `outboxStats`): the deliveries owed and not yet settled,
+   * fanned out or not, and the creation instant of the oldest (epoch ms). Without it the
+   * outbox gauges are absent.
+   */
+  outbox?: () => Promise<{ pending: number; oldestAt: number | null }>;
   /** The collector's sources and the instant of each one's last successful run (ISO-8601). */
   sources?: () => ReadonlyArray<{ name: string; lastSuccessAt: string | null }>;
   /** The clock the ages are measured by. */
@@ -77,11 +81,11 @@ export function createServerMetrics(sources: MetricsSources): ServerMetrics {
   const attempts = new Counter({ name: 'ipokit_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'], registers });
   // Both outbox gauges are collected at once (the registry starts every collect in the same
   // turn): they share one read of the store per scrape.
-  let outboxRead: Promise<{ pending: number; oldestDueAt: number | null }> | null = null;
+  let outboxRead: Promise<{ pending: number; oldestAt: number | null }> | null = null;
   const readOutbox = () => (outboxRead ??= sources.outbox!().finally(() => (outboxRead = null)));
   new Gauge({
     name: 'ipokit_webhook_outbox_depth',
-    help: 'Webhook deliveries not yet settled (pending or retrying).',
+    help: 'Webhook deliveries owed and not yet settled, one per event and endpoint: pending, retrying, or not yet fanned out (paused endpoints included, disabled ones not).',
     registers: sources.outbox === undefined ? [] : registers,
     async collect() {
       this.set((await readOutbox()).pending);
@@ -89,11 +93,11 @@ export function createServerMetrics(sources: MetricsSources): ServerMetrics {
   });
   new Gauge({
     name: 'ipokit_webhook_outbox_oldest_age_seconds',
-    help: 'How long the oldest unsettled webhook delivery has been due (0: none).',
+    help: 'How long the oldest owed webhook delivery has waited since it was created, by the write or a replay (0: none).',
     registers: sources.outbox === undefined ? [] : registers,
     async collect() {
-      const { oldestDueAt } = await readOutbox();
-      this.set(oldestDueAt === null ? 0 : Math.max(0, (sources.now().getTime() - oldestDueAt) / 1000));
+      const { oldestAt } = await readOutbox();
+      this.set(oldestAt === null ? 0 : Math.max(0, (sources.now().getTime() - oldestAt) / 1000));
     },
   });
   new Gauge({

@@ -232,7 +232,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   let server: Server | undefined;
   let metricsServer: Server | null = null;
   let sample: string | null;
-  const metrics = options.metrics === undefined ? null : createServerMetrics({ now, sources: () => collector?.status() ?? [] });
   const database = options.database;
   const release = async () => {
     await store?.close?.();
@@ -263,6 +262,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ({ keys, accounts: demoAccounts } = await createDemoKeys(store, database === undefined ? undefined : (name) => findAccountByName(database.client, database.schema, name)));
     }
     sample = await pickSample(store, now());
+    // (the outbox gauges where the store counts its backlog: absent, not zero, where it cannot)
+    const outbox = store.outboxStats?.bind(store);
+    const metrics = options.metrics === undefined ? null : createServerMetrics({ now, sources: () => collector?.status() ?? [], ...(outbox === undefined ? {} : { outbox }) });
     if (options.webhookWorker !== undefined) worker = startNodeWorker(store, { ...options.webhookWorker, now, ...(metrics === null ? {} : { onAttempt: metrics.onAttempt }) });
     const sources = [...(options.collector?.sources ?? [])];
     const generatedData: Dataset | null = dataset;

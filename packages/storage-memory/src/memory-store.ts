@@ -317,6 +317,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store & WebhookSt
       return outbox.prune(input);
     },
 
+    async outboxStats(): Promise<{ pending: number; oldestAt: number | null }> {
+      open();
+      return outbox.stats();
+    },
+
     async watchDeliveries(wake: () => void): Promise<() => Promise<void>> {
       open();
       const stop = outbox.watch(wake);

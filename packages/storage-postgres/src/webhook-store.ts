@@ -506,6 +506,12 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
       });
     },
 
+    async outboxStats(): Promise<{ pending: number; oldestAt: number | null }> {
+      const [row] = await query<{ pending: number; oldest: number | null }>(OUTBOX_STATS(s));
+      const pending = Number(row?.pending ?? 0);
+      return { pending, oldestAt: pending === 0 || row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
+    },
+
     async watchDeliveries(wake: () => void): Promise<() => Promise<void>> {
       await ctx.ready();
       const stopWatch = await watch(db, channel, wake);
@@ -524,6 +530,47 @@ export function webhookMethods(ctx: WebhookContext): { methods: Required<Webhook
     },
   };
 }
+
+/**
+ * `outboxStats`, one statement (`MemoryOutbox.stats`): per endpoint not disabled (paused ones
+ * included), its pending deliveries (the index deliveries_owed holds the pending rows only),
+ * the owed events after its cursor of the types it takes and that it was there for (`up_to`:
+ * the index owed_type, one range per type; the owed rows go once every cursor passed them),
+ * and the gmp.snapshot events of writes not built yet (one per snapshot left of a row, per
+ * endpoint taking the type that the write saw and whose cursor is still before the row's
+ * places: an endpoint enabled again after the write moved past them and gets none; a row
+ * without places, of an earlier version, takes new places when built: every such endpoint
+ * gets it). Settled deliveries are never read. The instants: a delivery's creation, an owed
+ * event's write (`at`), a row's write.
+ */
+const OUTBOX_STATS = (s: string): string => `
+WITH w AS MATERIALIZED (
+  SELECT id, seq, owed_upto, ARRAY(SELECT DISTINCT unnest(events)) AS events FROM ${s}.webhooks WHERE disabled_at IS NULL
+),
+made AS (
+  SELECT count(*) AS n, min(d.created_at) AS oldest
+  FROM w JOIN ${s}.deliveries AS d ON d.webhook_id = w.id AND d.state = 'pending'
+),
+owed AS (
+  SELECT count(*) AS n, min(o.at) AS oldest
+  FROM w CROSS JOIN LATERAL unnest(w.events) AS t(type)
+  JOIN ${s}.owed AS o ON o.type = t.type AND o.place > w.owed_upto AND o.up_to >= w.seq
+),
+pieces AS (
+  SELECT c.at, c.up_to, cardinality(c.ipo_ids) - c.done AS remaining, c.places[c.done + 1] AS first FROM ${s}.snapshot_changes AS c
+  UNION ALL
+  SELECT e.at, e.up_to, json_array_length(e.snapshots), NULL FROM ${s}.snapshot_events AS e
+),
+unbuilt AS (
+  SELECT sum(r.remaining * k.n) AS n, min(r.at) FILTER (WHERE r.remaining * k.n > 0) AS oldest
+  FROM pieces AS r
+  CROSS JOIN LATERAL (
+    SELECT count(*) AS n FROM w
+    WHERE 'gmp.snapshot' = ANY (w.events) AND w.seq <= r.up_to AND (r.first IS NULL OR w.owed_upto < r.first)
+  ) AS k
+)
+SELECT (made.n + owed.n + coalesce(unbuilt.n, 0))::float8 AS pending, least(made.oldest, owed.oldest, unbuilt.oldest)::float8 AS oldest
+FROM made, owed, unbuilt`;
 
 /** The claim's parameters (see {@link CLAIM}). */
 function claimParams(

@@ -261,6 +261,10 @@ export function referenceStore(): Store & WebhookStore {
       return outbox.prune(input);
     },
 
+    async outboxStats(): Promise<{ pending: number; oldestAt: number | null }> {
+      return outbox.stats();
+    },
+
     async close(): Promise<void> {},
   };
 }

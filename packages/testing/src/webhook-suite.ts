@@ -686,6 +686,59 @@ function holderChecks(check: Check, hook: Hook): void {
     ]);
   });
 
+  check('outboxStats: counts what is owed per event and endpoint, made or not (paused endpoints included, disabled ones not), and the creation instant of the oldest', async (store) => {
+    // (a store without the optional method has no gauges: nothing to check)
+    if (store.outboxStats === undefined) return;
+    const stats = () => store.outboxStats!();
+    expect(await stats()).toEqual({ pending: 0, oldestAt: null });
+    await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created', 'gmp.snapshot']), NO_CAP);
+    await store.insertWebhook(withTypes(hook('wh_c', 'acct_2'), ['ipo.deleted']), NO_CAP);
+    expect(await stats()).toEqual({ pending: 0, oldestAt: null });
+    // Two IPOs to two endpoints, three snapshots to one: 7 owed, none made yet.
+    await store.writeDataset({ ipos: [makeIpo({ id: 'ipo0' }), makeIpo({ id: 'ipo1' })], snapshots: [] }, { at: T + 1 });
+    await store.writeDataset({ ipos: [], snapshots: [1, 2, 3].map((i) => makeSnapshot('ipo0', T - i * 60_000, { a: 4_000 + i })) }, { at: T + 2 });
+    expect(await stats()).toEqual({ pending: 7, oldestAt: T + 1 });
+    // Made and leased: still owed.
+    const claimed = await claimAll(store, T + 10);
+    expect(claimed.length).toBe(7);
+    expect(await stats()).toEqual({ pending: 7, oldestAt: T + 1 });
+    // wh_a's delivered; wh_b's ipo.created ones retry later, its snapshots fail for good.
+    await store.finishDeliveries(
+      claimed.map((c) =>
+        c.delivery.webhookId === 'wh_a'
+          ? result(c, T + 20)
+          : c.delivery.eventType === 'ipo.created'
+            ? result(c, T + 20, { delivered: false, status: 503, error: 'answered 503', nextAttemptAt: T + 60_000 })
+            : result(c, T + 20, { delivered: false, status: 410, error: 'answered 410', nextAttemptAt: null }),
+      ),
+    );
+    expect(await stats()).toEqual({ pending: 2, oldestAt: T + 1 });
+    // Paused: its backlog is still counted, and grows with the writes it is owed.
+    await store.updateWebhook('wh_b', { pausedAt: toIsoUtc(T + 30) });
+    await write(store, 'ipo2', T + 40);
+    expect(await stats()).toEqual({ pending: 4, oldestAt: T + 1 });
+    const due = await claimAll(store, T + 120_000);
+    expect(due.map((c) => c.delivery.webhookId)).toEqual(['wh_a']); // (wh_b's wait for the resume)
+    await store.finishDeliveries([result(due[0]!, T + 120_000)]);
+    const delivered = due[0]!.delivery;
+    expect(await stats()).toEqual({ pending: 3, oldestAt: T + 1 });
+    // A replay is one more, created when it was asked for.
+    await store.replayDelivery({ webhookId: 'wh_a', of: delivered.id, id: 'dlv_again', now: T + 200_000 });
+    expect(await stats()).toEqual({ pending: 4, oldestAt: T + 1 });
+    await store.replayDelivery({ webhookId: 'wh_a', of: 'dlv_again', id: 'dlv_more', now: T + 200_001 });
+    expect(await stats()).toEqual({ pending: 4, oldestAt: T + 1 });
+    // wh_b deleted: what is left is wh_a's replay.
+    expect(await store.deleteWebhook('wh_b')).toBe(true);
+    expect(await stats()).toEqual({ pending: 1, oldestAt: T + 200_000 });
+    // A disabled endpoint's are never sent: not counted.
+    const [last] = await claimAll(store, T + 300_000);
+    await store.finishDeliveries([result(last!, T + 6 * DAY, { delivered: false, status: 500, error: 'answered 500', nextAttemptAt: T + 7 * DAY, disableBefore: T + 6 * DAY })]);
+    expect((await store.getWebhook('wh_a'))!.disabledAt).not.toBeNull();
+    await write(store, 'ipo3', T + 6 * DAY + 1);
+    expect(await stats()).toEqual({ pending: 0, oldestAt: null });
+  });
+
   check('updateWebhook: new event types apply to the events recorded after the change', async (store) => {
     await store.insertWebhook(withTypes(hook('wh_a', 'acct_1'), ['ipo.created']), NO_CAP);
     await store.insertWebhook(withTypes(hook('wh_b', 'acct_2'), ['ipo.created', 'ipo.updated']), NO_CAP);
@@ -874,12 +927,15 @@ async function compareWithReference(store: WebhookTestStore, steps: Step[]): Pro
         else outcomes.push(await s.deleteIpos([...step.ids], { at }));
       }
       expect(outcomes[0]).toEqual(outcomes[1]);
+      // The backlog the write left, before anything is fanned out (a store without the optional method: not compared).
+      if (store.outboxStats !== undefined) expect(await store.outboxStats()).toEqual(await reference.outboxStats!());
       const got = ours(await claimAll(store, at));
       const want = ours(await claimAll(reference, at));
       expect(sortShapes(got.map(shape))).toEqual(sortShapes(want.map(shape)));
       const statusIds = (cs: ClaimedDelivery[]): string[] => cs.filter((c) => c.delivery.eventType === 'ipo.status_changed').map((c) => c.delivery.eventId).sort();
       expect(statusIds(got)).toEqual(statusIds(want));
       await store.finishDeliveries(got.map((c) => result(c, at)));
+      await reference.finishDeliveries(want.map((c) => result(c, at)));
     }
   } finally {
     for (const h of hooks) await store.deleteWebhook(h.id);

@@ -533,6 +533,39 @@ export class MemoryOutbox {
   }
 
   /**
+   * The backlog (see `WebhookStore.outboxStats`): per endpoint not disabled (paused ones
+   * included), its pending deliveries (those queued and those leased) and what it is owed
+   * from the log and has not made, of the types it takes; the oldest creation instant among
+   * them. Changes nothing. Time linear in the backlog: settled deliveries are not visited.
+   *
+   * @example
+   * ```ts
+   * outbox.stats(); // { pending: 3, oldestAt: 1764000000000 }
+   * ```
+   */
+  stats(): { pending: number; oldestAt: number | null } {
+    let pending = 0;
+    let oldestAt = Infinity;
+    const end = this.logStart + this.log.length;
+    for (const endpoint of this.endpoints.values()) {
+      if (endpoint.record.disabledAt !== null) continue;
+      pending += endpoint.pending;
+      for (const row of endpoint.queue.items) oldestAt = Math.min(oldestAt, row.record.createdAt);
+      // What it is owed: the log after its cursor, of its types (made later as created at `due`).
+      for (let index = Math.max(endpoint.cursor, this.logStart); index < end; index++) {
+        const entry = this.log[index - this.logStart]!;
+        if (!endpoint.types.has(entry.event.type)) continue;
+        pending++;
+        oldestAt = Math.min(oldestAt, entry.due);
+      }
+    }
+    for (const row of this.leased.values()) {
+      if (this.rowEndpoint.get(row.record.id)?.record.disabledAt === null) oldestAt = Math.min(oldestAt, row.record.createdAt);
+    }
+    return { pending, oldestAt: pending === 0 ? null : oldestAt };
+  }
+
+  /**
    * Calls `wake` (once per turn at most) whenever deliveries become due at once.
    *
    * @example

@@ -834,6 +834,21 @@ export interface WebhookStore {
    * another. Optional: without it a worker polls. Resolves to a function that stops it.
    */
   watchDeliveries?(wake: () => void): Promise<() => Promise<void>>;
+
+  /**
+   * The outbox's backlog, for an operator's gauges (docs/spec.md#metrics). `pending` MUST
+   * count every delivery still owed to an endpoint that is not disabled (paused ones
+   * included: their backlog waits for the resume): the pending ones made (leased or not,
+   * due or retrying later; replays and test events included) plus those owed by writes whose
+   * fan-out is not made yet, one per event and endpoint that will get it (a write of one
+   * event taken by three endpoints counts 3: each is a request a worker has to send). A
+   * disabled endpoint's are not counted: they are never sent. `oldestAt` is the creation
+   * instant (epoch ms) of the oldest of them: a made delivery's `createdAt`, an owed one's the
+   * write's instant (its `createdAt` to be); null when `pending` is 0. One read, whose cost
+   * grows with the backlog only, never with the settled deliveries kept. Optional: without
+   * it the server has no outbox gauges.
+   */
+  outboxStats?(): Promise<{ pending: number; oldestAt: number | null }>;
 }
 
 /** An event as recorded: the body is what every delivery of it sends, byte for byte. */
