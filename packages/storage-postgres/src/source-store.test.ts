@@ -53,7 +53,8 @@ describe(`migration 13 (${KIND})`, () => {
         ...(await q(`SELECT relname, relfilenode::text FROM pg_class WHERE oid IN ('"${schema}".ipos'::regclass, '"${schema}".snapshots'::regclass) ORDER BY relname`)),
       ];
       const before = await rowsOf();
-      expect(await migrate(db.client, { schema })).toEqual([13]);
+      // (13, then whatever later versions there are)
+      expect((await migrate(db.client, { schema }))[0]).toBe(13);
       expect(await migrate(db.client, { schema })).toEqual([]);
       expect(await rowsOf()).toEqual(before);
       const columns = async (table: string) =>
