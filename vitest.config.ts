@@ -15,6 +15,10 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['source', ...defaultServerConditions.filter((c) => c !== 'module')] } },
   resolve: { conditions: ['source'] },
   test: {
+    // Two files at a time whatever the cores (vitest's default is one fewer than the cores:
+    // one on a 2-core machine, where most of a file's time is spent waiting on PostgreSQL,
+    // Redis, child processes and sockets, not on the CPU).
+    maxWorkers: 2,
     testTimeout: 20_000,
     hookTimeout: 60_000,
     globalSetup: ['test/global-setup.ts'],
