@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, isAbort } from './api.js';
+import { ApiError, isAbort, toApiError } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -70,4 +70,34 @@ export function useDark(): boolean {
     return () => query.removeEventListener('change', update);
   }, []);
   return dark;
+}
+
+/** What {@link useAction} gives a dialog: whether its action runs, its last error, and the runner. */
+export interface Action {
+  busy: boolean;
+  error: ApiError | null;
+  setError: (error: ApiError | null) => void;
+  /** Runs `task` unless one runs already: busy meanwhile; a failure is kept as `error` and frees the dialog again. */
+  run: (task: () => Promise<void>) => Promise<void>;
+}
+
+/**
+ * A dialog's one action (revoke, rotate, delete, save): a second click while it runs does
+ * nothing; on success the dialog stays busy, as its `onDone` closes it.
+ */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const run = async (task: () => Promise<void>) => {
+    if (busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await task();
+    } catch (err) {
+      setError(toApiError(err));
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
 }

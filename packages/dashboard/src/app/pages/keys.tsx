@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, call, type CreatedKey, type Key, type Plan } from '../api.js';
-import { useLoad } from '../hooks.js';
+import { useAction, useLoad } from '../hooks.js';
 import { CopyField, Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
 
 type KeyState = 'active' | 'expired' | 'revoked';
@@ -240,20 +240,12 @@ function NewKeyDialog({ created, onClose }: { created: CreatedKey; onClose: () =
 }
 
 function RevokeDialog({ target, onClose, onDone }: { target: Key; onClose: () => void; onDone: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const revoke = async () => {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, run } = useAction();
+  const revoke = () =>
+    run(async () => {
       await call<undefined>(`keys/${encodeURIComponent(target.id)}/revoke`, { method: 'POST', body: {} });
       onDone();
-    } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, 'ERR:CLIENT', String(err)));
-      setBusy(false);
-    }
-  };
+    });
   return (
     <Dialog title={`Revoke the key "${target.label}"?`} onClose={onClose}>
       <p>
@@ -281,20 +273,8 @@ const OVERLAPS: ReadonlyArray<{ seconds: number; label: string }> = [
 
 function RotateDialog({ target, onClose, onDone }: { target: Key; onClose: () => void; onDone: (key: CreatedKey) => void }) {
   const [overlap, setOverlap] = useState(86_400);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const rotate = async () => {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const { key } = await call<{ key: CreatedKey }>(`keys/${encodeURIComponent(target.id)}/rotate`, { method: 'POST', body: { overlapSeconds: overlap } });
-      onDone(key);
-    } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, 'ERR:CLIENT', String(err)));
-      setBusy(false);
-    }
-  };
+  const { busy, error, run } = useAction();
+  const rotate = () => run(async () => onDone((await call<{ key: CreatedKey }>(`keys/${encodeURIComponent(target.id)}/rotate`, { method: 'POST', body: { overlapSeconds: overlap } })).key));
   return (
     <Dialog title={`Rotate the key "${target.label}"`} onClose={onClose}>
       <p>

@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { ApiError, call, EVENT_TYPES, toApiError, type CreatedWebhook, type Delivery, type EventType, type Plan, type RotatedSecret, type Webhook, type WebhookPlanLimits, type WebhookList } from '../api.js';
 import { orList } from '../format.js';
-import { useLoad } from '../hooks.js';
+import { useAction, useLoad } from '../hooks.js';
 import { href } from '../route.js';
 import { CopyField, Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
 
@@ -573,20 +573,8 @@ const OVERLAPS: ReadonlyArray<{ seconds: number; label: string }> = [
 
 function RotateSecretDialog({ target, onClose, onDone }: { target: Webhook; onClose: () => void; onDone: (result: RotatedSecret) => void }) {
   const [overlap, setOverlap] = useState(86_400);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const rotate = async () => {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const result = await call<RotatedSecret>(`webhooks/${encodeURIComponent(target.id)}/rotate-secret`, { method: 'POST', body: { overlapSeconds: overlap } });
-      onDone(result);
-    } catch (err) {
-      setError(toApiError(err));
-      setBusy(false);
-    }
-  };
+  const { busy, error, run } = useAction();
+  const rotate = () => run(async () => onDone(await call<RotatedSecret>(`webhooks/${encodeURIComponent(target.id)}/rotate-secret`, { method: 'POST', body: { overlapSeconds: overlap } })));
   return (
     <Dialog title="Rotate the signing secret?" onClose={onClose}>
       <p>
@@ -619,8 +607,7 @@ function RotateSecretDialog({ target, onClose, onDone }: { target: Webhook; onCl
 
 function EditEventsDialog({ target, onClose, onDone }: { target: Webhook; onClose: () => void; onDone: (hook: Webhook) => void }) {
   const [events, setEvents] = useState<EventType[]>(EVENT_TYPES.filter((t) => target.events.includes(t)));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { busy, error, setError, run } = useAction();
   const save = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
@@ -629,15 +616,7 @@ function EditEventsDialog({ target, onClose, onDone }: { target: Webhook; onClos
       setTimeout(() => document.getElementById('edit-event-0')?.focus());
       return;
     }
-    setBusy(true);
-    setError(null);
-    try {
-      const { webhook } = await call<{ webhook: Webhook }>(`webhooks/${encodeURIComponent(target.id)}/update`, { method: 'POST', body: { events } });
-      onDone(webhook);
-    } catch (err) {
-      setError(toApiError(err));
-      setBusy(false);
-    }
+    await run(async () => onDone((await call<{ webhook: Webhook }>(`webhooks/${encodeURIComponent(target.id)}/update`, { method: 'POST', body: { events } })).webhook));
   };
   return (
     <Dialog title="Edit event types" onClose={onClose} wide>
@@ -674,20 +653,12 @@ function EditEventsDialog({ target, onClose, onDone }: { target: Webhook; onClos
 }
 
 function DeleteDialog({ target, onClose, onDone }: { target: Webhook; onClose: () => void; onDone: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const remove = async () => {
-    if (busy) return;
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, run } = useAction();
+  const remove = () =>
+    run(async () => {
       await call<undefined>(`webhooks/${encodeURIComponent(target.id)}/delete`, { method: 'POST', body: {} });
       onDone();
-    } catch (err) {
-      setError(toApiError(err));
-      setBusy(false);
-    }
-  };
+    });
   return (
     <Dialog title="Delete this endpoint?" onClose={onClose}>
       <p>
