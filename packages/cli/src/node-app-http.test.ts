@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import type { IpoRouterOptions, Store } from '@ipokit/core';
 import { accountHandlerOf, createIpoHandler, outsideAnswer } from '@ipokit/core/adapter';
 import { memoryStore } from '@ipokit/storage-memory';
-import { testAccountRouter, testHttp, type AccountHttpTarget, type HttpTarget, type StartedTarget } from '@ipokit/testing';
-import type { RequestListener } from './access-log.js';
+import { testAccountRouter, testHttp, type AccountHttpTarget, type HttpTarget } from '@ipokit/testing';
+import { listen } from '../../express/src/test-target.js';
 import { nodeApp, type NodeAnswer } from './node-app.js';
 
 // The shared HTTP suites of @ipokit/testing against the node:http listener of `ipokit serve`,
@@ -35,8 +34,8 @@ const nodeTarget: HttpTarget = {
 const nodeAccountTarget: AccountHttpTarget = {
   name: 'node:http (ipokit serve)',
   start: (store, options) => {
-    const account = (req: http.IncomingMessage) => (req.headers['x-test-account'] as string | undefined) ?? null;
-    const { handle } = accountHandlerOf<[req: http.IncomingMessage]>(store, { ...options, account }, { accountArgs: '(req)', loadDashboard: () => import('@ipokit/dashboard') });
+    const account = (req: IncomingMessage) => (req.headers['x-test-account'] as string | undefined) ?? null;
+    const { handle } = accountHandlerOf<[req: IncomingMessage]>(store, { ...options, account }, { accountArgs: '(req)', loadDashboard: () => import('@ipokit/dashboard') });
     const app = nodeApp({
       account: { handle, mount: '/account', accountOf: account },
       api: { handle: createIpoHandler(store, options), mount: '/nowhere' },
@@ -49,20 +48,3 @@ const nodeAccountTarget: AccountHttpTarget = {
 
 testHttp({ target: nodeTarget, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
 testAccountRouter({ target: nodeAccountTarget, createStore: () => memoryStore(), destroyStore: (s) => s.close?.() });
-
-async function listen(listener: RequestListener, mount: string): Promise<StartedTarget> {
-  const server = http.createServer(listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}${mount}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err === undefined ? resolve() : reject(err)));
-        server.closeAllConnections();
-      }),
-  };
-}

@@ -79,14 +79,14 @@ export function expressAccountTarget(framework: { name: string; create: () => Ex
 }
 
 /**
- * Serves an app on 127.0.0.1, port 0.
+ * Serves an app (an Express app or any node:http request listener) on 127.0.0.1, port 0.
  *
  * @example
  * ```ts
  * const { baseUrl, close } = await listen(app, '/ipos');
  * ```
  */
-export async function listen(app: Express, mount: string): Promise<StartedTarget> {
+export async function listen(app: http.RequestListener, mount: string): Promise<StartedTarget> {
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
