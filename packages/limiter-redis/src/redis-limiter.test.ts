@@ -222,7 +222,7 @@ describe.skipIf(!REDIS_URL)('redisLimiter on the Redis at REDIS_URL (skipped: se
         });
       });
 
-      it('holds a window of quota 100,000 exactly, and a request costs little whatever the window holds', async () => {
+      it('holds a window of quota 100,000 exactly: when full, each admitted hit lets one old hit go; a minute later one request drops them all (the cost of a full window: npm run bench:limiter)', async () => {
         await withLimiter(async (limiter, prefix) => {
           const Q = 100_000;
           const key = `${prefix}acct:{big}`;
@@ -235,20 +235,14 @@ describe.skipIf(!REDIS_URL)('redisLimiter on the Redis at REDIS_URL (skipped: se
           expect(await hit(limiter, last, w)).toEqual({ admitted: false, windows: [state(Q, N0, N0)] });
           expect(await peek(limiter, last, [{ key: 'acct:big', quota: 10 }])).toEqual([state(Q, N0, N0 + (Q - 10) / 2)]);
           // each hit at N0 + 60,000 + k/2 lets exactly one old hit go: admitted, still full
-          let t = performance.now();
           for (let k = 0; k < 200; k++) {
             const now = N0 + MINUTE + k / 2;
             expect(await hit(limiter, now, w)).toEqual({ admitted: true, windows: [state(Q, N0 + (k + 1) / 2, N0 + (k + 1) / 2)] });
           }
-          const fullMs = (performance.now() - t) / 200;
           expect(await admin.llen(key)).toBe(Q);
           // a minute later every hit has left: one request drops them all
-          t = performance.now();
           expect(await hit(limiter, N0 + 3 * MINUTE, w)).toEqual({ admitted: true, windows: [state(1, N0 + 3 * MINUTE, null)] });
-          const sweepMs = performance.now() - t;
           expect(await admin.llen(key)).toBe(1);
-          expect(fullMs).toBeLessThan(20);
-          expect(sweepMs).toBeLessThan(1_000);
         });
       });
 

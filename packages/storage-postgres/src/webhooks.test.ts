@@ -564,9 +564,7 @@ describe(`watchDeliveries (${KIND})`, () => {
     await small.end();
     // never stopped: pool.end() resolves all the same
     await store.watchDeliveries!(() => undefined);
-    const started = performance.now();
-    await pool.end();
-    expect(performance.now() - started).toBeLessThan(2_000);
+    await pool.end(); // a LISTEN connection still held would keep this waiting until the test's timeout
   });
 });
 
@@ -747,9 +745,8 @@ describe(`bounded fan-out, fair claims, cap, replay, prune by count (${KIND})`, 
     try {
       await held.query('BEGIN');
       await held.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', advisoryKey(`"${db.schema}".data`));
-      const started = performance.now();
+      // the lock is held until after this answers: waiting for it would never end (the test's timeout)
       const during = await store.recordStatusChanges({ now: MIDNIGHT_25 + 1 });
-      expect(performance.now() - started).toBeLessThan(2_000);
       expect(during.recorded).toBe(0);
       expect(during.nextAt).toBeLessThanOrEqual(MIDNIGHT_25 + 1);
       await held.query('COMMIT');

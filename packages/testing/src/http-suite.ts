@@ -408,15 +408,20 @@ function hookChecks(): HttpCheck[] {
     {
       id: 'hooks-store-calls',
       name: 'MUST tell onStoreCall of each store call with its operation and outcome, a timeout (storeTimeoutMs) as timeout',
-      options: { storeTimeoutMs: 100 },
       expectsErrors: true,
       async fn(ctx) {
         const calls: StoreCallInfo[] = [];
-        await ctx.restart({ storeTimeoutMs: 100, onStoreCall: (info) => calls.push(info) });
+        // The answered calls run without a deadline: on a loaded machine a real database's
+        // first call (a new connection) can take longer than any short one (seen in CI: 503).
+        await ctx.restart({ onStoreCall: (info) => calls.push(info) });
         expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
         const ok = calls.splice(0);
         expect(ok.every((c) => c.outcome === 'ok' && c.durationMs >= 0)).toBe(true);
         expect(ok.map((c) => c.op)).toEqual(expect.arrayContaining(['hitRateLimit', 'findIpo']));
+        // A deadline the hung call meets and the others (warmed by one request) do not.
+        await ctx.restart({ storeTimeoutMs: 1_000, onStoreCall: (info) => calls.push(info) });
+        expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(200);
+        calls.splice(0);
         ctx.fault({ method: 'findIpo', mode: 'hang' });
         expect((await ctx.request('/ORBIT', { key: ctx.keys.paid })).status).toBe(503);
         ctx.fault({ method: 'listIpos', mode: 'reject' });
