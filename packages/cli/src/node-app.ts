@@ -7,6 +7,7 @@
  * API's 404. The client address follows X-Forwarded-For as Express's `trust proxy N` does.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import proxyaddr from 'proxy-addr';
 import { originForm, targetUnder, type AccountHandler, type HandlerResponse, type IpoHandler } from '@ipokit/core/adapter';
 import { errorBody, readAccountBody } from '@ipokit/core/backend';
 import type { RequestListener } from './access-log.js';
@@ -99,11 +100,10 @@ export function nodeApp(options: NodeAppOptions): RequestListener {
 }
 
 /**
- * The client address as Express's `trust proxy N` reads it (proxy-addr): the connection's
- * address followed by the X-Forwarded-For entries from right to left; the first `hops`
- * of them are trusted proxies, so the address after them is the client's (the leftmost
- * entry when there are fewer). Entries are split at commas and stripped of spaces; empty
- * ones are skipped.
+ * The client address as Express's `trust proxy N` reads it, by the same library (proxy-addr):
+ * the connection's address followed by the X-Forwarded-For entries from right to left; the
+ * first `hops` of them are trusted proxies, so the address after them is the client's (the
+ * leftmost entry when there are fewer).
  *
  * @example
  * ```ts
@@ -114,30 +114,9 @@ export function nodeApp(options: NodeAppOptions): RequestListener {
  * ```
  */
 export function forwardedAddress(req: Pick<IncomingMessage, 'headers' | 'socket'>, hops: number): string | undefined {
-  const socketAddress = req.socket.remoteAddress;
-  const header = req.headers['x-forwarded-for'];
-  if (hops <= 0 || typeof header !== 'string' || header === '') return socketAddress;
-  // proxy-addr's parse (the `forwarded` package), right to left, stopping at the entry wanted.
-  let end = header.length;
-  let start = header.length;
-  let found: string | undefined;
-  let count = 0;
-  for (let i = header.length - 1; i >= 0; i--) {
-    const c = header.charCodeAt(i);
-    if (c === 0x20) {
-      if (start === end) start = end = i;
-    } else if (c === 0x2c) {
-      if (start !== end) {
-        found = header.substring(start, end);
-        if (++count === hops) return found;
-      }
-      start = end = i;
-    } else {
-      start = i;
-    }
-  }
-  if (start !== end) found = header.substring(start, end);
-  return found ?? socketAddress;
+  if (hops <= 0) return req.socket.remoteAddress;
+  // proxy-addr reads only the header and the socket's address; undefined when the socket has none
+  return proxyaddr(req as IncomingMessage, (_address, i) => i < hops) as string | undefined;
 }
 
 async function answerAccount(req: IncomingMessage, account: NonNullable<NodeAppOptions['account']>, request: Parameters<IpoHandler>[0]): Promise<HandlerResponse> {
