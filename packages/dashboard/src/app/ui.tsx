@@ -1,7 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import type { ApiError } from './api.js';
+import { call, type ApiError } from './api.js';
 import { formatInstant } from './format.js';
+import { useAction } from './hooks.js';
 
 /** An error near the action that caused it; `role="alert"` so that screen readers say it at once. */
 export function ErrorNote({ error, onRetry }: { error: ApiError; onRetry?: () => void }) {
@@ -117,6 +118,34 @@ export function Dialog({ title, onClose, children, wide = false }: { title: stri
       <h2 id={titleId}>{title}</h2>
       {children}
     </dialog>
+  );
+}
+
+/**
+ * A dialog that asks before an action that cannot be undone (revoke a key, delete an
+ * endpoint): Cancel is focused first; the action POSTs `{}` to `path` (under the account
+ * router) and calls `onDone`, or shows the error beside the buttons.
+ */
+export function ConfirmDialog({ title, action, doing, path, onClose, onDone, children }: { title: string; action: string; doing: string; path: string; onClose: () => void; onDone: () => void; children: ComponentChildren }) {
+  const { busy, error, run } = useAction();
+  const confirm = () =>
+    run(async () => {
+      await call<undefined>(path, { method: 'POST', body: {} });
+      onDone();
+    });
+  return (
+    <Dialog title={title} onClose={onClose}>
+      {children}
+      {error !== null && <ErrorNote error={error} />}
+      <div class="dialog-actions">
+        <button type="button" class="button" data-autofocus onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" class="button danger-solid" onClick={confirm} aria-disabled={busy}>
+          {busy ? doing : action}
+        </button>
+      </div>
+    </Dialog>
   );
 }
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, call, type CreatedKey, type Key, type Plan } from '../api.js';
 import { useAction, useLoad } from '../hooks.js';
-import { CopyField, Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
+import { ConfirmDialog, CopyField, Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
 
 type KeyState = 'active' | 'expired' | 'revoked';
 
@@ -240,27 +240,12 @@ function NewKeyDialog({ created, onClose }: { created: CreatedKey; onClose: () =
 }
 
 function RevokeDialog({ target, onClose, onDone }: { target: Key; onClose: () => void; onDone: () => void }) {
-  const { busy, error, run } = useAction();
-  const revoke = () =>
-    run(async () => {
-      await call<undefined>(`keys/${encodeURIComponent(target.id)}/revoke`, { method: 'POST', body: {} });
-      onDone();
-    });
   return (
-    <Dialog title={`Revoke the key "${target.label}"?`} onClose={onClose}>
+    <ConfirmDialog title={`Revoke the key "${target.label}"?`} action="Revoke" doing="Revoking…" path={`keys/${encodeURIComponent(target.id)}/revoke`} onClose={onClose} onDone={onDone}>
       <p>
         Every app that sends <code>{target.prefix}…</code> is refused from now on. This cannot be undone.
       </p>
-      {error !== null && <ErrorNote error={error} />}
-      <div class="dialog-actions">
-        <button type="button" class="button" data-autofocus onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="button danger-solid" onClick={revoke} aria-disabled={busy}>
-          {busy ? 'Revoking…' : 'Revoke'}
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
 

@@ -3,7 +3,7 @@ import { ApiError, call, EVENT_TYPES, toApiError, type CreatedWebhook, type Deli
 import { orList } from '../format.js';
 import { useAction, useLoad } from '../hooks.js';
 import { href } from '../route.js';
-import { CopyField, Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
+import { ConfirmDialog, CopyField, Dialog, ErrorNote, Loading, PageTitle, Time } from '../ui.js';
 
 /** What each event type means, beside its checkbox. */
 const EVENT_HINTS: Record<EventType, string> = {
@@ -653,29 +653,14 @@ function EditEventsDialog({ target, onClose, onDone }: { target: Webhook; onClos
 }
 
 function DeleteDialog({ target, onClose, onDone }: { target: Webhook; onClose: () => void; onDone: () => void }) {
-  const { busy, error, run } = useAction();
-  const remove = () =>
-    run(async () => {
-      await call<undefined>(`webhooks/${encodeURIComponent(target.id)}/delete`, { method: 'POST', body: {} });
-      onDone();
-    });
   return (
-    <Dialog title="Delete this endpoint?" onClose={onClose}>
+    <ConfirmDialog title="Delete this endpoint?" action="Delete" doing="Deleting…" path={`webhooks/${encodeURIComponent(target.id)}/delete`} onClose={onClose} onDone={onDone}>
       <p>
         <code>
           <Url url={target.url} />
         </code>
       </p>
       <p>Nothing more is sent to it, and its deliveries are deleted with it. This cannot be undone.</p>
-      {error !== null && <ErrorNote error={error} />}
-      <div class="dialog-actions">
-        <button type="button" class="button" data-autofocus onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" class="button danger-solid" onClick={remove} aria-disabled={busy}>
-          {busy ? 'Deleting…' : 'Delete'}
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDialog>
   );
 }
