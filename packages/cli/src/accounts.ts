@@ -1,5 +1,5 @@
 /** `ipokit accounts create | update | list | show`: accounts and their plans, in PostgreSQL. */
-import { createAccount, getAccount, getAccountWindows, listAccounts, listApiKeys, updateAccount, type Account, type Plan, type Store, type WebhookStore } from '@ipokit/core';
+import { createAccount, getAccount, getAccountWindows, listAccounts, listApiKeys, updateAccount, type Account, type Plan } from '@ipokit/core';
 import { integer, oneOf, parseOrThrow, required, takePositionals, unknownName } from './args.js';
 import { loadKeyCap, loadSettings, type ServeSettings } from './config.js';
 import { onStore } from './database.js';

@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { isIpokitError, type IpoRouterOptions, type LimitSettings, type Plan } from '@ipokit/core';
+import { isIpokitError, type IpoRouterOptions } from '@ipokit/core';
 import { parseCidr } from '@ipokit/core/backend';
 import { resolveOptions, type ResolvedOptions } from '@ipokit/core/adapter';
 import { MAX_CONNECTIONS, MAX_TIMEOUT_MS, resolveConnectionLimits, type ConnectionLimits } from './connection-limits.js';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset, IpokitError, validateDataset } from '@ipokit/core';
 import { createDatasetChecker, type DatasetItem } from '@ipokit/core/backend';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
-import { migrate, postgresStore, type PostgresClient } from '@ipokit/storage-postgres';
+import { migrate, postgresStore } from '@ipokit/storage-postgres';
 import pg from 'pg';
 // The storage package's own test helper (not published), by path.
 import { failingOnSnapshotInsert } from '../../storage-postgres/src/test-database.js';

@@ -8,7 +8,7 @@ import { addDays } from '@ipokit/core/backend';
 import { calendarDate, parseOrThrow, required, takePositionals } from './args.js';
 import { onStore } from './database.js';
 import { columns } from './format.js';
-import { CliError, type CliIo, type Command } from './io.js';
+import { CliError, type Command } from './io.js';
 
 /** Days shown when `--from` is not given: the 30 IST days up to `--to`. */
 const DEFAULT_DAYS = 30;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isIpokitError, STATUS_VALUES, type Store } from '@ipokit/core';
-import { type DatasetItem, type GmpBucketQuery, type IpoRecord, type ListQuery, type SnapshotRecord, type SubscriptionRecord } from '@ipokit/core/backend';
+import { type DatasetItem, type GmpBucketQuery, type IpoRecord, type ListQuery, type SubscriptionRecord } from '@ipokit/core/backend';
 import { SUBSCRIPTION_CATEGORIES, type SubscriptionTimes } from '@ipokit/core';
 import { datasetArbitrary, instantArbitrary, ipoDatesArbitrary, isoDateArbitrary, makeIpo, makeSnapshot, snapshotRecordArbitrary, testIpoStore } from '@ipokit/testing';
 import type { PostgresClient } from './client.js';

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset, isIpokitError } from '@ipokit/core';
 import { makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
-import type { PostgresClient } from './client.js';
 import { postgresStore } from './postgres-store.js';
 import { failingOnSnapshotInsert, openTestDatabase, type TestDatabase } from './test-database.js';
 

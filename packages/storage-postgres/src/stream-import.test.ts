@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset, IpokitError, isIpokitError } from '@ipokit/core';
 import { type DatasetItem } from '@ipokit/core/backend';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
-import type { PostgresClient } from './client.js';
 import { migrate } from './migrations.js';
 import { postgresStore } from './postgres-store.js';
 import { importDatasetStream, type StreamImportProgress } from './stream-import.js';

@@ -24,7 +24,7 @@
  * place too (it owes nothing through the log: its delivery is made at once).
  */
 import { type EventType, GMP_FIELDS, type GmpField, type IpoDates, IpokitError, todayInIst, type WebhookStore } from '@ipokit/core';
-import { addDays, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type DeliveryState, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt, randomBase62, type SnapshotRecord, type WebhookChange, type WebhookRecord } from '@ipokit/core/backend';
+import { addDays, type ClaimedDelivery, type DeliveryRecord, type DeliveryResult, type DeliveryState, DISABLED_ERROR, dueStatusChanges, type EventRecord, eventsOfStatusChanges, eventsOfWrite, istDayStart, nextStatusChangeAt, type SnapshotRecord, type WebhookChange, type WebhookRecord } from '@ipokit/core/backend';
 import type { Database, Transaction } from './client.js';
 import { listenTo } from './data-cache.js';
 import { advisoryKey, deliveriesChannel } from './migrations.js';

@@ -96,11 +96,6 @@ async function settledDelivery(): Promise<{ store: Store & WebhookStore; claimed
   return { store, claimed: claimed! };
 }
 
-/** A claimed delivery's parts that do not depend on random ids, sorted, for comparing. */
-function shapes(claimed: ClaimedDelivery[]): string[] {
-  return claimed.map((c) => JSON.stringify([c.delivery.webhookId, c.delivery.eventType, JSON.parse(c.body)])).sort();
-}
-
 /** The items the streaming import reads for a dataset held as an object. */
 function itemsOf(dataset: { ipos: unknown[]; gmp: unknown[] }, fail?: { after: number }) {
   return async function* items() {

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type AccountStore, createAccount, createApiKey, type Exchange, GMP_FIELDS, type GmpField, type IpoStatus, type IpoStore, type IpoType, isIpokitError, listApiKeys, type Plan, type RateLimiter, revokeApiKey, rotateApiKey, type Store, updateAccount, type UsageRow } from '@ipokit/core';
-import { type AccountRecord, type ActiveKeyLimits, addDays, type ApiKeyRecord, type DatasetConflict, type GmpBucket, type GmpBucketQuery, IPO_STATUSES, type IpoRecord, type IpoRow, type ListQuery, type RateLimitOutcome, type RateLimitWindow, type RateLimitWindowState, type SnapshotRecord, type SubscriptionRecord, type UsageCharge, type UsageRoute } from '@ipokit/core/backend';
+import { type AccountRecord, type ActiveKeyLimits, addDays, type ApiKeyRecord, type DatasetConflict, type GmpBucket, type GmpBucketQuery, IPO_STATUSES, type IpoRecord, type IpoRow, type ListQuery, type RateLimitWindow, type SnapshotRecord, type UsageCharge, type UsageRoute } from '@ipokit/core/backend';
 import { referenceBuckets, referenceFind, referenceList, referenceSubscriptionSeries } from './reference.js';
 import { rateLimitModel } from './limiter-model.js';
 import { referenceStore } from './reference-store.js';

@@ -8,7 +8,7 @@ import { toWireIpo } from '../http/serialize.js';
 import { deriveStatus } from '../model/status.js';
 import { datasetArbitrary, makeIpo, makeSnapshot, toDataset } from '@ipokit/testing';
 import { referenceStore } from '@ipokit/testing';
-import type { DatasetConflict, IpoRecord, IpoStore, SnapshotRecord, Store, SubscriptionRecord } from '../model/types.js';
+import type { DatasetConflict, IpoRecord, IpoStore, Store, SubscriptionRecord } from '../model/types.js';
 
 /** The problems of an input that must be refused (fails the test when it is accepted). */
 function problemsOf(input: unknown): DatasetProblem[] {

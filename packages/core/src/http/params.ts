@@ -5,7 +5,7 @@
  */
 import { asciiLower } from '../model/ascii.js';
 import { dateToEpochMs } from '../model/dates.js';
-import { badParam, IpokitError } from '../model/errors.js';
+import { badParam } from '../model/errors.js';
 import { MAX_Q_LENGTH } from '../model/ipo-fields.js';
 import { decodeComponent, decodeQueryComponent } from './request.js';
 import { EXCHANGES, GMP_FIELDS, GMP_INTERVALS, IPO_TYPES, STATUS_VALUES, type Exchange, type GmpField, type GmpInterval, type IpoStatus, type IpoType } from '../model/types.js';
